@@ -1,0 +1,68 @@
+//===- Passes.td - disc lowering passes --------------------*- tablegen -*-===//
+#ifndef DISC_CONVERSION_PASSES_TD
+#define DISC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DiscLowerLibraryCalls : Pass<"disc-lower-library-calls", "mlir::ModuleOp"> {
+  let summary = "Lower disc.dot_general and disc.convolution to runtime library calls";
+  let description = [{
+    Compute-intensive ops never become generated loops: they become calls to
+    the runtime (RAL), which runs them with oneDNN on CPU. Operands are
+    normalised first (dot_general: transposes only when the layout cannot be
+    expressed as a transpose flag; batch/free/contracting dims collapsed to
+    3-d). The call operates on buffers: operands through
+    `bufferization.to_buffer read_only`, the result in a fresh `memref.alloc`
+    returned through `bufferization.to_tensor restrict`. Needs the RAL
+    context argument (disc-add-ral-context).
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def DiscLegalizeToLinalg : Pass<"disc-legalize-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lower memory-bound disc ops to linalg/tensor/arith/math/scf";
+  let description = [{
+    Elementwise, broadcast, reshape, transpose, slice, concatenate, pad,
+    iota, reduce, gather and scatter become linalg ops on tensors (or tensor
+    ops, or an scf loop nest for scatter). Shape operands are read at run
+    time. Where the op semantics require two dynamic dims to be equal, a
+    `cf.assert` checks it at run time. dot_general and convolution must have
+    been lowered by disc-lower-library-calls; finding one is an error.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::cf::ControlFlowDialect"];
+}
+
+def DiscRalLowerAsserts : Pass<"disc-ral-lower-asserts", "mlir::ModuleOp"> {
+  let summary = "Turn cf.assert into a runtime error report instead of abort()";
+  let description = [{
+    A failed run-time shape check must become a Python exception, not a
+    crashed process. Each `cf.assert` in the entry function becomes a
+    conditional branch to a block that calls `disc_ral_fail(ctx, message)`,
+    which never returns (the runtime unwinds to the call boundary and
+    releases the call's memory).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::cf::ControlFlowDialect"];
+}
+
+def DiscRalInjectContext : Pass<"disc-ral-inject-context", "mlir::ModuleOp"> {
+  let summary = "Route heap allocation in LLVM-dialect code through the RAL";
+  let description = [{
+    After lowering to the LLVM dialect, calls to malloc/aligned_alloc/free in
+    a function with a RAL context argument become
+    `disc_ral_alloc(ctx, bytes)` / `disc_ral_free(ctx, ptr)`: every buffer,
+    results included, comes from the runtime's caching allocator.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // DISC_CONVERSION_PASSES_TD

@@ -1,0 +1,89 @@
+//===- DiscBase.td - the disc dialect and its attributes ---*- tablegen -*-===//
+#ifndef DISC_DIALECT_DISC_BASE_TD
+#define DISC_DIALECT_DISC_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Disc_Dialect : Dialect {
+  let name = "disc";
+  let cppNamespace = "::disc";
+  let summary = "Tensor-level, dynamic-shape-first ops with StableHLO semantics.";
+  let description = [{
+    The `disc` dialect follows the StableHLO specification wherever an op exists
+    there. Where StableHLO needs a static attribute for a shape, DISC takes an
+    SSA shape operand instead (`dynamic_broadcast_in_dim`, `dynamic_reshape`,
+    `real_dynamic_slice`, `dynamic_pad`, `dynamic_iota`, `dynamic_gather`).
+    Reductions and scatter carry a `kind` instead of a region.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+class Disc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Disc_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Disc_ComparisonDirection : I32EnumAttr<"ComparisonDirection",
+    "comparison direction", [
+      I32EnumAttrCase<"EQ", 0>, I32EnumAttrCase<"NE", 1>,
+      I32EnumAttrCase<"GE", 2>, I32EnumAttrCase<"GT", 3>,
+      I32EnumAttrCase<"LE", 4>, I32EnumAttrCase<"LT", 5>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::disc";
+}
+def Disc_ComparisonDirectionAttr
+    : EnumAttr<Disc_Dialect, Disc_ComparisonDirection, "comparison_direction"> {
+  let assemblyFormat = "$value";
+}
+
+def Disc_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+      I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Prod", 1, "prod">,
+      I32EnumAttrCase<"Max", 2, "max">, I32EnumAttrCase<"Min", 3, "min">,
+      I32EnumAttrCase<"And", 4, "and">, I32EnumAttrCase<"Or", 5, "or">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::disc";
+}
+def Disc_ReduceKindAttr : EnumAttr<Disc_Dialect, Disc_ReduceKind, "reduce_kind"> {
+  let assemblyFormat = "$value";
+}
+
+def Disc_ScatterKind : I32EnumAttr<"ScatterKind", "scatter update kind", [
+      I32EnumAttrCase<"Replace", 0, "replace">, I32EnumAttrCase<"Add", 1, "add">,
+      I32EnumAttrCase<"Mul", 2, "mul">, I32EnumAttrCase<"Max", 3, "max">,
+      I32EnumAttrCase<"Min", 4, "min">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::disc";
+}
+def Disc_ScatterKindAttr
+    : EnumAttr<Disc_Dialect, Disc_ScatterKind, "scatter_kind"> {
+  let assemblyFormat = "$value";
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Disc_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Disc_Int : AnyTypeOf<[I8, I16, I32, I64, UI8]>;
+def Disc_Pred : TypeAlias<I1>;
+def Disc_Element : AnyTypeOf<[Disc_Float, Disc_Int, Disc_Pred]>;
+def Disc_IntOrPred : AnyTypeOf<[Disc_Int, Disc_Pred]>;
+
+def Disc_Tensor : RankedTensorOf<[Disc_Element]>;
+def Disc_FloatTensor : RankedTensorOf<[Disc_Float]>;
+def Disc_IntOrPredTensor : RankedTensorOf<[Disc_IntOrPred]>;
+def Disc_IntTensor : RankedTensorOf<[Disc_Int]>;
+def Disc_NumericTensor : RankedTensorOf<[Disc_Float, Disc_Int]>;
+def Disc_PredTensor : RankedTensorOf<[I1]>;
+def Disc_IndexTensor : RankedTensorOf<[I32, I64]>;
+// A 1-d tensor of sizes: `tensor<Nxindex>` (or i32/i64) used as shape operand.
+def Disc_ShapeTensor : 1DTensorOf<[Index, I32, I64]>;
+
+#endif // DISC_DIALECT_DISC_BASE_TD

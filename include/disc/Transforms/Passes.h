@@ -1,0 +1,22 @@
+//===- Passes.h - disc graph-level passes -----------------------*- C++ -*-===//
+#ifndef DISC_TRANSFORMS_PASSES_H
+#define DISC_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace disc {
+#define GEN_PASS_DECL
+#include "disc/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "disc/Transforms/Passes.h.inc"
+
+/// Name of the unit attribute marking the compiled entry function.
+inline constexpr llvm::StringLiteral kEntryAttr = "disc.entry";
+/// Name of the unit arg attribute marking the RAL context argument.
+inline constexpr llvm::StringLiteral kRalContextAttr = "disc.ral_context";
+} // namespace disc
+
+#endif // DISC_TRANSFORMS_PASSES_H

@@ -1,0 +1,33 @@
+//===- Passes.td - disc graph-level passes -----------------*- tablegen -*-===//
+#ifndef DISC_TRANSFORMS_PASSES_TD
+#define DISC_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DiscSelectEntry : Pass<"disc-select-entry", "mlir::ModuleOp"> {
+  let summary = "Pick the entry function and make every other function private";
+  let description = [{
+    The entry is the only public function, or the public function named
+    `main` when there are several. It gets the unit attribute `disc.entry`.
+    Other functions become private so that inlining and symbol DCE can
+    remove them. Fails with a diagnostic when no entry can be chosen.
+  }];
+}
+
+def DiscAddRalContext : Pass<"disc-add-ral-context", "mlir::ModuleOp"> {
+  let summary = "Prepend the runtime context argument to the entry function";
+  let description = [{
+    Compiled code holds no global state: everything it needs from the
+    runtime (allocator, library handles, error reporting) comes through an
+    opaque `!llvm.ptr` context passed as the first argument of the function
+    marked `disc.entry`. The argument carries the `disc.ral_context` attr.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def DiscPrintShapeConstraints
+    : Pass<"disc-print-shape-constraints", "mlir::ModuleOp"> {
+  let summary = "Test pass: print the dim-equality classes of the entry function";
+}
+
+#endif // DISC_TRANSFORMS_PASSES_TD

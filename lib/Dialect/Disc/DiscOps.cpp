@@ -1,0 +1,932 @@
+//===- DiscOps.cpp - disc op verifiers, folders and shape functions -------===//
+#include "disc/Dialect/Disc/DiscDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace disc;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+SmallVector<Value> disc::getDims(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<Value> dims;
+  for (int64_t i = 0, e = type.getRank(); i < e; ++i) {
+    if (type.isDynamicDim(i))
+      dims.push_back(tensor::DimOp::create(b, loc, value, i));
+    else
+      dims.push_back(indexConst(b, loc, type.getDimSize(i)));
+  }
+  return dims;
+}
+
+SmallVector<Value> disc::getShapeElements(OpBuilder &b, Location loc,
+                                          Value shape) {
+  auto type = cast<RankedTensorType>(shape.getType());
+  SmallVector<Value> elements;
+  if (auto fromElements = shape.getDefiningOp<tensor::FromElementsOp>()) {
+    for (Value v : fromElements.getElements())
+      elements.push_back(v.getType().isIndex()
+                             ? v
+                             : arith::IndexCastOp::create(b, loc,
+                                                          b.getIndexType(), v)
+                                   .getResult());
+    return elements;
+  }
+  for (int64_t i = 0, e = type.getDimSize(0); i < e; ++i) {
+    Value v = tensor::ExtractOp::create(b, loc, shape,
+                                        ValueRange{indexConst(b, loc, i)});
+    if (!v.getType().isIndex())
+      v = arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+    elements.push_back(v);
+  }
+  return elements;
+}
+
+static LogicalResult packShape(OpBuilder &b, Location loc, ValueRange dims,
+                               SmallVectorImpl<Value> &shapes) {
+  shapes.push_back(tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({(int64_t)dims.size()}, b.getIndexType()),
+      dims));
+  return success();
+}
+
+LogicalResult disc::reifyShapeOf(OpBuilder &b, Location loc, Value value,
+                                 SmallVectorImpl<Value> &shapes) {
+  return packShape(b, loc, getDims(b, loc, value), shapes);
+}
+
+FailureOr<SmallVector<Value>> disc::reifyResultDims(OpBuilder &b, Operation *op,
+                                                    unsigned resultIndex) {
+  auto iface = dyn_cast<InferShapedTypeOpInterface>(op);
+  if (!iface)
+    return failure();
+  SmallVector<Value> shapes;
+  if (failed(iface.reifyReturnTypeShapes(b, op->getOperands(), shapes)) ||
+      shapes.size() <= resultIndex)
+    return failure();
+  return getShapeElements(b, op->getLoc(), shapes[resultIndex]);
+}
+
+static LogicalResult staticShape(OpBuilder &b, Location loc, Type type,
+                                 SmallVectorImpl<Value> &shapes) {
+  auto tensorType = cast<RankedTensorType>(type);
+  if (!tensorType.hasStaticShape())
+    return failure();
+  SmallVector<Value> dims;
+  for (int64_t d : tensorType.getShape())
+    dims.push_back(indexConst(b, loc, d));
+  return packShape(b, loc, dims, shapes);
+}
+
+/// Checks a static dim against an expected value; dynamic dims always pass.
+static bool compatibleDim(int64_t actual, int64_t expected) {
+  return ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
+         actual == expected;
+}
+
+static LogicalResult checkDimsInRange(Operation *op, ArrayRef<int64_t> dims,
+                                      int64_t rank, StringRef what,
+                                      bool unique = true) {
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank)
+      return op->emitOpError() << what << " dim " << d
+                               << " is out of range for rank " << rank;
+    if (unique && !seen.insert(d).second)
+      return op->emitOpError() << what << " dim " << d << " appears twice";
+  }
+  return success();
+}
+
+static LogicalResult checkShapeOperand(Operation *op, Value shape,
+                                       int64_t expectedLength,
+                                       StringRef what) {
+  auto type = cast<RankedTensorType>(shape.getType());
+  if (!compatibleDim(type.getDimSize(0), expectedLength))
+    return op->emitOpError() << what << " has " << type.getDimSize(0)
+                             << " elements, expected " << expectedLength;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult SelectOp::verify() {
+  auto predType = getPred().getType();
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyCompatibleShape(predType, resultType)))
+    return emitOpError() << "pred shape " << predType
+                         << " does not match the operand shape " << resultType;
+  return success();
+}
+
+LogicalResult ClampOp::verify() {
+  auto operandType = getOperand().getType();
+  for (auto [name, bound] : {std::pair<StringRef, Value>{"min", getMin()},
+                             {"max", getMax()}}) {
+    auto type = cast<RankedTensorType>(bound.getType());
+    if (type.getRank() != 0 &&
+        failed(verifyCompatibleShape(type, operandType)))
+      return emitOpError() << name << " must be rank 0 or have the operand's "
+                           << "shape, got " << type;
+  }
+  return success();
+}
+
+LogicalResult ClampOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                             SmallVectorImpl<Value> &shapes) {
+  return reifyShapeOf(b, getLoc(), operands[1], shapes);
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  return {};
+}
+
+static bool isSplatConstant(Attribute attr, double fvalue, int64_t ivalue) {
+  auto splat = llvm::dyn_cast_if_present<SplatElementsAttr>(attr);
+  if (!splat)
+    return false;
+  Type elementType = splat.getElementType();
+  if (isa<FloatType>(elementType))
+    return splat.getSplatValue<APFloat>().convertToDouble() == fvalue &&
+           !(fvalue == 0.0 && splat.getSplatValue<APFloat>().isNegative());
+  if (auto intType = dyn_cast<IntegerType>(elementType))
+    return splat.getSplatValue<APInt>().getSExtValue() == ivalue &&
+           intType.getWidth() > 1;
+  return false;
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  // x + 0 -> x for integers; x + (-0.0) -> x for floats (x + 0.0 is not an
+  // identity when x is -0.0).
+  Attribute rhs = adaptor.getRhs();
+  auto splat = llvm::dyn_cast_if_present<SplatElementsAttr>(rhs);
+  if (!splat)
+    return {};
+  if (isa<FloatType>(splat.getElementType())) {
+    APFloat v = splat.getSplatValue<APFloat>();
+    if (v.isZero() && v.isNegative())
+      return getLhs();
+    return {};
+  }
+  if (isSplatConstant(rhs, 0.0, 0))
+    return getLhs();
+  return {};
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isSplatConstant(adaptor.getRhs(), 1.0, 1))
+    return getLhs();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Constant / iota
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange, DictionaryAttr attrs,
+    OpaqueProperties properties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  ConstantOpAdaptor adaptor(ValueRange{}, attrs, properties);
+  auto value = adaptor.getValue();
+  if (!value)
+    return failure();
+  inferredReturnTypes.push_back(value.getType());
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto type = dyn_cast<RankedTensorType>(getValue().getType());
+  if (!type || !type.hasStaticShape())
+    return emitOpError("value must be a statically shaped tensor");
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult IotaOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (!type.hasStaticShape())
+    return emitOpError("result must be statically shaped; use "
+                       "disc.dynamic_iota for dynamic shapes");
+  if (getIotaDimension() < 0 || getIotaDimension() >= type.getRank())
+    return emitOpError() << "iota_dimension " << getIotaDimension()
+                         << " is out of range for rank " << type.getRank();
+  return success();
+}
+
+LogicalResult IotaOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange,
+                                            SmallVectorImpl<Value> &shapes) {
+  return staticShape(b, getLoc(), getType(), shapes);
+}
+
+LogicalResult DynamicIotaOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (getIotaDimension() < 0 || getIotaDimension() >= type.getRank())
+    return emitOpError() << "iota_dimension " << getIotaDimension()
+                         << " is out of range for rank " << type.getRank();
+  return checkShapeOperand(*this, getOutputShape(), type.getRank(),
+                           "output_shape");
+}
+
+LogicalResult
+DynamicIotaOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                     SmallVectorImpl<Value> &shapes) {
+  return packShape(b, getLoc(), getShapeElements(b, getLoc(), operands[0]),
+                   shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcast
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyBroadcastDims(Operation *op,
+                                         RankedTensorType operandType,
+                                         RankedTensorType resultType,
+                                         ArrayRef<int64_t> dims) {
+  if ((int64_t)dims.size() != operandType.getRank())
+    return op->emitOpError() << "broadcast_dimensions has " << dims.size()
+                             << " entries, expected the operand rank "
+                             << operandType.getRank();
+  if (failed(checkDimsInRange(op, dims, resultType.getRank(),
+                              "broadcast_dimensions")))
+    return failure();
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    int64_t in = operandType.getDimSize(i), out = resultType.getDimSize(d);
+    if (!ShapedType::isDynamic(in) && in != 1 && !compatibleDim(in, out))
+      return op->emitOpError() << "operand dim " << i << " (" << in
+                               << ") cannot broadcast to result dim " << d
+                               << " (" << out << ")";
+  }
+  return success();
+}
+
+LogicalResult BroadcastInDimOp::verify() {
+  auto resultType = cast<RankedTensorType>(getType());
+  if (!resultType.hasStaticShape())
+    return emitOpError("result must be statically shaped; use "
+                       "disc.dynamic_broadcast_in_dim for dynamic shapes");
+  return verifyBroadcastDims(*this, getOperand().getType(), resultType,
+                             getBroadcastDimensions());
+}
+
+LogicalResult
+BroadcastInDimOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange,
+                                        SmallVectorImpl<Value> &shapes) {
+  return staticShape(b, getLoc(), getType(), shapes);
+}
+
+OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
+  if (auto splat =
+          llvm::dyn_cast_if_present<SplatElementsAttr>(adaptor.getOperand()))
+    return SplatElementsAttr::get(cast<ShapedType>(getType()),
+                                  splat.getSplatValue<Attribute>());
+  if (getOperand().getType() == getType() &&
+      llvm::equal(getBroadcastDimensions(),
+                  llvm::seq<int64_t>(0, getType().getRank())))
+    return getOperand();
+  return {};
+}
+
+LogicalResult DynamicBroadcastInDimOp::verify() {
+  auto resultType = cast<RankedTensorType>(getType());
+  if (failed(checkShapeOperand(*this, getOutputDimensions(),
+                               resultType.getRank(), "output_dimensions")))
+    return failure();
+  return verifyBroadcastDims(*this, getOperand().getType(), resultType,
+                             getBroadcastDimensions());
+}
+
+LogicalResult DynamicBroadcastInDimOp::reifyReturnTypeShapes(
+    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+  return packShape(b, getLoc(), getShapeElements(b, getLoc(), operands[1]),
+                   shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Reshape
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto operandType = getOperand().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  if (!resultType.hasStaticShape())
+    return emitOpError("result must be statically shaped; use "
+                       "disc.dynamic_reshape for dynamic shapes");
+  if (operandType.hasStaticShape() &&
+      operandType.getNumElements() != resultType.getNumElements())
+    return emitOpError() << "operand has " << operandType.getNumElements()
+                         << " elements but the result has "
+                         << resultType.getNumElements();
+  return success();
+}
+
+LogicalResult ReshapeOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange,
+                                               SmallVectorImpl<Value> &shapes) {
+  return staticShape(b, getLoc(), getType(), shapes);
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  if (auto dense =
+          llvm::dyn_cast_if_present<DenseElementsAttr>(adaptor.getOperand()))
+    return dense.reshape(cast<ShapedType>(getType()));
+  return {};
+}
+
+LogicalResult DynamicReshapeOp::verify() {
+  auto operandType = getOperand().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  if (failed(checkShapeOperand(*this, getOutputShape(), resultType.getRank(),
+                               "output_shape")))
+    return failure();
+  if (operandType.hasStaticShape() && resultType.hasStaticShape() &&
+      operandType.getNumElements() != resultType.getNumElements())
+    return emitOpError() << "operand has " << operandType.getNumElements()
+                         << " elements but the result has "
+                         << resultType.getNumElements();
+  return success();
+}
+
+LogicalResult
+DynamicReshapeOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                        SmallVectorImpl<Value> &shapes) {
+  return packShape(b, getLoc(), getShapeElements(b, getLoc(), operands[1]),
+                   shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Transpose
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::verify() {
+  auto operandType = getOperand().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  ArrayRef<int64_t> perm = getPermutation();
+  if ((int64_t)perm.size() != operandType.getRank() ||
+      resultType.getRank() != operandType.getRank())
+    return emitOpError() << "permutation size " << perm.size()
+                         << ", operand rank and result rank must agree";
+  if (failed(checkDimsInRange(*this, perm, operandType.getRank(),
+                              "permutation")))
+    return failure();
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (!compatibleDim(resultType.getDimSize(i), operandType.getDimSize(p)))
+      return emitOpError() << "result dim " << i << " ("
+                           << resultType.getDimSize(i)
+                           << ") does not match operand dim " << p << " ("
+                           << operandType.getDimSize(p) << ")";
+  return success();
+}
+
+LogicalResult TransposeOp::reifyReturnTypeShapes(
+    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+  SmallVector<Value> in = getDims(b, getLoc(), operands[0]), out;
+  for (int64_t p : getPermutation())
+    out.push_back(in[p]);
+  return packShape(b, getLoc(), out, shapes);
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  if (getOperand().getType() == getType() &&
+      llvm::equal(getPermutation(),
+                  llvm::seq<int64_t>(0, getType().getRank())))
+    return getOperand();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Slice
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::verify() {
+  auto operandType = getOperand().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  int64_t rank = operandType.getRank();
+  auto start = getStartIndices(), limit = getLimitIndices(),
+       strides = getStrides();
+  if ((int64_t)start.size() != rank || (int64_t)limit.size() != rank ||
+      (int64_t)strides.size() != rank || resultType.getRank() != rank)
+    return emitOpError("start, limit, strides and result rank must all equal "
+                       "the operand rank");
+  for (int64_t i = 0; i < rank; ++i) {
+    if (strides[i] <= 0)
+      return emitOpError() << "stride " << i << " must be positive";
+    if (start[i] < 0 || limit[i] < start[i])
+      return emitOpError() << "dim " << i << ": need 0 <= start <= limit, got "
+                           << start[i] << ", " << limit[i];
+    if (!ShapedType::isDynamic(operandType.getDimSize(i)) &&
+        limit[i] > operandType.getDimSize(i))
+      return emitOpError() << "dim " << i << ": limit " << limit[i]
+                           << " exceeds the operand size "
+                           << operandType.getDimSize(i);
+    int64_t size = (limit[i] - start[i] + strides[i] - 1) / strides[i];
+    if (!compatibleDim(resultType.getDimSize(i), size))
+      return emitOpError() << "result dim " << i << " must be " << size;
+  }
+  return success();
+}
+
+LogicalResult SliceOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange,
+                                             SmallVectorImpl<Value> &shapes) {
+  SmallVector<Value> dims;
+  for (auto [s, l, st] :
+       llvm::zip(getStartIndices(), getLimitIndices(), getStrides()))
+    dims.push_back(indexConst(b, getLoc(), (l - s + st - 1) / st));
+  return packShape(b, getLoc(), dims, shapes);
+}
+
+LogicalResult RealDynamicSliceOp::verify() {
+  int64_t rank = getOperand().getType().getRank();
+  if (cast<RankedTensorType>(getType()).getRank() != rank)
+    return emitOpError("result rank must equal the operand rank");
+  return checkShapeOperand(*this, getStartIndices(), rank, "start_indices");
+}
+
+LogicalResult
+RealDynamicSliceOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                          SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  auto start = getShapeElements(b, loc, operands[1]);
+  auto limit = getShapeElements(b, loc, operands[2]);
+  auto strides = getShapeElements(b, loc, operands[3]);
+  SmallVector<Value> dims;
+  Value one = indexConst(b, loc, 1);
+  for (auto [s, l, st] : llvm::zip(start, limit, strides)) {
+    Value span = arith::SubIOp::create(b, loc, l, s);
+    Value num = arith::AddIOp::create(
+        b, loc, span, arith::SubIOp::create(b, loc, st, one));
+    dims.push_back(arith::DivUIOp::create(b, loc, num, st));
+  }
+  return packShape(b, loc, dims, shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Concatenate
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConcatenateOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  auto resultType = cast<RankedTensorType>(getType());
+  int64_t rank = resultType.getRank(), dim = getDimension();
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dimension " << dim << " is out of range for rank "
+                         << rank;
+  int64_t total = 0;
+  for (auto [idx, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getRank() != rank)
+      return emitOpError() << "input " << idx << " has rank " << type.getRank()
+                           << ", expected " << rank;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != dim && !compatibleDim(type.getDimSize(i),
+                                     resultType.getDimSize(i)))
+        return emitOpError() << "input " << idx << " dim " << i << " ("
+                             << type.getDimSize(i)
+                             << ") does not match the result ("
+                             << resultType.getDimSize(i) << ")";
+    if (ShapedType::isDynamic(type.getDimSize(dim)) ||
+        ShapedType::isDynamic(total))
+      total = ShapedType::kDynamic;
+    else
+      total += type.getDimSize(dim);
+  }
+  if (!compatibleDim(resultType.getDimSize(dim), total))
+    return emitOpError() << "result dim " << dim << " must be " << total;
+  return success();
+}
+
+LogicalResult ConcatenateOp::reifyReturnTypeShapes(
+    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  SmallVector<Value> dims = getDims(b, loc, operands[0]);
+  int64_t dim = getDimension();
+  for (Value input : operands.drop_front())
+    dims[dim] = arith::AddIOp::create(b, loc, dims[dim],
+                                      getDims(b, loc, input)[dim]);
+  return packShape(b, loc, dims, shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Pad
+//===----------------------------------------------------------------------===//
+
+static Value paddedDim(OpBuilder &b, Location loc, Value in, Value lo, Value hi,
+                       Value interior) {
+  // lo + hi + in + max(in - 1, 0) * interior
+  Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+  Value inMinusOne = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, in, one), zero);
+  Value sum = arith::AddIOp::create(
+      b, loc, in, arith::MulIOp::create(b, loc, inMinusOne, interior));
+  return arith::AddIOp::create(b, loc, sum,
+                               arith::AddIOp::create(b, loc, lo, hi));
+}
+
+LogicalResult PadOp::verify() {
+  auto operandType = getOperand().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  int64_t rank = operandType.getRank();
+  if (getPaddingValue().getType().getRank() != 0)
+    return emitOpError("padding_value must be rank 0");
+  if ((int64_t)getEdgePaddingLow().size() != rank ||
+      (int64_t)getEdgePaddingHigh().size() != rank ||
+      (int64_t)getInteriorPadding().size() != rank ||
+      resultType.getRank() != rank)
+    return emitOpError("padding amounts and result rank must equal the "
+                       "operand rank");
+  for (int64_t i = 0; i < rank; ++i) {
+    if (getInteriorPadding()[i] < 0)
+      return emitOpError() << "interior padding of dim " << i
+                           << " must be non-negative";
+    int64_t in = operandType.getDimSize(i);
+    if (ShapedType::isDynamic(in))
+      continue;
+    int64_t out = getEdgePaddingLow()[i] + getEdgePaddingHigh()[i] + in +
+                  std::max<int64_t>(in - 1, 0) * getInteriorPadding()[i];
+    if (out < 0 || !compatibleDim(resultType.getDimSize(i), out))
+      return emitOpError() << "result dim " << i << " must be " << out;
+  }
+  return success();
+}
+
+LogicalResult PadOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                           SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  SmallVector<Value> in = getDims(b, loc, operands[0]), out;
+  for (auto [i, d] : llvm::enumerate(in))
+    out.push_back(paddedDim(b, loc, d,
+                            indexConst(b, loc, getEdgePaddingLow()[i]),
+                            indexConst(b, loc, getEdgePaddingHigh()[i]),
+                            indexConst(b, loc, getInteriorPadding()[i])));
+  return packShape(b, loc, out, shapes);
+}
+
+LogicalResult DynamicPadOp::verify() {
+  int64_t rank = getOperand().getType().getRank();
+  if (getPaddingValue().getType().getRank() != 0)
+    return emitOpError("padding_value must be rank 0");
+  if (cast<RankedTensorType>(getType()).getRank() != rank)
+    return emitOpError("result rank must equal the operand rank");
+  return checkShapeOperand(*this, getEdgePaddingLow(), rank,
+                           "edge_padding_low");
+}
+
+LogicalResult
+DynamicPadOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                    SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  SmallVector<Value> in = getDims(b, loc, operands[0]), out;
+  auto lo = getShapeElements(b, loc, operands[2]);
+  auto hi = getShapeElements(b, loc, operands[3]);
+  auto interior = getShapeElements(b, loc, operands[4]);
+  for (auto [i, d] : llvm::enumerate(in))
+    out.push_back(paddedDim(b, loc, d, lo[i], hi[i], interior[i]));
+  return packShape(b, loc, out, shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Reduce
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::verify() {
+  auto operandType = getOperand().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  if (failed(checkDimsInRange(*this, getDimensions(), operandType.getRank(),
+                              "reduction")))
+    return failure();
+  if (resultType.getRank() + (int64_t)getDimensions().size() !=
+      operandType.getRank())
+    return emitOpError() << "result rank " << resultType.getRank()
+                         << " must be the operand rank minus the number of "
+                            "reduced dims";
+  Type elementType = operandType.getElementType();
+  ReduceKind kind = getKind();
+  if ((kind == ReduceKind::And || kind == ReduceKind::Or) &&
+      !elementType.isInteger())
+    return emitOpError("and/or reductions need an integer or i1 operand");
+  int64_t r = 0;
+  for (int64_t i = 0; i < operandType.getRank(); ++i) {
+    if (llvm::is_contained(getDimensions(), i))
+      continue;
+    if (!compatibleDim(resultType.getDimSize(r), operandType.getDimSize(i)))
+      return emitOpError() << "result dim " << r << " does not match operand "
+                           << "dim " << i;
+    ++r;
+  }
+  return success();
+}
+
+LogicalResult ReduceOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                              SmallVectorImpl<Value> &shapes) {
+  SmallVector<Value> in = getDims(b, getLoc(), operands[0]), out;
+  for (auto [i, d] : llvm::enumerate(in))
+    if (!llvm::is_contained(getDimensions(), (int64_t)i))
+      out.push_back(d);
+  return packShape(b, getLoc(), out, shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Gather
+//===----------------------------------------------------------------------===//
+
+/// Result shape of a gather: batch dims of the indices (without
+/// index_vector_dim) interleaved with the non-collapsed slice sizes placed at
+/// offset_dims.
+template <typename OpTy>
+static SmallVector<Value> gatherResultDims(OpTy op, OpBuilder &b,
+                                           Value startIndices,
+                                           ArrayRef<Value> sliceSizes) {
+  Location loc = op.getLoc();
+  SmallVector<Value> indexDims = getDims(b, loc, startIndices);
+  int64_t indexVectorDim = op.getIndexVectorDim();
+  SmallVector<Value> batchDims;
+  for (auto [i, d] : llvm::enumerate(indexDims))
+    if ((int64_t)i != indexVectorDim)
+      batchDims.push_back(d);
+  SmallVector<Value> offsetSizes;
+  for (auto [i, s] : llvm::enumerate(sliceSizes))
+    if (!llvm::is_contained(op.getCollapsedSliceDims(), (int64_t)i))
+      offsetSizes.push_back(s);
+  int64_t resultRank = batchDims.size() + offsetSizes.size();
+  SmallVector<Value> result;
+  unsigned nextBatch = 0, nextOffset = 0;
+  for (int64_t i = 0; i < resultRank; ++i) {
+    if (llvm::is_contained(op.getOffsetDims(), i))
+      result.push_back(offsetSizes[nextOffset++]);
+    else
+      result.push_back(batchDims[nextBatch++]);
+  }
+  return result;
+}
+
+template <typename OpTy>
+static LogicalResult verifyGather(OpTy op, int64_t numSliceSizes) {
+  auto operandType = op.getOperand().getType();
+  auto indicesType = op.getStartIndices().getType();
+  auto resultType = cast<RankedTensorType>(op.getType());
+  int64_t operandRank = operandType.getRank();
+  int64_t ivd = op.getIndexVectorDim();
+  if (ivd < 0 || ivd > indicesType.getRank())
+    return op.emitOpError() << "index_vector_dim " << ivd
+                            << " is out of range";
+  int64_t indexVectorSize =
+      ivd == indicesType.getRank() ? 1 : indicesType.getDimSize(ivd);
+  if (!ShapedType::isDynamic(indexVectorSize) &&
+      indexVectorSize != (int64_t)op.getStartIndexMap().size())
+    return op.emitOpError() << "start_index_map has "
+                            << op.getStartIndexMap().size()
+                            << " entries but the index vector has "
+                            << indexVectorSize;
+  if (numSliceSizes != operandRank)
+    return op.emitOpError() << "slice_sizes has " << numSliceSizes
+                            << " entries, expected the operand rank "
+                            << operandRank;
+  if (failed(checkDimsInRange(op, op.getStartIndexMap(), operandRank,
+                              "start_index_map")) ||
+      failed(checkDimsInRange(op, op.getCollapsedSliceDims(), operandRank,
+                              "collapsed_slice_dims")))
+    return failure();
+  int64_t batchRank =
+      indicesType.getRank() - (ivd == indicesType.getRank() ? 0 : 1);
+  int64_t expectedRank = batchRank + operandRank -
+                         (int64_t)op.getCollapsedSliceDims().size();
+  if (resultType.getRank() != expectedRank)
+    return op.emitOpError() << "result rank " << resultType.getRank()
+                            << " must be " << expectedRank;
+  if ((int64_t)op.getOffsetDims().size() !=
+      operandRank - (int64_t)op.getCollapsedSliceDims().size())
+    return op.emitOpError("offset_dims must name one result dim per "
+                          "non-collapsed slice dim");
+  return checkDimsInRange(op, op.getOffsetDims(), resultType.getRank(),
+                          "offset_dims");
+}
+
+LogicalResult GatherOp::verify() {
+  if (failed(verifyGather(*this, getSliceSizes().size())))
+    return failure();
+  for (int64_t d : getCollapsedSliceDims())
+    if (getSliceSizes()[d] != 1)
+      return emitOpError() << "collapsed slice dim " << d
+                           << " must have slice size 1";
+  return success();
+}
+
+LogicalResult GatherOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                              SmallVectorImpl<Value> &shapes) {
+  SmallVector<Value> sizes;
+  for (int64_t s : getSliceSizes())
+    sizes.push_back(indexConst(b, getLoc(), s));
+  return packShape(b, getLoc(), gatherResultDims(*this, b, operands[1], sizes),
+                   shapes);
+}
+
+LogicalResult DynamicGatherOp::verify() {
+  auto sizesType = cast<RankedTensorType>(getSliceSizes().getType());
+  if (sizesType.isDynamicDim(0))
+    return emitOpError("slice_sizes must have a static length");
+  return verifyGather(*this, sizesType.getDimSize(0));
+}
+
+LogicalResult
+DynamicGatherOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                       SmallVectorImpl<Value> &shapes) {
+  auto sizes = getShapeElements(b, getLoc(), operands[2]);
+  return packShape(b, getLoc(), gatherResultDims(*this, b, operands[1], sizes),
+                   shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Scatter
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterOp::verify() {
+  auto operandType = getOperand().getType();
+  auto indicesType = getScatterIndices().getType();
+  auto updatesType = getUpdates().getType();
+  int64_t operandRank = operandType.getRank();
+  int64_t ivd = getIndexVectorDim();
+  if (ivd < 0 || ivd > indicesType.getRank())
+    return emitOpError() << "index_vector_dim " << ivd << " is out of range";
+  if (failed(checkDimsInRange(*this, getScatterDimsToOperandDims(),
+                              operandRank, "scatter_dims_to_operand_dims")) ||
+      failed(checkDimsInRange(*this, getInsertedWindowDims(), operandRank,
+                              "inserted_window_dims")) ||
+      failed(checkDimsInRange(*this, getUpdateWindowDims(),
+                              updatesType.getRank(), "update_window_dims")))
+    return failure();
+  if ((int64_t)getUpdateWindowDims().size() +
+          (int64_t)getInsertedWindowDims().size() !=
+      operandRank)
+    return emitOpError("update_window_dims + inserted_window_dims must cover "
+                       "the operand rank");
+  int64_t batchRank =
+      indicesType.getRank() - (ivd == indicesType.getRank() ? 0 : 1);
+  if (updatesType.getRank() !=
+      batchRank + (int64_t)getUpdateWindowDims().size())
+    return emitOpError() << "updates rank " << updatesType.getRank()
+                         << " must be " << batchRank << " (scatter batch) + "
+                         << getUpdateWindowDims().size() << " (window)";
+  return success();
+}
+
+LogicalResult ScatterOp::reifyReturnTypeShapes(OpBuilder &b,
+                                               ValueRange operands,
+                                               SmallVectorImpl<Value> &shapes) {
+  return reifyShapeOf(b, getLoc(), operands[0], shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Dot general
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotGeneralOp::verify() {
+  auto lhsType = getLhs().getType(), rhsType = getRhs().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  auto lb = getLhsBatchingDimensions(), rb = getRhsBatchingDimensions();
+  auto lc = getLhsContractingDimensions(), rc = getRhsContractingDimensions();
+  if (lb.size() != rb.size())
+    return emitOpError("lhs and rhs must have the same number of batching dims");
+  if (lc.size() != rc.size())
+    return emitOpError(
+        "lhs and rhs must have the same number of contracting dims");
+  SmallVector<int64_t> lhsAll(lb), rhsAll(rb);
+  lhsAll.append(lc.begin(), lc.end());
+  rhsAll.append(rc.begin(), rc.end());
+  if (failed(checkDimsInRange(*this, lhsAll, lhsType.getRank(),
+                              "lhs batching/contracting")) ||
+      failed(checkDimsInRange(*this, rhsAll, rhsType.getRank(),
+                              "rhs batching/contracting")))
+    return failure();
+  for (auto [l, r] : llvm::zip(lhsAll, rhsAll))
+    if (!compatibleDim(lhsType.getDimSize(l), rhsType.getDimSize(r)))
+      return emitOpError() << "lhs dim " << l << " (" << lhsType.getDimSize(l)
+                           << ") and rhs dim " << r << " ("
+                           << rhsType.getDimSize(r) << ") must be equal";
+  SmallVector<int64_t> expected;
+  for (int64_t d : lb)
+    expected.push_back(lhsType.getDimSize(d));
+  for (int64_t i = 0; i < lhsType.getRank(); ++i)
+    if (!llvm::is_contained(lhsAll, i))
+      expected.push_back(lhsType.getDimSize(i));
+  for (int64_t i = 0; i < rhsType.getRank(); ++i)
+    if (!llvm::is_contained(rhsAll, i))
+      expected.push_back(rhsType.getDimSize(i));
+  if ((int64_t)expected.size() != resultType.getRank())
+    return emitOpError() << "result rank must be " << expected.size();
+  for (auto [i, e] : llvm::enumerate(expected))
+    if (!compatibleDim(resultType.getDimSize(i), e))
+      return emitOpError() << "result dim " << i << " must be " << e;
+  return success();
+}
+
+LogicalResult DotGeneralOp::reifyReturnTypeShapes(
+    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  auto lhs = getDims(b, loc, operands[0]), rhs = getDims(b, loc, operands[1]);
+  SmallVector<Value> out;
+  for (int64_t d : getLhsBatchingDimensions())
+    out.push_back(lhs[d]);
+  for (int64_t i = 0; i < (int64_t)lhs.size(); ++i)
+    if (!llvm::is_contained(getLhsBatchingDimensions(), i) &&
+        !llvm::is_contained(getLhsContractingDimensions(), i))
+      out.push_back(lhs[i]);
+  for (int64_t i = 0; i < (int64_t)rhs.size(); ++i)
+    if (!llvm::is_contained(getRhsBatchingDimensions(), i) &&
+        !llvm::is_contained(getRhsContractingDimensions(), i))
+      out.push_back(rhs[i]);
+  return packShape(b, loc, out, shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvolutionOp::verify() {
+  auto lhsType = getLhs().getType(), rhsType = getRhs().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  int64_t rank = lhsType.getRank();
+  if (rank < 3 || rank > 5)
+    return emitOpError() << "supports 1-d to 3-d convolution (rank 3 to 5), "
+                            "got rank "
+                         << rank;
+  if (rhsType.getRank() != rank || resultType.getRank() != rank)
+    return emitOpError("input, kernel and result must have the same rank");
+  int64_t spatial = rank - 2;
+  for (auto [name, attr] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"window_strides",
+                                                getWindowStrides()},
+        {"padding_low", getPaddingLow()},
+        {"padding_high", getPaddingHigh()},
+        {"rhs_dilation", getRhsDilation()}})
+    if ((int64_t)attr.size() != spatial)
+      return emitOpError() << name << " needs " << spatial << " entries";
+  for (int64_t s : getWindowStrides())
+    if (s <= 0)
+      return emitOpError("window_strides must be positive");
+  for (int64_t d : getRhsDilation())
+    if (d <= 0)
+      return emitOpError("rhs_dilation must be positive");
+  int64_t groups = getFeatureGroupCount();
+  if (groups <= 0)
+    return emitOpError("feature_group_count must be positive");
+  int64_t c = lhsType.getDimSize(1), i = rhsType.getDimSize(1),
+          o = rhsType.getDimSize(0);
+  if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(i) &&
+      c != i * groups)
+    return emitOpError() << "input features (" << c
+                         << ") must equal kernel input features (" << i
+                         << ") x feature_group_count (" << groups << ")";
+  if (!ShapedType::isDynamic(o) && o % groups != 0)
+    return emitOpError() << "kernel output features (" << o
+                         << ") must be divisible by feature_group_count";
+  if (!compatibleDim(resultType.getDimSize(1), o) ||
+      !compatibleDim(resultType.getDimSize(0), lhsType.getDimSize(0)))
+    return emitOpError("result must be [N, O, spatial...]");
+  return success();
+}
+
+LogicalResult ConvolutionOp::reifyReturnTypeShapes(
+    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  auto in = getDims(b, loc, operands[0]), k = getDims(b, loc, operands[1]);
+  SmallVector<Value> out{in[0], k[0]};
+  Value one = indexConst(b, loc, 1);
+  for (int64_t s = 0, e = in.size() - 2; s < e; ++s) {
+    // (in + lo + hi - dil * (k - 1) - 1) / stride + 1
+    Value padded = arith::AddIOp::create(
+        b, loc, in[s + 2],
+        indexConst(b, loc, getPaddingLow()[s] + getPaddingHigh()[s]));
+    Value window = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, indexConst(b, loc, getRhsDilation()[s]),
+                              arith::SubIOp::create(b, loc, k[s + 2], one)),
+        one);
+    Value span = arith::SubIOp::create(b, loc, padded, window);
+    Value q = arith::DivSIOp::create(
+        b, loc, span, indexConst(b, loc, getWindowStrides()[s]));
+    out.push_back(arith::AddIOp::create(b, loc, q, one));
+  }
+  return packShape(b, loc, out, shapes);
+}
+
+#define GET_OP_CLASSES
+#include "disc/Dialect/Disc/DiscOps.cpp.inc"
