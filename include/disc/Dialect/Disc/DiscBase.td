@@ -71,7 +71,7 @@ def Disc_ScatterKindAttr
 //===----------------------------------------------------------------------===//
 
 def Disc_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
-def Disc_Int : AnyTypeOf<[I8, I16, I32, I64, UI8]>;
+def Disc_Int : AnyTypeOf<[I8, I16, I32, I64]>;
 def Disc_Pred : TypeAlias<I1>;
 def Disc_Element : AnyTypeOf<[Disc_Float, Disc_Int, Disc_Pred]>;
 def Disc_IntOrPred : AnyTypeOf<[Disc_Int, Disc_Pred]>;

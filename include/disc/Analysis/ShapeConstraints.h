@@ -1,0 +1,52 @@
+//===- ShapeConstraints.h - which dynamic dims must be equal ----*- C++ -*-===//
+//
+// A first form of DISC's symbolic shape analysis: a union-find over
+// (value, dim) pairs of a function, joined by op semantics (elementwise
+// operands, transpose permutations, dot batching/contracting dims, concat
+// non-axis dims, reduce kept dims, ...). Each class knows its static size if
+// any member has one, and the op that first required the equality. The
+// compiler exports the classes of the function arguments so the runtime can
+// reject contradicting inputs before any kernel runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_ANALYSIS_SHAPECONSTRAINTS_H
+#define DISC_ANALYSIS_SHAPECONSTRAINTS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include <string>
+
+namespace disc {
+
+class ShapeConstraints {
+public:
+  explicit ShapeConstraints(mlir::func::FuncOp func);
+
+  /// The class id of dim `dim` of `value` (stable for one analysis).
+  int64_t classOf(mlir::Value value, int64_t dim);
+  bool areEqual(mlir::Value a, int64_t dimA, mlir::Value b, int64_t dimB) {
+    return classOf(a, dimA) == classOf(b, dimB);
+  }
+  /// The static size of the class, or ShapedType::kDynamic.
+  int64_t staticSizeOf(int64_t classId);
+  /// "disc.add at file:line:col", the op that first joined the class.
+  std::string reasonOf(int64_t classId);
+
+private:
+  using Key = std::pair<mlir::Value, int64_t>;
+  int64_t idOf(mlir::Value value, int64_t dim);
+  int64_t find(int64_t id);
+  void join(mlir::Value a, int64_t dimA, mlir::Value b, int64_t dimB,
+            mlir::Operation *reason);
+  void joinAllDims(mlir::Value a, mlir::Value b, mlir::Operation *reason);
+  void visit(mlir::Operation *op);
+
+  llvm::DenseMap<Key, int64_t> ids;
+  llvm::SmallVector<int64_t> parent;
+  llvm::SmallVector<int64_t> staticSize;
+  llvm::SmallVector<mlir::Operation *> reason;
+};
+
+} // namespace disc
+
+#endif // DISC_ANALYSIS_SHAPECONSTRAINTS_H

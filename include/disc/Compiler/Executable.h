@@ -1,0 +1,61 @@
+//===- Executable.h - a compiled DISC program -------------------*- C++ -*-===//
+//
+// No MLIR types in this header: the Python binding and tools include it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_COMPILER_EXECUTABLE_H
+#define DISC_COMPILER_EXECUTABLE_H
+
+#include "disc/Runtime/Runtime.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace disc {
+
+/// Malformed or unverifiable IR, or IR the pipeline cannot lower. The message
+/// carries MLIR's diagnostics with line:column.
+class CompileError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CompileOptions {
+  /// When non-empty: write input.mlir, the IR after each pass (one file per
+  /// pass, numbered in order) and llvm.mlir into this directory.
+  std::string dumpDir;
+  /// Name used for the input buffer in diagnostics.
+  std::string sourceName = "input.mlir";
+};
+
+class Executable {
+public:
+  /// Compiles the public function of `mlirText` (the one named `main` if
+  /// there are several). Throws CompileError.
+  static std::unique_ptr<Executable> compile(const std::string &mlirText,
+                                             const CompileOptions &options = {});
+  ~Executable();
+
+  /// Runs the program. Throws ral::InvocationError for bad inputs.
+  std::vector<ral::OutputTensor> run(const std::vector<ral::TensorView> &inputs);
+
+  const ral::Signature &signature() const;
+  const std::string &entryName() const;
+  /// Seconds spent in compile().
+  double compileSeconds() const;
+
+private:
+  Executable();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Number of successful MLIR compilations in this process.
+int64_t compilationCount();
+
+} // namespace disc
+
+#endif // DISC_COMPILER_EXECUTABLE_H

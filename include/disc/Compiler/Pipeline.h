@@ -1,0 +1,24 @@
+//===- Pipeline.h - the DISC pass pipeline ----------------------*- C++ -*-===//
+#ifndef DISC_COMPILER_PIPELINE_H
+#define DISC_COMPILER_PIPELINE_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include <string>
+
+namespace disc {
+/// Every dialect, interface model and translation the pipeline needs.
+void registerAllDialects(mlir::DialectRegistry &registry);
+/// DISC passes, the upstream passes, and the named pipelines
+/// `disc-cpu-prepare` and `disc-cpu-lower` for disc-opt.
+void registerAllPasses();
+
+/// Pipelines are textual, anchored on builtin.module, without the anchor.
+/// Stage 1 (graph level, on the `disc` dialect): pick the entry, inline,
+/// simplify. The signature for call-time checks is read after it.
+std::string cpuPreparePipeline();
+/// Stage 2: graph-level optimisation (fusion planning goes here), library
+/// calls, disc -> linalg, bufferization, loops, LLVM dialect.
+std::string cpuLowerPipeline();
+} // namespace disc
+
+#endif // DISC_COMPILER_PIPELINE_H

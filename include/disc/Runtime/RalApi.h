@@ -1,0 +1,89 @@
+//===- RalApi.h - C ABI between compiled code and the runtime ---*- C++ -*-===//
+//
+// Compiled code calls only these functions, always with the ExecutionContext
+// pointer it received as its first argument. Library entry points use MLIR's
+// C interface for unranked memrefs (`_mlir_ciface_` prefix; a pointer to
+// {int64 rank, descriptor*} where the descriptor is {allocated, aligned,
+// int64 offset, int64 sizes[rank], int64 strides[rank]}). No function here
+// returns an error: failures go through disc_ral_fail, which does not return.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_RALAPI_H
+#define DISC_RUNTIME_RALAPI_H
+
+#include <cstdint>
+
+namespace disc {
+namespace ral {
+struct UnrankedMemRef {
+  int64_t rank;
+  void *descriptor;
+};
+/// A view of a ranked descriptor: {allocated, aligned, offset, sizes, strides}.
+struct MemRefView {
+  void *aligned;
+  int64_t offset;
+  const int64_t *sizes;
+  const int64_t *strides;
+  int64_t rank;
+};
+inline MemRefView viewOf(const UnrankedMemRef *m) {
+  auto *words = static_cast<int64_t *>(m->descriptor);
+  MemRefView v;
+  v.aligned = reinterpret_cast<void *>(words[1]);
+  v.offset = words[2];
+  v.sizes = words + 3;
+  v.strides = words + 3 + m->rank;
+  v.rank = m->rank;
+  return v;
+}
+} // namespace ral
+} // namespace disc
+
+extern "C" {
+/// Allocates `bytes` (64-byte aligned) for the current call.
+void *disc_ral_alloc(void *ctx, int64_t bytes);
+/// Returns a buffer of the current call early.
+void disc_ral_free(void *ctx, void *ptr);
+/// Reports an error and unwinds to the call boundary: never returns.
+[[noreturn]] void disc_ral_fail(void *ctx, const char *message);
+
+/// Batched matmul C[b] = op(A[b]) x op(B[b]) on rank-3 memrefs.
+/// A is [B, M, K] ([B, K, M] when transA), B is [B, K, N] ([B, N, K] when
+/// transB), C is [B, M, N] contiguous. A and B may have any strides.
+#define DISC_RAL_DECLARE_MATMUL(SUFFIX)                                        \
+  void _mlir_ciface_disc_ral_matmul_##SUFFIX(                                  \
+      void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,   \
+      disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB);
+DISC_RAL_DECLARE_MATMUL(f32)
+DISC_RAL_DECLARE_MATMUL(f16)
+DISC_RAL_DECLARE_MATMUL(bf16)
+
+/// N-d convolution (1 to 3 spatial dims): input [N, C, S...], kernel
+/// [O, C/groups, K...], output [N, O, S'...] contiguous. Per spatial dim s
+/// (unused slots are ignored): stride, low/high padding, dilation (1 = none).
+#define DISC_RAL_DECLARE_CONV(SUFFIX)                                          \
+  void _mlir_ciface_disc_ral_conv_##SUFFIX(                                    \
+      void *ctx, disc::ral::UnrankedMemRef *input,                             \
+      disc::ral::UnrankedMemRef *kernel, disc::ral::UnrankedMemRef *output,    \
+      int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,       \
+      int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,          \
+      int64_t padHi2, int64_t dilation0, int64_t dilation1,                    \
+      int64_t dilation2, int64_t groups);
+DISC_RAL_DECLARE_CONV(f32)
+DISC_RAL_DECLARE_CONV(f16)
+DISC_RAL_DECLARE_CONV(bf16)
+}
+
+namespace disc {
+namespace ral {
+/// (name, address) of every function above, for a JIT's symbol table.
+struct RalSymbol {
+  const char *name;
+  void *address;
+};
+const RalSymbol *ralSymbols(int64_t *count);
+} // namespace ral
+} // namespace disc
+
+#endif // DISC_RUNTIME_RALAPI_H

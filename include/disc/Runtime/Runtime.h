@@ -1,0 +1,158 @@
+//===- Runtime.h - the DISC runtime (RAL): public C++ API -------*- C++ -*-===//
+//
+// The runtime knows nothing of MLIR. It runs a compiled entry function given
+// as a packed function pointer (`void fn(void **args)`, the convention of
+// MLIR's ExecutionEngine packed wrappers) whose arguments are, in order:
+//
+//   args[0]            -> void *            the per-call ExecutionContext
+//   per input tensor   -> allocated ptr, aligned ptr, int64 offset,
+//                         int64 sizes[rank], int64 strides[rank]
+//   last (if results)  -> storage for the results: for each result, the
+//                         words {allocated, aligned, offset, sizes[rank],
+//                         strides[rank]} (all 8-byte), results back to back.
+//
+// Every buffer the compiled code allocates comes from disc_ral_alloc (see
+// RalApi.h) and belongs to the call's ExecutionContext; buffers that become
+// outputs are handed to the caller without a copy, the rest are released when
+// the call returns (or fails).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_RUNTIME_RUNTIME_H
+#define DISC_RUNTIME_RUNTIME_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace disc {
+namespace ral {
+
+enum class DType : uint8_t { F16, BF16, F32, F64, I1, I8, I16, I32, I64, U8 };
+size_t dtypeSize(DType dtype);
+const char *dtypeName(DType dtype); // "f32", "bf16", "i1", ...
+
+/// Base of every error the runtime raises.
+class RuntimeError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+/// The inputs of a call contradict the compiled program (count, rank, dtype,
+/// static size, or two sizes that must be equal). Raised before any kernel
+/// runs when the signature catches it, or by a run-time check in the
+/// compiled code (disc_ral_fail).
+class InvocationError : public RuntimeError {
+public:
+  using RuntimeError::RuntimeError;
+};
+
+/// A caching allocator: 64-byte aligned blocks, freed blocks kept in
+/// size-bucketed free lists for reuse. Thread-safe.
+class Allocator {
+public:
+  Allocator();
+  ~Allocator();
+  Allocator(const Allocator &) = delete;
+  Allocator &operator=(const Allocator &) = delete;
+  /// Never returns null for a successful call; 0 bytes gives a valid block.
+  void *allocate(size_t bytes);
+  void deallocate(void *ptr);
+  /// Frees every cached (unused) block back to the system.
+  void releaseCache();
+  struct Stats {
+    size_t bytesInUse = 0;    // handed out and not yet returned
+    size_t peakBytesInUse = 0;
+    size_t bytesCached = 0;   // returned, kept for reuse
+    size_t numAllocations = 0;
+    size_t numCacheHits = 0;
+  };
+  Stats stats() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+struct ContextOptions {
+  /// Threads for library calls (oneDNN/OpenMP); 0 keeps the default.
+  int numThreads = 0;
+};
+
+/// State shared by all calls: allocator, oneDNN engine and primitive cache,
+/// thread settings. Thread-safe; one Context can serve many executables.
+class Context {
+public:
+  static std::shared_ptr<Context> create(const ContextOptions &options = {});
+  ~Context();
+  Allocator &allocator();
+  /// Opaque library state (oneDNN engine, primitive cache), for RalApi.cpp.
+  struct LibraryState;
+  LibraryState &libraries();
+  const ContextOptions &options() const;
+
+private:
+  Context();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// An input: contiguous, row-major memory owned by the caller.
+struct TensorView {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+/// An output: contiguous, row-major; `owner` keeps the memory alive and
+/// returns it to the allocator when the last reference goes.
+struct OutputTensor {
+  std::shared_ptr<void> owner;
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+/// What the compiled entry function expects. dims[i] == -1 is dynamic.
+/// dimClass[i] >= 0 names an equality class: all input dims in one class
+/// must have the same size at call time (and equal the class's staticSize
+/// when that is >= 0). `reason` says which op requires it.
+struct ArgSpec {
+  std::string name; // e.g. "%arg0"
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+  std::vector<int> dimClass;
+};
+struct DimClass {
+  int64_t staticSize = -1;
+  std::string reason;
+};
+struct ResultSpec {
+  DType dtype = DType::F32;
+  int64_t rank = 0;
+};
+struct Signature {
+  std::vector<ArgSpec> args;
+  std::vector<ResultSpec> results;
+  std::vector<DimClass> classes;
+};
+
+using PackedFunction = void (*)(void **);
+
+/// Checks `inputs` against `signature` (InvocationError naming the argument
+/// on mismatch), runs `fn`, and returns the outputs. Errors reported by the
+/// compiled code through disc_ral_fail become InvocationError; every buffer
+/// of the call is released on every path.
+std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
+                                 const Signature &signature,
+                                 const std::vector<TensorView> &inputs);
+
+/// Only the signature check (what invoke does first).
+void checkInputs(const Signature &signature,
+                 const std::vector<TensorView> &inputs);
+
+} // namespace ral
+} // namespace disc
+
+#endif // DISC_RUNTIME_RUNTIME_H

@@ -1,0 +1,149 @@
+//===- ShapeConstraints.cpp - which dynamic dims must be equal ------------===//
+#include "disc/Analysis/ShapeConstraints.h"
+
+#include "disc/Dialect/Disc/DiscDialect.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace disc;
+
+ShapeConstraints::ShapeConstraints(func::FuncOp func) {
+  func.walk([&](Operation *op) { visit(op); });
+}
+
+int64_t ShapeConstraints::idOf(Value value, int64_t dim) {
+  auto [it, inserted] = ids.try_emplace(Key{value, dim}, parent.size());
+  if (inserted) {
+    parent.push_back(it->second);
+    auto type = cast<RankedTensorType>(value.getType());
+    staticSize.push_back(type.getDimSize(dim));
+    reason.push_back(nullptr);
+  }
+  return it->second;
+}
+
+int64_t ShapeConstraints::find(int64_t id) {
+  while (parent[id] != id) {
+    parent[id] = parent[parent[id]];
+    id = parent[id];
+  }
+  return id;
+}
+
+int64_t ShapeConstraints::classOf(Value value, int64_t dim) {
+  return find(idOf(value, dim));
+}
+
+int64_t ShapeConstraints::staticSizeOf(int64_t classId) {
+  return staticSize[find(classId)];
+}
+
+std::string ShapeConstraints::reasonOf(int64_t classId) {
+  Operation *op = reason[find(classId)];
+  if (!op)
+    return "the argument's own type";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << op->getName() << "' at " << op->getLoc();
+  return text;
+}
+
+void ShapeConstraints::join(Value a, int64_t dimA, Value b, int64_t dimB,
+                            Operation *why) {
+  int64_t ra = classOf(a, dimA), rb = classOf(b, dimB);
+  if (ra == rb)
+    return;
+  parent[rb] = ra;
+  if (ShapedType::isDynamic(staticSize[ra]))
+    staticSize[ra] = staticSize[rb];
+  if (!reason[ra])
+    reason[ra] = reason[rb] ? reason[rb] : why;
+}
+
+void ShapeConstraints::joinAllDims(Value a, Value b, Operation *why) {
+  auto ta = cast<RankedTensorType>(a.getType());
+  auto tb = cast<RankedTensorType>(b.getType());
+  if (ta.getRank() != tb.getRank())
+    return;
+  for (int64_t i = 0; i < ta.getRank(); ++i)
+    join(a, i, b, i, why);
+}
+
+void ShapeConstraints::visit(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !isa<RankedTensorType>(op->getResult(0).getType()) ||
+      op->getDialect() == nullptr ||
+      op->getDialect()->getNamespace() != DiscDialect::getDialectNamespace())
+    return;
+  Value result = op->getResult(0);
+  int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+  // Elementwise ops: every operand of the result's rank has its shape.
+  if (op->hasTrait<OpTrait::Elementwise>()) {
+    for (Value operand : op->getOperands())
+      joinAllDims(result, operand, op);
+    return;
+  }
+  TypeSwitch<Operation *>(op)
+      .Case([&](ClampOp clamp) {
+        joinAllDims(result, clamp.getOperand(), op);
+        joinAllDims(result, clamp.getMin(), op);
+        joinAllDims(result, clamp.getMax(), op);
+      })
+      .Case([&](TransposeOp t) {
+        for (auto [i, p] : llvm::enumerate(t.getPermutation()))
+          join(result, i, t.getOperand(), p, op);
+      })
+      .Case([&](ConcatenateOp c) {
+        for (Value input : c.getInputs())
+          for (int64_t i = 0; i < rank; ++i)
+            if (i != (int64_t)c.getDimension())
+              join(result, i, input, i, op);
+      })
+      .Case([&](ReduceOp r) {
+        int64_t out = 0;
+        for (int64_t i = 0, e = r.getOperand().getType().getRank(); i < e;
+             ++i)
+          if (!llvm::is_contained(r.getDimensions(), i))
+            join(result, out++, r.getOperand(), i, op);
+      })
+      .Case([&](ScatterOp s) { joinAllDims(result, s.getOperand(), op); })
+      .Case([&](DotGeneralOp d) {
+        Value lhs = d.getLhs(), rhs = d.getRhs();
+        for (auto [l, r] : llvm::zip(d.getLhsBatchingDimensions(),
+                                     d.getRhsBatchingDimensions()))
+          join(lhs, l, rhs, r, op);
+        for (auto [l, r] : llvm::zip(d.getLhsContractingDimensions(),
+                                     d.getRhsContractingDimensions()))
+          join(lhs, l, rhs, r, op);
+        int64_t out = 0;
+        for (int64_t l : d.getLhsBatchingDimensions())
+          join(result, out++, lhs, l, op);
+        auto freeDims = [&](Value v, ArrayRef<int64_t> batch,
+                            ArrayRef<int64_t> contract) {
+          for (int64_t i = 0, e = cast<RankedTensorType>(v.getType()).getRank();
+               i < e; ++i)
+            if (!llvm::is_contained(batch, i) &&
+                !llvm::is_contained(contract, i))
+              join(result, out++, v, i, op);
+        };
+        freeDims(lhs, d.getLhsBatchingDimensions(),
+                 d.getLhsContractingDimensions());
+        freeDims(rhs, d.getRhsBatchingDimensions(),
+                 d.getRhsContractingDimensions());
+      })
+      .Case([&](ConvolutionOp c) {
+        join(result, 0, c.getLhs(), 0, op);
+        join(result, 1, c.getRhs(), 0, op);
+        if (c.getFeatureGroupCount() == 1)
+          join(c.getLhs(), 1, c.getRhs(), 1, op);
+      })
+      .Case([&](DynamicBroadcastInDimOp b) {
+        // An operand dim equals its output dim unless it is a static 1.
+        auto operandType = b.getOperand().getType();
+        for (auto [i, d] : llvm::enumerate(b.getBroadcastDimensions()))
+          if (!operandType.isDynamicDim(i) && operandType.getDimSize(i) != 1)
+            join(result, d, b.getOperand(), i, op);
+      })
+      .Default([](Operation *) {});
+}

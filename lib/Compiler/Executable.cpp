@@ -1,0 +1,262 @@
+//===- Executable.cpp - compile a disc module and run it ------------------===//
+#include "disc/Compiler/Executable.h"
+
+#include "disc/Analysis/ShapeConstraints.h"
+#include "disc/Compiler/Pipeline.h"
+#include "disc/Runtime/RalApi.h"
+#include "disc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
+using namespace mlir;
+
+namespace disc {
+
+static std::atomic<int64_t> numCompilations{0};
+int64_t compilationCount() { return numCompilations.load(); }
+
+struct Executable::Impl {
+  std::unique_ptr<ExecutionEngine> engine;
+  ral::PackedFunction function = nullptr;
+  ral::Signature signature;
+  std::string entryName;
+  std::shared_ptr<ral::Context> context;
+  double compileSeconds = 0;
+};
+
+Executable::Executable() : impl(std::make_unique<Impl>()) {}
+Executable::~Executable() = default;
+
+const ral::Signature &Executable::signature() const { return impl->signature; }
+const std::string &Executable::entryName() const { return impl->entryName; }
+double Executable::compileSeconds() const { return impl->compileSeconds; }
+
+std::vector<ral::OutputTensor>
+Executable::run(const std::vector<ral::TensorView> &inputs) {
+  return ral::invoke(*impl->context, impl->function, impl->signature, inputs);
+}
+
+namespace {
+
+/// Process-wide state set up once: LLVM targets, the pass registry.
+void initializeOnce() {
+  static std::once_flag flag;
+  std::call_once(flag, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    registerAllPasses();
+  });
+}
+
+std::shared_ptr<ral::Context> defaultContext() {
+  static std::shared_ptr<ral::Context> context = ral::Context::create();
+  return context;
+}
+
+FailureOr<ral::DType> toDType(Type t) {
+  if (t.isF16())
+    return ral::DType::F16;
+  if (t.isBF16())
+    return ral::DType::BF16;
+  if (t.isF32())
+    return ral::DType::F32;
+  if (t.isF64())
+    return ral::DType::F64;
+  if (t.isInteger(1))
+    return ral::DType::I1;
+  if (t.isInteger(8))
+    return ral::DType::I8;
+  if (t.isInteger(16))
+    return ral::DType::I16;
+  if (t.isInteger(32))
+    return ral::DType::I32;
+  if (t.isInteger(64))
+    return ral::DType::I64;
+  return failure();
+}
+
+/// Reads the entry function's call signature and its dim-equality classes.
+LogicalResult buildSignature(func::FuncOp entry, ral::Signature &signature) {
+  ShapeConstraints constraints(entry);
+  llvm::DenseMap<int64_t, int> classIds;
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return emitError(arg.getLoc())
+             << "entry argument " << arg.getArgNumber() << " has type "
+             << arg.getType() << "; only ranked tensors are supported";
+    auto dtype = toDType(type.getElementType());
+    if (failed(dtype))
+      return emitError(arg.getLoc()) << "unsupported element type "
+                                     << type.getElementType();
+    ral::ArgSpec spec;
+    spec.name = "%arg" + std::to_string(arg.getArgNumber());
+    spec.dtype = *dtype;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      spec.dims.push_back(type.isDynamicDim(d) ? -1 : type.getDimSize(d));
+      int64_t c = constraints.classOf(arg, d);
+      auto [it, inserted] =
+          classIds.try_emplace(c, (int)signature.classes.size());
+      if (inserted) {
+        ral::DimClass dimClass;
+        int64_t size = constraints.staticSizeOf(c);
+        dimClass.staticSize = ShapedType::isDynamic(size) ? -1 : size;
+        dimClass.reason = constraints.reasonOf(c);
+        signature.classes.push_back(dimClass);
+      }
+      spec.dimClass.push_back(it->second);
+    }
+    signature.args.push_back(std::move(spec));
+  }
+  for (Type t : entry.getResultTypes()) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    auto dtype = type ? toDType(type.getElementType()) : failure();
+    if (!type || failed(dtype))
+      return entry.emitError() << "unsupported result type " << t;
+    ral::ResultSpec spec;
+    spec.dtype = *dtype;
+    spec.rank = type.getRank();
+    signature.results.push_back(spec);
+  }
+  return success();
+}
+
+void writeFile(const std::string &dir, const std::string &name,
+               Operation *op) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(dir + "/" + name, ec);
+  if (!ec)
+    op->print(os);
+}
+
+} // namespace
+
+std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
+                                                const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  initializeOnce();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+
+  std::string diagnostics;
+  llvm::raw_string_ostream diagStream(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(mlirText, options.sourceName),
+      llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
+  auto fail = [&](const std::string &what) -> std::unique_ptr<Executable> {
+    diagStream.flush();
+    throw CompileError(what + (diagnostics.empty() ? "" : ":\n" + diagnostics));
+  };
+
+  std::string dumpDir = options.dumpDir;
+  if (!dumpDir.empty())
+    llvm::sys::fs::create_directories(dumpDir);
+
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module)
+    return fail("failed to parse the MLIR module");
+  if (failed(verify(*module)))
+    return fail("the MLIR module does not verify");
+  if (!dumpDir.empty())
+    writeFile(dumpDir, "00-input.mlir", *module);
+
+  auto runPipeline = [&](const std::string &pipeline, StringRef stage) {
+    PassManager pm(&context);
+    if (failed(parsePassPipeline(pipeline, pm, diagStream)))
+      return failure();
+    if (!dumpDir.empty())
+      pm.enableIRPrintingToFileTree(
+          [](Pass *, Operation *) { return false; },
+          [](Pass *, Operation *) { return true; },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+          /*printAfterOnlyOnFailure=*/false, dumpDir + "/" + stage.str());
+    return pm.run(*module);
+  };
+
+  if (failed(runPipeline(cpuPreparePipeline(), "1-prepare")))
+    return fail("compilation failed (prepare stage)");
+  auto result = std::unique_ptr<Executable>(new Executable());
+  func::FuncOp entry;
+  for (auto func : module->getOps<func::FuncOp>())
+    if (func->hasAttr(kEntryAttr))
+      entry = func;
+  if (!entry)
+    return fail("no entry function");
+  result->impl->entryName = entry.getSymName().str();
+  if (failed(buildSignature(entry, result->impl->signature)))
+    return fail("unsupported entry signature");
+
+  if (failed(runPipeline(cpuLowerPipeline(), "2-lower")))
+    return fail("compilation failed (lowering to LLVM)");
+  if (!dumpDir.empty())
+    writeFile(dumpDir, "99-llvm.mlir", *module);
+
+  // JIT with the host's CPU features so LLVM vectorises for this machine.
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return fail("cannot detect the host CPU: " +
+                llvm::toString(tmBuilder.takeError()));
+  auto targetMachine = tmBuilder->createTargetMachine();
+  if (!targetMachine)
+    return fail("cannot create a target machine: " +
+                llvm::toString(targetMachine.takeError()));
+  auto transformer = makeOptimizingTransformer(3, 0, targetMachine->get());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  SmallVector<StringRef, 1> libs{DISC_MLIR_C_RUNNER_UTILS};
+  engineOptions.sharedLibPaths = libs;
+  engineOptions.enableGDBNotificationListener = false;
+  engineOptions.enablePerfNotificationListener = false;
+  auto engine = ExecutionEngine::create(*module, engineOptions);
+  if (!engine)
+    return fail("JIT compilation failed: " +
+                llvm::toString(engine.takeError()));
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    int64_t count = 0;
+    const ral::RalSymbol *symbols = ral::ralSymbols(&count);
+    for (int64_t i = 0; i < count; ++i)
+      map[interner(symbols[i].name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(symbols[i].address),
+          llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  auto function = (*engine)->lookupPacked(result->impl->entryName);
+  if (!function)
+    return fail("cannot find the compiled entry: " +
+                llvm::toString(function.takeError()));
+  result->impl->function = *function;
+  result->impl->engine = std::move(*engine);
+  result->impl->context = defaultContext();
+  result->impl->compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ++numCompilations;
+  return result;
+}
+
+} // namespace disc

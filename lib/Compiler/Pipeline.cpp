@@ -1,0 +1,80 @@
+//===- Pipeline.cpp - the DISC pass pipeline ------------------------------===//
+#include "disc/Compiler/Pipeline.h"
+
+#include "disc/Conversion/Passes.h"
+#include "disc/Dialect/Disc/DiscDialect.h"
+#include "disc/Transforms/Passes.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+
+using namespace mlir;
+
+void disc::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<disc::DiscDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+std::string disc::cpuPreparePipeline() {
+  return "disc-select-entry,inline,symbol-dce,canonicalize,cse";
+}
+
+std::string disc::cpuLowerPipeline() {
+  // The stages of DESIGN.md, in order. Stage 4 (fusion planning) is empty in
+  // this version: each memory-bound op becomes its own loop nest, which LLVM
+  // then optimises; the fusion passes slot in right after the shape
+  // simplification below, before library-call lowering.
+  return // 1-2. graph level simplification (shape optimisation grows here)
+         "canonicalize,cse,"
+         // 3. placement: host shape code and device work share the CPU
+         "disc-add-ral-context,"
+         // 4. (fusion planning) + library calls
+         "disc-lower-library-calls,"
+         // 5. codegen of memory-bound ops
+         "disc-legalize-to-linalg,canonicalize,cse,"
+         // 6. bufferization (memory: per-call arena in the RAL)
+         "one-shot-bufferize{bufferize-function-boundaries=1 "
+         "function-boundary-type-conversion=identity-layout-map "
+         "unknown-type-conversion=identity-layout-map},"
+         "canonicalize,"
+         "func.func(convert-linalg-to-loops),"
+         "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+         "disc-ral-lower-asserts,"
+         // 7. to LLVM
+         "math-extend-to-supported-types,"
+         "arith-emulate-unsupported-floats{source-types=bf16,f16 "
+         "target-type=f32},"
+         "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
+         "arith-expand{include-bf16=true},"
+         "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+         "convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts,"
+         "disc-ral-inject-context";
+}
+
+void disc::registerAllPasses() {
+  mlir::registerAllPasses();
+  registerDiscTransformsPasses();
+  registerDiscConversionPasses();
+  static bool registered = [] {
+    PassPipelineRegistration<>(
+        "disc-cpu-prepare", "DISC stage 1: entry selection and simplification",
+        [](OpPassManager &pm) {
+          (void)parsePassPipeline(cpuPreparePipeline(), pm);
+        });
+    PassPipelineRegistration<>(
+        "disc-cpu-lower", "DISC stage 2: lower a prepared module to LLVM",
+        [](OpPassManager &pm) {
+          (void)parsePassPipeline(cpuLowerPipeline(), pm);
+        });
+    return true;
+  }();
+  (void)registered;
+}

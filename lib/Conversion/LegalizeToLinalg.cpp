@@ -1,0 +1,1321 @@
+//===- LegalizeToLinalg.cpp - memory-bound disc ops to linalg/tensor ------===//
+//
+// Every memory-bound disc op becomes linalg on tensors (or tensor ops, or an
+// scf loop nest for scatter). Result shapes come from the op's shape
+// reification, so everything works for `?` dims; where the op semantics need
+// two run-time sizes to agree, a cf.assert checks it (lowered later to a
+// runtime error, see disc-ral-lower-asserts).
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Conversion/Passes.h"
+#include "disc/Dialect/Disc/DiscDialect.h"
+
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace disc {
+#define GEN_PASS_DEF_DISCLEGALIZETOLINALG
+#include "disc/Conversion/Passes.h.inc"
+} // namespace disc
+
+using namespace mlir;
+using namespace disc;
+
+namespace {
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+bool isUnsignedLike(Type t) {
+  auto it = dyn_cast<IntegerType>(t);
+  return it && (it.isUnsigned() || it.getWidth() == 1);
+}
+
+/// Signless version of an element type (ui8 -> i8) for arith ops.
+Type signless(Type t) {
+  if (auto it = dyn_cast<IntegerType>(t))
+    return IntegerType::get(t.getContext(), it.getWidth());
+  return t;
+}
+
+RankedTensorType signlessTensor(Type t) {
+  auto tt = cast<RankedTensorType>(t);
+  return RankedTensorType::get(tt.getShape(), signless(tt.getElementType()));
+}
+
+/// The dynamic dims among `dims` for a tensor.empty of `type`.
+SmallVector<Value> dynamicDims(RankedTensorType type, ArrayRef<Value> dims) {
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      out.push_back(dims[i]);
+  return out;
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ArrayRef<Value> dims) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType(),
+                                 dynamicDims(type, dims));
+}
+
+/// cf.assert(a == b) unless both are the same constant or value.
+void assertEqual(OpBuilder &b, Location loc, Value x, Value y,
+                 const Twine &message) {
+  if (x == y)
+    return;
+  auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  if (cx && cy && *cx == *cy)
+    return;
+  Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  cf::AssertOp::create(b, loc, eq, message.str());
+}
+
+void assertTrue(OpBuilder &b, Location loc, Value cond, const Twine &message) {
+  if (auto c = getConstantIntValue(cond); c && *c)
+    return;
+  cf::AssertOp::create(b, loc, cond, message.str());
+}
+
+std::string opName(Operation *op) {
+  return op->getName().getStringRef().str();
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar bodies
+//===----------------------------------------------------------------------===//
+
+Value zeroOf(OpBuilder &b, Location loc, Type t) {
+  return arith::ConstantOp::create(b, loc, b.getZeroAttr(t));
+}
+
+Value oneOf(OpBuilder &b, Location loc, Type t) {
+  if (isa<FloatType>(t))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 1.0));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, 1));
+}
+
+/// Integer division/remainder without UB: a zero divisor gives 0 (torch
+/// raises there; StableHLO leaves it implementation-defined) and
+/// INT_MIN / -1 wraps.
+Value safeIntDivRem(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                    bool isRem, bool isUnsigned) {
+  Type t = lhs.getType();
+  Value zero = zeroOf(b, loc, t), one = oneOf(b, loc, t);
+  Value isZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rhs, zero);
+  Value safe = arith::SelectOp::create(b, loc, isZero, one, rhs);
+  Value result;
+  if (isUnsigned) {
+    result = isRem ? arith::RemUIOp::create(b, loc, lhs, safe).getResult()
+                   : arith::DivUIOp::create(b, loc, lhs, safe).getResult();
+  } else {
+    // -1 divisor: x / -1 = -x (wrapping), x % -1 = 0.
+    Value minusOne = arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, -1));
+    Value isMinusOne =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, safe, minusOne);
+    Value safe2 = arith::SelectOp::create(b, loc, isMinusOne, one, safe);
+    Value q = isRem ? arith::RemSIOp::create(b, loc, lhs, safe2).getResult()
+                    : arith::DivSIOp::create(b, loc, lhs, safe2).getResult();
+    Value special = isRem ? zero : arith::SubIOp::create(b, loc, zero, lhs);
+    result = arith::SelectOp::create(b, loc, isMinusOne, special, q);
+  }
+  return arith::SelectOp::create(b, loc, isZero, zero, result);
+}
+
+/// Shifts with StableHLO semantics for out-of-range amounts.
+Value safeShift(OpBuilder &b, Location loc, Operation *op, Value lhs,
+                Value rhs) {
+  Type t = lhs.getType();
+  unsigned width = t.getIntOrFloatBitWidth();
+  Value w = arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, width));
+  Value zero = zeroOf(b, loc, t);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rhs, w);
+  Value shifted;
+  Value outOfRange = zero;
+  if (isa<ShiftLeftOp>(op)) {
+    shifted = arith::ShLIOp::create(b, loc, lhs, rhs);
+  } else if (isa<ShiftRightLogicalOp>(op)) {
+    shifted = arith::ShRUIOp::create(b, loc, lhs, rhs);
+  } else {
+    Value wm1 = arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, width - 1));
+    Value clamped = arith::SelectOp::create(b, loc, inRange, rhs, wm1);
+    return arith::ShRSIOp::create(b, loc, lhs, clamped);
+  }
+  return arith::SelectOp::create(b, loc, inRange, shifted, outOfRange);
+}
+
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
+  Type fromS = signless(from), toS = signless(to);
+  if (fromS == toS)
+    return v;
+  bool fromFloat = isa<FloatType>(fromS), toFloat = isa<FloatType>(toS);
+  if (toS.isInteger(1)) {
+    if (fromFloat)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                   zeroOf(b, loc, fromS));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                 zeroOf(b, loc, fromS));
+  }
+  if (fromFloat && toFloat) {
+    if (fromS.getIntOrFloatBitWidth() < toS.getIntOrFloatBitWidth())
+      return arith::ExtFOp::create(b, loc, toS, v);
+    if (fromS.getIntOrFloatBitWidth() > toS.getIntOrFloatBitWidth())
+      return arith::TruncFOp::create(b, loc, toS, v);
+    // f16 <-> bf16: through f32.
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return arith::TruncFOp::create(b, loc, toS, wide);
+  }
+  if (!fromFloat && toFloat) {
+    if (isUnsignedLike(from))
+      return arith::UIToFPOp::create(b, loc, toS, v);
+    return arith::SIToFPOp::create(b, loc, toS, v);
+  }
+  if (fromFloat && !toFloat) {
+    if (isUnsignedLike(to))
+      return arith::FPToUIOp::create(b, loc, toS, v);
+    return arith::FPToSIOp::create(b, loc, toS, v);
+  }
+  unsigned fw = fromS.getIntOrFloatBitWidth(), tw = toS.getIntOrFloatBitWidth();
+  if (fw < tw) {
+    if (isUnsignedLike(from))
+      return arith::ExtUIOp::create(b, loc, toS, v);
+    return arith::ExtSIOp::create(b, loc, toS, v);
+  }
+  return arith::TruncIOp::create(b, loc, toS, v);
+}
+
+arith::CmpFPredicate floatPredicate(ComparisonDirection d) {
+  switch (d) {
+  case ComparisonDirection::EQ:
+    return arith::CmpFPredicate::OEQ;
+  case ComparisonDirection::NE:
+    return arith::CmpFPredicate::UNE;
+  case ComparisonDirection::GE:
+    return arith::CmpFPredicate::OGE;
+  case ComparisonDirection::GT:
+    return arith::CmpFPredicate::OGT;
+  case ComparisonDirection::LE:
+    return arith::CmpFPredicate::OLE;
+  case ComparisonDirection::LT:
+    return arith::CmpFPredicate::OLT;
+  }
+  llvm_unreachable("bad direction");
+}
+
+arith::CmpIPredicate intPredicate(ComparisonDirection d, bool isUnsigned) {
+  switch (d) {
+  case ComparisonDirection::EQ:
+    return arith::CmpIPredicate::eq;
+  case ComparisonDirection::NE:
+    return arith::CmpIPredicate::ne;
+  case ComparisonDirection::GE:
+    return isUnsigned ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+  case ComparisonDirection::GT:
+    return isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+  case ComparisonDirection::LE:
+    return isUnsigned ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+  case ComparisonDirection::LT:
+    return isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+  }
+  llvm_unreachable("bad direction");
+}
+
+/// The scalar computation of an elementwise disc op. `elementType` is the
+/// (original, possibly unsigned) element type of the first tensor operand.
+FailureOr<Value> buildScalar(OpBuilder &b, Location loc, Operation *op,
+                             ValueRange args, Type elementType,
+                             Type resultElementType) {
+  bool isFloat = isa<FloatType>(elementType);
+  bool isUnsigned = isUnsignedLike(elementType);
+  bool isPred = elementType.isInteger(1);
+  Value x = args.empty() ? Value() : args[0];
+  Value y = args.size() > 1 ? args[1] : Value();
+  using R = FailureOr<Value>;
+  return TypeSwitch<Operation *, R>(op)
+      .Case([&](AddOp) -> R {
+        if (isFloat)
+          return arith::AddFOp::create(b, loc, x, y).getResult();
+        if (isPred)
+          return arith::OrIOp::create(b, loc, x, y).getResult();
+        return arith::AddIOp::create(b, loc, x, y).getResult();
+      })
+      .Case([&](SubtractOp) -> R {
+        if (isFloat)
+          return arith::SubFOp::create(b, loc, x, y).getResult();
+        return arith::SubIOp::create(b, loc, x, y).getResult();
+      })
+      .Case([&](MulOp) -> R {
+        if (isFloat)
+          return arith::MulFOp::create(b, loc, x, y).getResult();
+        if (isPred)
+          return arith::AndIOp::create(b, loc, x, y).getResult();
+        return arith::MulIOp::create(b, loc, x, y).getResult();
+      })
+      .Case([&](DivOp) -> R {
+        if (isFloat)
+          return arith::DivFOp::create(b, loc, x, y).getResult();
+        return safeIntDivRem(b, loc, x, y, /*isRem=*/false, isUnsigned);
+      })
+      .Case([&](RemOp) -> R {
+        if (isFloat)
+          return arith::RemFOp::create(b, loc, x, y).getResult();
+        return safeIntDivRem(b, loc, x, y, /*isRem=*/true, isUnsigned);
+      })
+      .Case([&](MaxOp) -> R {
+        if (isFloat)
+          return arith::MaximumFOp::create(b, loc, x, y).getResult();
+        if (isUnsigned)
+          return arith::MaxUIOp::create(b, loc, x, y).getResult();
+        return arith::MaxSIOp::create(b, loc, x, y).getResult();
+      })
+      .Case([&](MinOp) -> R {
+        if (isFloat)
+          return arith::MinimumFOp::create(b, loc, x, y).getResult();
+        if (isUnsigned)
+          return arith::MinUIOp::create(b, loc, x, y).getResult();
+        return arith::MinSIOp::create(b, loc, x, y).getResult();
+      })
+      .Case([&](PowOp) -> R {
+        if (isFloat)
+          return math::PowFOp::create(b, loc, x, y).getResult();
+        return math::IPowIOp::create(b, loc, x, y).getResult();
+      })
+      .Case([&](Atan2Op) -> R {
+        return math::Atan2Op::create(b, loc, x, y).getResult();
+      })
+      .Case([&](AndOp) -> R {
+        return arith::AndIOp::create(b, loc, x, y).getResult();
+      })
+      .Case([&](OrOp) -> R {
+        return arith::OrIOp::create(b, loc, x, y).getResult();
+      })
+      .Case([&](XorOp) -> R {
+        return arith::XOrIOp::create(b, loc, x, y).getResult();
+      })
+      .Case<ShiftLeftOp, ShiftRightArithmeticOp, ShiftRightLogicalOp>(
+          [&](Operation *shift) -> R {
+            return safeShift(b, loc, shift, x, y);
+          })
+      .Case([&](CompareOp c) -> R {
+        if (isFloat)
+          return arith::CmpFOp::create(
+                     b, loc, floatPredicate(c.getComparisonDirection()), x, y)
+              .getResult();
+        return arith::CmpIOp::create(
+                   b, loc,
+                   intPredicate(c.getComparisonDirection(), isUnsigned), x, y)
+            .getResult();
+      })
+      .Case([&](SelectOp) -> R {
+        return arith::SelectOp::create(b, loc, args[0], args[1], args[2])
+            .getResult();
+      })
+      .Case([&](ClampOp) -> R {
+        // args: min, operand, max
+        Value lo = args[0], v = args[1], hi = args[2];
+        if (isFloat) {
+          Value m = arith::MaximumFOp::create(b, loc, v, lo);
+          return arith::MinimumFOp::create(b, loc, m, hi).getResult();
+        }
+        if (isUnsigned) {
+          Value m = arith::MaxUIOp::create(b, loc, v, lo);
+          return arith::MinUIOp::create(b, loc, m, hi).getResult();
+        }
+        Value m = arith::MaxSIOp::create(b, loc, v, lo);
+        return arith::MinSIOp::create(b, loc, m, hi).getResult();
+      })
+      .Case([&](ConvertOp) -> R {
+        return convertScalar(b, loc, x, elementType, resultElementType);
+      })
+      .Case([&](AbsOp) -> R {
+        if (isFloat)
+          return math::AbsFOp::create(b, loc, x).getResult();
+        if (isUnsigned)
+          return x;
+        return math::AbsIOp::create(b, loc, x).getResult();
+      })
+      .Case([&](NegOp) -> R {
+        if (isFloat)
+          return arith::NegFOp::create(b, loc, x).getResult();
+        return arith::SubIOp::create(b, loc, zeroOf(b, loc, x.getType()), x)
+            .getResult();
+      })
+      .Case([&](SignOp) -> R {
+        Type t = x.getType();
+        Value zero = zeroOf(b, loc, t);
+        if (isFloat) {
+          Value one = oneOf(b, loc, t);
+          Value s = math::CopySignOp::create(b, loc, one, x);
+          Value isZero =
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, zero);
+          Value isNan =
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+          Value r = arith::SelectOp::create(b, loc, isZero, zero, s);
+          return arith::SelectOp::create(b, loc, isNan, x, r).getResult();
+        }
+        Value gt = arith::CmpIOp::create(
+            b, loc,
+            isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt,
+            x, zero);
+        Value lt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x,
+                                         zero);
+        Value gtI = arith::ExtUIOp::create(b, loc, t, gt);
+        Value ltI = isUnsigned ? zero : arith::ExtUIOp::create(b, loc, t, lt);
+        return arith::SubIOp::create(b, loc, gtI, ltI).getResult();
+      })
+      .Case([&](ExpOp) -> R { return math::ExpOp::create(b, loc, x).getResult(); })
+      .Case([&](Expm1Op) -> R {
+        return math::ExpM1Op::create(b, loc, x).getResult();
+      })
+      .Case([&](LogOp) -> R { return math::LogOp::create(b, loc, x).getResult(); })
+      .Case([&](Log1pOp) -> R {
+        return math::Log1pOp::create(b, loc, x).getResult();
+      })
+      .Case([&](TanhOp) -> R {
+        return math::TanhOp::create(b, loc, x).getResult();
+      })
+      .Case([&](LogisticOp) -> R {
+        // 1 / (1 + exp(-x))
+        Value one = oneOf(b, loc, x.getType());
+        Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+        return arith::DivFOp::create(b, loc, one,
+                                     arith::AddFOp::create(b, loc, one, e))
+            .getResult();
+      })
+      .Case([&](SqrtOp) -> R {
+        return math::SqrtOp::create(b, loc, x).getResult();
+      })
+      .Case([&](RsqrtOp) -> R {
+        return math::RsqrtOp::create(b, loc, x).getResult();
+      })
+      .Case([&](CbrtOp) -> R {
+        return math::CbrtOp::create(b, loc, x).getResult();
+      })
+      .Case([&](SineOp) -> R { return math::SinOp::create(b, loc, x).getResult(); })
+      .Case([&](CosineOp) -> R {
+        return math::CosOp::create(b, loc, x).getResult();
+      })
+      .Case([&](TanOp) -> R { return math::TanOp::create(b, loc, x).getResult(); })
+      .Case([&](ErfOp) -> R { return math::ErfOp::create(b, loc, x).getResult(); })
+      .Case([&](FloorOp) -> R {
+        return math::FloorOp::create(b, loc, x).getResult();
+      })
+      .Case([&](CeilOp) -> R {
+        return math::CeilOp::create(b, loc, x).getResult();
+      })
+      .Case([&](RoundNearestEvenOp) -> R {
+        return math::RoundEvenOp::create(b, loc, x).getResult();
+      })
+      .Case([&](RoundNearestAfzOp) -> R {
+        return math::RoundOp::create(b, loc, x).getResult();
+      })
+      .Case([&](NotOp) -> R {
+        Value ones = arith::ConstantOp::create(
+            b, loc, b.getIntegerAttr(x.getType(), -1));
+        return arith::XOrIOp::create(b, loc, x, ones).getResult();
+      })
+      .Case([&](IsFiniteOp) -> R {
+        return math::IsFiniteOp::create(b, loc, x).getResult();
+      })
+      .Default([](Operation *) -> R { return failure(); });
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops -> linalg.generic
+//===----------------------------------------------------------------------===//
+
+struct ElementwiseToLinalg : public ConversionPattern {
+  ElementwiseToLinalg(MLIRContext *ctx)
+      : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<DiscDialect>(op->getDialect()) ||
+        !(op->hasTrait<OpTrait::Elementwise>() || isa<ClampOp>(op)))
+      return failure();
+    Location loc = op->getLoc();
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    int64_t rank = resultType.getRank();
+    // The first operand of full rank defines the iteration space (select's
+    // pred, clamp's operand).
+    Value shapeSource;
+    for (Value v : operands)
+      if (cast<RankedTensorType>(v.getType()).getRank() == rank) {
+        shapeSource = v;
+        break;
+      }
+    SmallVector<Value> dims = getDims(rewriter, loc, shapeSource);
+    // Operands of full rank must agree with the iteration space at run time.
+    for (auto [i, v] : llvm::enumerate(operands)) {
+      auto type = cast<RankedTensorType>(v.getType());
+      if (type.getRank() != rank || v == shapeSource)
+        continue;
+      SmallVector<Value> vDims = getDims(rewriter, loc, v);
+      for (int64_t d = 0; d < rank; ++d)
+        assertEqual(rewriter, loc, vDims[d], dims[d],
+                    opName(op) + ": operand " + Twine(i) + " dim " + Twine(d) +
+                        " does not match the other operands at " +
+                        locString(loc));
+    }
+    SmallVector<AffineMap> maps;
+    for (Value v : operands) {
+      int64_t r = cast<RankedTensorType>(v.getType()).getRank();
+      maps.push_back(r == rank ? rewriter.getMultiDimIdentityMap(rank)
+                               : AffineMap::get(rank, 0, {}, getContext()));
+    }
+    maps.push_back(rewriter.getMultiDimIdentityMap(rank));
+    RankedTensorType outType = signlessTensor(resultType);
+    Value init = emptyTensor(rewriter, loc, outType, dims);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    // The element type that decides signedness: the first non-pred operand
+    // (select/clamp bodies use the on_true/operand type).
+    Type elementType =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+    if (isa<SelectOp, ClampOp>(op))
+      elementType =
+          cast<RankedTensorType>(op->getOperand(1).getType()).getElementType();
+    bool failedBody = false;
+    SmallVector<Value> signlessOperands;
+    for (auto [orig, v] : llvm::zip(op->getOperands(), operands)) {
+      Type st = signlessTensor(v.getType());
+      signlessOperands.push_back(
+          st == v.getType()
+              ? v
+              : UnrealizedConversionCastOp::create(rewriter, loc, st, v)
+                    .getResult(0));
+    }
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType}, signlessOperands, ValueRange{init},
+        maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          FailureOr<Value> v =
+              buildScalar(b, l, op, args.drop_back(), elementType,
+                          resultType.getElementType());
+          if (failed(v)) {
+            failedBody = true;
+            linalg::YieldOp::create(b, l, args.back());
+            return;
+          }
+          linalg::YieldOp::create(b, l, *v);
+        });
+    if (failedBody) {
+      rewriter.eraseOp(generic);
+      return rewriter.notifyMatchFailure(op, "no scalar lowering");
+    }
+    Value result = generic.getResult(0);
+    if (outType != resultType)
+      result = UnrealizedConversionCastOp::create(rewriter, loc, resultType,
+                                                  result)
+                   .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  static std::string locString(Location loc) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << loc;
+    return s;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Constants and iota
+//===----------------------------------------------------------------------===//
+
+struct ConstantToArith : public OpConversionPattern<ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConstantOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto value = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!value)
+      return rewriter.notifyMatchFailure(op, "only dense constants");
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getElementType().isUnsignedInteger()) {
+      auto st = signlessTensor(type);
+      Value c = arith::ConstantOp::create(
+          rewriter, op.getLoc(),
+          value.bitcast(st.getElementType()).reshape(st));
+      rewriter.replaceOpWithNewOp<UnrealizedConversionCastOp>(op, type, c);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
+    return success();
+  }
+};
+
+template <typename OpTy>
+struct IotaToLinalg : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto dims = reifyResultDims(rewriter, op);
+    if (failed(dims))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto outType = signlessTensor(type);
+    Value init = emptyTensor(rewriter, loc, outType, *dims);
+    int64_t iotaDim = op.getIotaDimension();
+    Type elementType = type.getElementType();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(type.getRank())},
+        SmallVector<utils::IteratorType>(type.getRank(),
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i = linalg::IndexOp::create(b, l, iotaDim);
+          Value asI64 = arith::IndexCastOp::create(b, l, b.getI64Type(), i);
+          linalg::YieldOp::create(
+              b, l,
+              convertScalar(b, l, asI64, b.getI64Type(), elementType));
+        });
+    Value result = generic.getResult(0);
+    if (outType != type)
+      result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
+                   .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Broadcast
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+struct BroadcastToLinalg : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value operand = adaptor.getOperand();
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    auto outDims = reifyResultDims(rewriter, op);
+    if (failed(outDims))
+      return failure();
+    int64_t rank = resultType.getRank();
+    ArrayRef<int64_t> bdims = op.getBroadcastDimensions();
+    SmallVector<Value> inDims = getDims(rewriter, loc, operand);
+    // Decide per operand dim: statically equal (identity), statically 1
+    // (expand), or known only at run time (index computed in the body).
+    SmallVector<AffineExpr> exprs;
+    bool needsRuntimeIndex = false;
+    for (auto [i, d] : llvm::enumerate(bdims)) {
+      int64_t in = operandType.getDimSize(i), out = resultType.getDimSize(d);
+      if (in == 1 && out != 1) {
+        exprs.push_back(rewriter.getAffineConstantExpr(0));
+        continue;
+      }
+      if (!ShapedType::isDynamic(in) && in == out) {
+        exprs.push_back(rewriter.getAffineDimExpr(d));
+        continue;
+      }
+      // Run-time: operand dim is either the output dim or 1.
+      Value isOne = arith::CmpIOp::create(rewriter, loc,
+                                          arith::CmpIPredicate::eq, inDims[i],
+                                          cIndex(rewriter, loc, 1));
+      Value isEqual = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, inDims[i], (*outDims)[d]);
+      assertTrue(rewriter, loc,
+                 arith::OrIOp::create(rewriter, loc, isOne, isEqual),
+                 opName(op) + ": operand dim " + Twine(i) +
+                     " is neither 1 nor the size of result dim " + Twine(d));
+      if (!ShapedType::isDynamic(in) && ShapedType::isDynamic(out)) {
+        exprs.push_back(rewriter.getAffineDimExpr(d)); // asserted equal
+        continue;
+      }
+      needsRuntimeIndex = true;
+      exprs.push_back(rewriter.getAffineDimExpr(d));
+    }
+    auto outType = signlessTensor(resultType);
+    Value in = operand;
+    auto inSignless = signlessTensor(operandType);
+    if (inSignless != operandType)
+      in = UnrealizedConversionCastOp::create(rewriter, loc, inSignless, in)
+               .getResult(0);
+    Value init = emptyTensor(rewriter, loc, outType, *outDims);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    linalg::GenericOp generic;
+    if (!needsRuntimeIndex) {
+      SmallVector<AffineMap> maps{
+          AffineMap::get(rank, 0, exprs, rewriter.getContext()),
+          rewriter.getMultiDimIdentityMap(rank)};
+      generic = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{outType}, ValueRange{in}, ValueRange{init},
+          maps, iterators, [](OpBuilder &b, Location l, ValueRange args) {
+            linalg::YieldOp::create(b, l, args[0]);
+          });
+    } else {
+      // index_i = (inDim_i == 1) ? 0 : outIndex_{bdims[i]}
+      SmallVector<Value> expand;
+      for (auto [i, d] : llvm::enumerate(bdims))
+        expand.push_back(arith::CmpIOp::create(rewriter, loc,
+                                               arith::CmpIPredicate::eq,
+                                               inDims[i],
+                                               cIndex(rewriter, loc, 1)));
+      SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank)};
+      generic = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
+          maps, iterators, [&](OpBuilder &b, Location l, ValueRange) {
+            SmallVector<Value> idx;
+            Value zero = cIndex(b, l, 0);
+            for (auto [i, d] : llvm::enumerate(bdims)) {
+              Value o = linalg::IndexOp::create(b, l, d);
+              idx.push_back(arith::SelectOp::create(b, l, expand[i], zero, o));
+            }
+            Value v = tensor::ExtractOp::create(b, l, in, idx);
+            linalg::YieldOp::create(b, l, v);
+          });
+    }
+    Value result = generic.getResult(0);
+    if (outType != resultType)
+      result = UnrealizedConversionCastOp::create(rewriter, loc, resultType,
+                                                  result)
+                   .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reshape / transpose / slice / concatenate / pad
+//===----------------------------------------------------------------------===//
+
+Value product(OpBuilder &b, Location loc, ArrayRef<Value> dims) {
+  Value p = cIndex(b, loc, 1);
+  for (Value d : dims)
+    p = arith::MulIOp::create(b, loc, p, d);
+  return p;
+}
+
+template <typename OpTy>
+struct ReshapeToTensor : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outDims = reifyResultDims(rewriter, op);
+    if (failed(outDims))
+      return failure();
+    Value operand = adaptor.getOperand();
+    assertEqual(rewriter, loc, product(rewriter, loc, *outDims),
+                product(rewriter, loc, getDims(rewriter, loc, operand)),
+                opName(op) + ": the new shape does not have the operand's "
+                             "number of elements");
+    Value shape = tensor::FromElementsOp::create(
+        rewriter, loc,
+        RankedTensorType::get({(int64_t)outDims->size()},
+                              rewriter.getIndexType()),
+        *outDims);
+    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, op.getType(), operand,
+                                                   shape);
+    return success();
+  }
+};
+
+struct TransposeToLinalg : public OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outDims = reifyResultDims(rewriter, op);
+    if (failed(outDims))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value init = emptyTensor(rewriter, loc, type, *outDims);
+    auto t = linalg::TransposeOp::create(rewriter, loc, adaptor.getOperand(),
+                                         init, op.getPermutation());
+    rewriter.replaceOp(op, t.getResult());
+    return success();
+  }
+};
+
+struct SliceToTensor : public OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value operand = adaptor.getOperand();
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    SmallVector<Value> inDims = getDims(rewriter, loc, operand);
+    for (auto [i, l] : llvm::enumerate(op.getLimitIndices()))
+      if (operandType.isDynamicDim(i))
+        assertTrue(rewriter, loc,
+                   arith::CmpIOp::create(rewriter, loc,
+                                         arith::CmpIPredicate::sle,
+                                         cIndex(rewriter, loc, l), inDims[i]),
+                   "disc.slice: limit " + Twine(l) + " of dim " + Twine(i) +
+                       " exceeds the operand size");
+    SmallVector<int64_t> sizes;
+    for (auto [s, l, st] : llvm::zip(op.getStartIndices(),
+                                     op.getLimitIndices(), op.getStrides()))
+      sizes.push_back((l - s + st - 1) / st);
+    auto slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, cast<RankedTensorType>(op.getType()), operand,
+        ValueRange{}, ValueRange{}, ValueRange{}, op.getStartIndices(), sizes,
+        op.getStrides());
+    rewriter.replaceOp(op, slice.getResult());
+    return success();
+  }
+};
+
+struct RealDynamicSliceToTensor
+    : public OpConversionPattern<RealDynamicSliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RealDynamicSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value operand = adaptor.getOperand();
+    auto start = getShapeElements(rewriter, loc, adaptor.getStartIndices());
+    auto limit = getShapeElements(rewriter, loc, adaptor.getLimitIndices());
+    auto strides = getShapeElements(rewriter, loc, adaptor.getStrides());
+    auto outDims = reifyResultDims(rewriter, op);
+    if (failed(outDims))
+      return failure();
+    SmallVector<Value> inDims = getDims(rewriter, loc, operand);
+    Value zero = cIndex(rewriter, loc, 0);
+    for (size_t i = 0; i < inDims.size(); ++i) {
+      Value ok = arith::AndIOp::create(
+          rewriter, loc,
+          arith::AndIOp::create(
+              rewriter, loc,
+              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                    zero, start[i]),
+              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                    start[i], limit[i])),
+          arith::AndIOp::create(
+              rewriter, loc,
+              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                    limit[i], inDims[i]),
+              arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
+                                    strides[i], zero)));
+      assertTrue(rewriter, loc, ok,
+                 "disc.real_dynamic_slice: dim " + Twine(i) +
+                     " needs 0 <= start <= limit <= size and stride > 0");
+    }
+    SmallVector<OpFoldResult> offsets(start.begin(), start.end()),
+        sizes(outDims->begin(), outDims->end()),
+        steps(strides.begin(), strides.end());
+    auto slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, cast<RankedTensorType>(op.getType()), operand, offsets,
+        sizes, steps);
+    rewriter.replaceOp(op, slice.getResult());
+    return success();
+  }
+};
+
+struct ConcatenateToTensor : public OpConversionPattern<ConcatenateOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConcatenateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outDims = reifyResultDims(rewriter, op);
+    if (failed(outDims))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t axis = op.getDimension();
+    Value result = emptyTensor(rewriter, loc, type, *outDims);
+    Value offset = cIndex(rewriter, loc, 0);
+    for (auto [idx, input] : llvm::enumerate(adaptor.getInputs())) {
+      SmallVector<Value> dims = getDims(rewriter, loc, input);
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (d != axis)
+          assertEqual(rewriter, loc, dims[d], (*outDims)[d],
+                      "disc.concatenate: input " + Twine(idx) + " dim " +
+                          Twine(d) + " does not match input 0");
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      offsets[axis] = offset;
+      SmallVector<OpFoldResult> sizes(dims.begin(), dims.end());
+      SmallVector<OpFoldResult> strides(type.getRank(),
+                                        rewriter.getIndexAttr(1));
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                             offsets, sizes, strides);
+      offset = arith::AddIOp::create(rewriter, loc, offset, dims[axis]);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+template <typename OpTy>
+struct PadToTensor : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value operand = adaptor.getOperand();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t rank = type.getRank();
+    SmallVector<Value> lo, hi, interior;
+    if constexpr (std::is_same_v<OpTy, PadOp>) {
+      // Negative edge padding crops; supported without interior padding.
+      SmallVector<int64_t> cropLo, cropHi;
+      bool crop = false;
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t l = op.getEdgePaddingLow()[i], h = op.getEdgePaddingHigh()[i];
+        if ((l < 0 || h < 0) && op.getInteriorPadding()[i] != 0)
+          return rewriter.notifyMatchFailure(
+              op, "negative edge padding with interior padding");
+        cropLo.push_back(l < 0 ? -l : 0);
+        cropHi.push_back(h < 0 ? -h : 0);
+        crop |= l < 0 || h < 0;
+        lo.push_back(cIndex(rewriter, loc, std::max<int64_t>(l, 0)));
+        hi.push_back(cIndex(rewriter, loc, std::max<int64_t>(h, 0)));
+        interior.push_back(cIndex(rewriter, loc, op.getInteriorPadding()[i]));
+      }
+      if (crop) {
+        SmallVector<Value> dims = getDims(rewriter, loc, operand);
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        for (int64_t i = 0; i < rank; ++i) {
+          offsets.push_back(rewriter.getIndexAttr(cropLo[i]));
+          Value size = arith::SubIOp::create(
+              rewriter, loc, dims[i],
+              cIndex(rewriter, loc, cropLo[i] + cropHi[i]));
+          sizes.push_back(size);
+          strides.push_back(rewriter.getIndexAttr(1));
+        }
+        operand = tensor::ExtractSliceOp::create(rewriter, loc, operand,
+                                                 offsets, sizes, strides);
+      }
+    } else {
+      lo = getShapeElements(rewriter, loc, adaptor.getEdgePaddingLow());
+      hi = getShapeElements(rewriter, loc, adaptor.getEdgePaddingHigh());
+      interior = getShapeElements(rewriter, loc, adaptor.getInteriorPadding());
+      Value zero = cIndex(rewriter, loc, 0);
+      for (int64_t i = 0; i < rank; ++i) {
+        Value ok = arith::AndIOp::create(
+            rewriter, loc,
+            arith::AndIOp::create(
+                rewriter, loc,
+                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                      lo[i], zero),
+                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                      hi[i], zero)),
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                  interior[i], zero));
+        assertTrue(rewriter, loc, ok,
+                   "disc.dynamic_pad: negative padding of dim " + Twine(i) +
+                       " is not supported");
+      }
+    }
+    // Result = fill(pad) with the operand inserted at `lo`, stride
+    // interior + 1.
+    SmallVector<Value> inDims = getDims(rewriter, loc, operand), outDims;
+    Value one = cIndex(rewriter, loc, 1), zero = cIndex(rewriter, loc, 0);
+    for (int64_t i = 0; i < rank; ++i) {
+      Value inMinusOne = arith::MaxSIOp::create(
+          rewriter, loc, arith::SubIOp::create(rewriter, loc, inDims[i], one),
+          zero);
+      Value d = arith::AddIOp::create(
+          rewriter, loc, inDims[i],
+          arith::MulIOp::create(rewriter, loc, inMinusOne, interior[i]));
+      outDims.push_back(arith::AddIOp::create(
+          rewriter, loc, d, arith::AddIOp::create(rewriter, loc, lo[i], hi[i])));
+    }
+    Value padScalar = tensor::ExtractOp::create(
+        rewriter, loc, adaptor.getPaddingValue(), ValueRange{});
+    Value init = emptyTensor(rewriter, loc, type, outDims);
+    Value filled =
+        linalg::FillOp::create(rewriter, loc, padScalar, init).getResult(0);
+    SmallVector<OpFoldResult> offsets(lo.begin(), lo.end());
+    SmallVector<OpFoldResult> sizes(inDims.begin(), inDims.end());
+    SmallVector<OpFoldResult> strides;
+    for (Value in : interior)
+      strides.push_back(
+          arith::AddIOp::create(rewriter, loc, in, one).getResult());
+    Value result = tensor::InsertSliceOp::create(rewriter, loc, operand, filled,
+                                                 offsets, sizes, strides);
+    if (result.getType() != type)
+      result = tensor::CastOp::create(rewriter, loc, type, result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reduce
+//===----------------------------------------------------------------------===//
+
+Value reduceIdentity(OpBuilder &b, Location loc, ReduceKind kind, Type t,
+                     bool isUnsigned) {
+  if (auto ft = dyn_cast<FloatType>(t)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    switch (kind) {
+    case ReduceKind::Sum:
+      return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 0.0));
+    case ReduceKind::Prod:
+      return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 1.0));
+    case ReduceKind::Max:
+      return arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(t, APFloat::getInf(sem, /*Negative=*/true)));
+    case ReduceKind::Min:
+      return arith::ConstantOp::create(
+          b, loc, b.getFloatAttr(t, APFloat::getInf(sem, /*Negative=*/false)));
+    default:
+      break;
+    }
+    return {};
+  }
+  unsigned w = t.getIntOrFloatBitWidth();
+  APInt v;
+  switch (kind) {
+  case ReduceKind::Sum:
+  case ReduceKind::Or:
+    v = APInt::getZero(w);
+    break;
+  case ReduceKind::Prod:
+    v = APInt(w, 1);
+    break;
+  case ReduceKind::And:
+    v = APInt::getAllOnes(w);
+    break;
+  case ReduceKind::Max:
+    v = isUnsigned ? APInt::getZero(w) : APInt::getSignedMinValue(w);
+    break;
+  case ReduceKind::Min:
+    v = isUnsigned ? APInt::getAllOnes(w) : APInt::getSignedMaxValue(w);
+    break;
+  }
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, v));
+}
+
+Value reduceCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
+                    Value x, bool isUnsigned) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  bool isPred = acc.getType().isInteger(1);
+  switch (kind) {
+  case ReduceKind::Sum:
+    if (isFloat)
+      return arith::AddFOp::create(b, loc, acc, x);
+    if (isPred)
+      return arith::OrIOp::create(b, loc, acc, x);
+    return arith::AddIOp::create(b, loc, acc, x);
+  case ReduceKind::Prod:
+    if (isFloat)
+      return arith::MulFOp::create(b, loc, acc, x);
+    if (isPred)
+      return arith::AndIOp::create(b, loc, acc, x);
+    return arith::MulIOp::create(b, loc, acc, x);
+  case ReduceKind::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, acc, x);
+    return isUnsigned ? arith::MaxUIOp::create(b, loc, acc, x).getResult()
+                      : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+  case ReduceKind::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, acc, x);
+    return isUnsigned ? arith::MinUIOp::create(b, loc, acc, x).getResult()
+                      : arith::MinSIOp::create(b, loc, acc, x).getResult();
+  case ReduceKind::And:
+    return arith::AndIOp::create(b, loc, acc, x);
+  case ReduceKind::Or:
+    return arith::OrIOp::create(b, loc, acc, x);
+  }
+  llvm_unreachable("bad reduce kind");
+}
+
+struct ReduceToLinalg : public OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outDims = reifyResultDims(rewriter, op);
+    if (failed(outDims))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type originalElement = type.getElementType();
+    bool isUnsigned = isUnsignedLike(originalElement);
+    auto outType = signlessTensor(type);
+    Value operand = adaptor.getOperand();
+    auto inSignless = signlessTensor(operand.getType());
+    if (inSignless != operand.getType())
+      operand = UnrealizedConversionCastOp::create(rewriter, loc, inSignless,
+                                                   operand)
+                    .getResult(0);
+    Value identity = reduceIdentity(rewriter, loc, op.getKind(),
+                                    outType.getElementType(), isUnsigned);
+    if (!identity)
+      return rewriter.notifyMatchFailure(op, "unsupported kind for type");
+    Value init = emptyTensor(rewriter, loc, outType, *outDims);
+    Value filled =
+        linalg::FillOp::create(rewriter, loc, identity, init).getResult(0);
+    ReduceKind kind = op.getKind();
+    auto reduce = linalg::ReduceOp::create(
+        rewriter, loc, ValueRange{operand}, ValueRange{filled},
+        op.getDimensions(), [&](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(
+              b, l, reduceCombine(b, l, kind, args[1], args[0], isUnsigned));
+        });
+    Value result = reduce.getResult(0);
+    if (outType != type)
+      result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
+                   .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Gather
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+struct GatherToLinalg : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outDims = reifyResultDims(rewriter, op);
+    if (failed(outDims))
+      return failure();
+    Value operand = adaptor.getOperand();
+    Value indices = adaptor.getStartIndices();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto outType = signlessTensor(type);
+    auto inSignless = signlessTensor(operand.getType());
+    if (inSignless != operand.getType())
+      operand = UnrealizedConversionCastOp::create(rewriter, loc, inSignless,
+                                                   operand)
+                    .getResult(0);
+    int64_t resultRank = type.getRank();
+    int64_t operandRank = inSignless.getRank();
+    int64_t indicesRank = cast<RankedTensorType>(indices.getType()).getRank();
+    int64_t ivd = op.getIndexVectorDim();
+    SmallVector<Value> sliceSizes;
+    if constexpr (std::is_same_v<OpTy, GatherOp>) {
+      for (int64_t s : op.getSliceSizes())
+        sliceSizes.push_back(cIndex(rewriter, loc, s));
+    } else {
+      sliceSizes = getShapeElements(rewriter, loc, adaptor.getSliceSizes());
+    }
+    SmallVector<Value> operandDims = getDims(rewriter, loc, operand);
+    // Largest valid start per operand dim: size - slice size (clamped).
+    SmallVector<Value> maxStart;
+    for (int64_t d = 0; d < operandRank; ++d)
+      maxStart.push_back(arith::SubIOp::create(rewriter, loc, operandDims[d],
+                                               sliceSizes[d]));
+    SmallVector<int64_t> offsetDims(op.getOffsetDims());
+    SmallVector<int64_t> collapsed(op.getCollapsedSliceDims());
+    SmallVector<int64_t> startIndexMap(op.getStartIndexMap());
+    Value init = emptyTensor(rewriter, loc, outType, *outDims);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(resultRank)},
+        SmallVector<utils::IteratorType>(resultRank,
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> batchIdx, offsetIdx;
+          for (int64_t i = 0; i < resultRank; ++i) {
+            Value v = linalg::IndexOp::create(b, l, i);
+            if (llvm::is_contained(offsetDims, i))
+              offsetIdx.push_back(v);
+            else
+              batchIdx.push_back(v);
+          }
+          Value zero = cIndex(b, l, 0);
+          SmallVector<Value> fullStart(operandRank, zero);
+          for (auto [k, d] : llvm::enumerate(startIndexMap)) {
+            SmallVector<Value> idx;
+            unsigned next = 0;
+            for (int64_t j = 0; j < indicesRank; ++j)
+              idx.push_back(j == ivd ? cIndex(b, l, k) : batchIdx[next++]);
+            Value s = tensor::ExtractOp::create(b, l, indices, idx);
+            s = arith::IndexCastOp::create(b, l, b.getIndexType(), s);
+            s = arith::MaxSIOp::create(b, l, s, zero);
+            s = arith::MinSIOp::create(b, l, s, maxStart[d]);
+            fullStart[d] = s;
+          }
+          SmallVector<Value> operandIdx;
+          unsigned nextOffset = 0;
+          for (int64_t d = 0; d < operandRank; ++d) {
+            if (llvm::is_contained(collapsed, d)) {
+              operandIdx.push_back(fullStart[d]);
+              continue;
+            }
+            operandIdx.push_back(arith::AddIOp::create(
+                b, l, fullStart[d], offsetIdx[nextOffset++]));
+          }
+          Value v = tensor::ExtractOp::create(b, l, operand, operandIdx);
+          linalg::YieldOp::create(b, l, v);
+        });
+    Value result = generic.getResult(0);
+    if (outType != type)
+      result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
+                   .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Scatter: an scf.for nest over the updates (sequential: colliding indices
+// combine in order).
+//===----------------------------------------------------------------------===//
+
+struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value operand = adaptor.getOperand();
+    Value indices = adaptor.getScatterIndices();
+    Value updates = adaptor.getUpdates();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto st = signlessTensor(type);
+    bool isUnsigned = isUnsignedLike(type.getElementType());
+    if (st != type) {
+      operand = UnrealizedConversionCastOp::create(rewriter, loc, st, operand)
+                    .getResult(0);
+      updates = UnrealizedConversionCastOp::create(
+                    rewriter, loc, signlessTensor(updates.getType()), updates)
+                    .getResult(0);
+    }
+    int64_t operandRank = type.getRank();
+    int64_t indicesRank = cast<RankedTensorType>(indices.getType()).getRank();
+    int64_t ivd = op.getIndexVectorDim();
+    SmallVector<int64_t> windowDims(op.getUpdateWindowDims());
+    SmallVector<int64_t> inserted(op.getInsertedWindowDims());
+    SmallVector<int64_t> toOperand(op.getScatterDimsToOperandDims());
+    ScatterKind kind = op.getKind();
+    SmallVector<Value> updateDims = getDims(rewriter, loc, updates);
+    SmallVector<Value> operandDims = getDims(rewriter, loc, operand);
+    SmallVector<Value> lbs(updateDims.size(), cIndex(rewriter, loc, 0));
+    SmallVector<Value> steps(updateDims.size(), cIndex(rewriter, loc, 1));
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, updateDims, steps, ValueRange{operand},
+        [&](OpBuilder &b, Location l, ValueRange ivs,
+            ValueRange iterArgs) -> scf::ValueVector {
+          Value acc = iterArgs[0];
+          SmallVector<Value> batchIdx, windowIdx;
+          for (auto [i, iv] : llvm::enumerate(ivs)) {
+            if (llvm::is_contained(windowDims, (int64_t)i))
+              windowIdx.push_back(iv);
+            else
+              batchIdx.push_back(iv);
+          }
+          Value zero = cIndex(b, l, 0);
+          SmallVector<Value> fullStart(operandRank, zero);
+          for (auto [k, d] : llvm::enumerate(toOperand)) {
+            SmallVector<Value> idx;
+            unsigned next = 0;
+            for (int64_t j = 0; j < indicesRank; ++j)
+              idx.push_back(j == ivd ? cIndex(b, l, k) : batchIdx[next++]);
+            Value s = tensor::ExtractOp::create(b, l, indices, idx);
+            fullStart[d] = arith::IndexCastOp::create(b, l, b.getIndexType(), s);
+          }
+          SmallVector<Value> operandIdx;
+          unsigned nextWindow = 0;
+          Value inBounds = arith::ConstantIntOp::create(b, l, 1, 1);
+          for (int64_t d = 0; d < operandRank; ++d) {
+            Value idx = fullStart[d];
+            if (!llvm::is_contained(inserted, d))
+              idx = arith::AddIOp::create(b, l, idx, windowIdx[nextWindow++]);
+            operandIdx.push_back(idx);
+            Value ge = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                             idx, zero);
+            Value lt = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                             idx, operandDims[d]);
+            inBounds = arith::AndIOp::create(
+                b, l, inBounds, arith::AndIOp::create(b, l, ge, lt));
+          }
+          Value update = tensor::ExtractOp::create(b, l, updates, ivs);
+          auto ifOp = scf::IfOp::create(
+              b, l, inBounds,
+              [&](OpBuilder &tb, Location tl) {
+                Value v = update;
+                if (kind != ScatterKind::Replace) {
+                  Value cur = tensor::ExtractOp::create(tb, tl, acc, operandIdx);
+                  bool isFloat = isa<FloatType>(cur.getType());
+                  switch (kind) {
+                  case ScatterKind::Add:
+                    v = reduceCombine(tb, tl, ReduceKind::Sum, cur, update,
+                                      isUnsigned);
+                    break;
+                  case ScatterKind::Mul:
+                    v = reduceCombine(tb, tl, ReduceKind::Prod, cur, update,
+                                      isUnsigned);
+                    break;
+                  case ScatterKind::Max:
+                    v = reduceCombine(tb, tl, ReduceKind::Max, cur, update,
+                                      isUnsigned);
+                    break;
+                  case ScatterKind::Min:
+                    v = reduceCombine(tb, tl, ReduceKind::Min, cur, update,
+                                      isUnsigned);
+                    break;
+                  default:
+                    break;
+                  }
+                  (void)isFloat;
+                }
+                Value next = tensor::InsertOp::create(tb, tl, v, acc, operandIdx);
+                scf::YieldOp::create(tb, tl, next);
+              },
+              [&](OpBuilder &eb, Location el) {
+                scf::YieldOp::create(eb, el, acc);
+              });
+          return {ifOp.getResult(0)};
+        });
+    Value result = nest.results.empty() ? operand : nest.results[0];
+    if (st != type)
+      result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
+                   .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LegalizeToLinalgPass
+    : public disc::impl::DiscLegalizeToLinalgBase<LegalizeToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                           arith::ArithDialect, math::MathDialect,
+                           scf::SCFDialect, cf::ControlFlowDialect,
+                           func::FuncDialect, bufferization::BufferizationDialect,
+                           memref::MemRefDialect, LLVM::LLVMDialect>();
+    target.addLegalOp<UnrealizedConversionCastOp>();
+    target.addIllegalDialect<DiscDialect>();
+    RewritePatternSet patterns(ctx);
+    patterns.add<ElementwiseToLinalg>(ctx);
+    patterns.add<ConstantToArith, IotaToLinalg<IotaOp>,
+                 IotaToLinalg<DynamicIotaOp>,
+                 BroadcastToLinalg<BroadcastInDimOp>,
+                 BroadcastToLinalg<DynamicBroadcastInDimOp>,
+                 ReshapeToTensor<ReshapeOp>, ReshapeToTensor<DynamicReshapeOp>,
+                 TransposeToLinalg, SliceToTensor, RealDynamicSliceToTensor,
+                 ConcatenateToTensor, PadToTensor<PadOp>,
+                 PadToTensor<DynamicPadOp>, ReduceToLinalg,
+                 GatherToLinalg<GatherOp>, GatherToLinalg<DynamicGatherOp>,
+                 ScatterToLoops>(ctx);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

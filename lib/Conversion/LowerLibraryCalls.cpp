@@ -1,0 +1,311 @@
+//===- LowerLibraryCalls.cpp - dot_general/convolution -> RAL calls -------===//
+#include "disc/Conversion/Passes.h"
+#include "disc/Dialect/Disc/DiscDialect.h"
+#include "disc/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace disc {
+#define GEN_PASS_DEF_DISCLOWERLIBRARYCALLS
+#include "disc/Conversion/Passes.h.inc"
+} // namespace disc
+
+using namespace mlir;
+using namespace disc;
+
+namespace {
+
+Value cIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value cI64(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 64);
+}
+
+/// "f32", "f16", "bf16" or failure.
+FailureOr<std::string> librarySuffix(Type elementType) {
+  if (elementType.isF32())
+    return std::string("f32");
+  if (elementType.isF16())
+    return std::string("f16");
+  if (elementType.isBF16())
+    return std::string("bf16");
+  return failure();
+}
+
+/// The RAL context argument of the function containing `op`.
+FailureOr<Value> ralContext(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (!func || func.getNumArguments() == 0 ||
+      !func.getArgAttr(0, kRalContextAttr))
+    return failure();
+  return func.getArgument(0);
+}
+
+/// Declares (once) `func.func private @name(!llvm.ptr, memref<*xT> x3,
+/// i64 x numScalars) attributes {llvm.emit_c_interface}`.
+func::FuncOp declareRalFunction(ModuleOp module, StringRef name,
+                                Type elementType, unsigned numMemrefs,
+                                unsigned numScalars) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToStart(module.getBody());
+  MLIRContext *ctx = module.getContext();
+  SmallVector<Type> inputs{LLVM::LLVMPointerType::get(ctx)};
+  for (unsigned i = 0; i < numMemrefs; ++i)
+    inputs.push_back(UnrankedMemRefType::get(elementType, 0));
+  for (unsigned i = 0; i < numScalars; ++i)
+    inputs.push_back(b.getI64Type());
+  auto func = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType(inputs, {}));
+  func.setPrivate();
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  return func;
+}
+
+/// An operand as an unranked memref of any layout (read only).
+Value operandBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto layout = StridedLayoutAttr::get(
+      b.getContext(), ShapedType::kDynamic,
+      SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic));
+  auto memrefType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
+  auto toBuffer =
+      bufferization::ToBufferOp::create(b, loc, memrefType, tensor);
+  toBuffer.setReadOnly(true);
+  return memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), toBuffer);
+}
+
+/// Result buffer of `type` with the given dims.
+Value allocResult(OpBuilder &b, Location loc, RankedTensorType type,
+                  ArrayRef<Value> dims) {
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(dims[i]);
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return memref::AllocOp::create(b, loc, memrefType, dynamic);
+}
+
+Value resultTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value buffer) {
+  auto toTensor = bufferization::ToTensorOp::create(b, loc, type, buffer);
+  toTensor.setRestrict(true);
+  toTensor.setWritable(true);
+  return toTensor;
+}
+
+Value shapeOf(OpBuilder &b, Location loc, ArrayRef<Value> dims) {
+  return tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({(int64_t)dims.size()}, b.getIndexType()),
+      dims);
+}
+
+Value product(OpBuilder &b, Location loc, ArrayRef<Value> dims) {
+  Value p = cIndex(b, loc, 1);
+  for (Value d : dims)
+    p = arith::MulIOp::create(b, loc, p, d);
+  return p;
+}
+
+int64_t staticProduct(RankedTensorType type, ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) {
+    if (type.isDynamicDim(d))
+      return ShapedType::kDynamic;
+    p *= type.getDimSize(d);
+  }
+  return p;
+}
+
+/// Brings `value` to rank 3 [B, X, Y] with B = prod(group0), X = prod(group1),
+/// Y = prod(group2), after permuting its dims to group0 ++ group1 ++ group2
+/// (a disc.transpose only when that order is not already the natural one).
+Value toRank3(OpBuilder &b, Location loc, Value value,
+              ArrayRef<int64_t> group0, ArrayRef<int64_t> group1,
+              ArrayRef<int64_t> group2) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> perm(group0);
+  perm.append(group1.begin(), group1.end());
+  perm.append(group2.begin(), group2.end());
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, type.getRank()))) {
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm)
+      shape.push_back(type.getDimSize(p));
+    value = TransposeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        perm);
+  }
+  SmallVector<Value> dims = getDims(b, loc, value);
+  auto pt = cast<RankedTensorType>(value.getType());
+  size_t n0 = group0.size(), n1 = group1.size();
+  auto range = [&](size_t from, size_t count) {
+    return ArrayRef<Value>(dims).slice(from, count);
+  };
+  auto staticRange = [&](size_t from, size_t count) {
+    SmallVector<int64_t> idx;
+    for (size_t i = from; i < from + count; ++i)
+      idx.push_back(i);
+    return staticProduct(pt, idx);
+  };
+  SmallVector<int64_t> shape3{staticRange(0, n0), staticRange(n0, n1),
+                              staticRange(n0 + n1, group2.size())};
+  auto type3 = RankedTensorType::get(shape3, type.getElementType());
+  if (pt == type3)
+    return value;
+  SmallVector<Value> dims3{product(b, loc, range(0, n0)),
+                           product(b, loc, range(n0, n1)),
+                           product(b, loc, range(n0 + n1, group2.size()))};
+  return DynamicReshapeOp::create(b, loc, type3, value,
+                                  shapeOf(b, loc, dims3));
+}
+
+SmallVector<int64_t> complement(int64_t rank, ArrayRef<int64_t> a,
+                                ArrayRef<int64_t> b) {
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!llvm::is_contained(a, i) && !llvm::is_contained(b, i))
+      out.push_back(i);
+  return out;
+}
+
+bool isNaturalOrder(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
+                    ArrayRef<int64_t> c) {
+  SmallVector<int64_t> all(a);
+  all.append(b.begin(), b.end());
+  all.append(c.begin(), c.end());
+  return llvm::equal(all, llvm::seq<int64_t>(0, all.size()));
+}
+
+LogicalResult lowerDotGeneral(DotGeneralOp op, Value ctx) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto suffix = librarySuffix(op.getLhs().getType().getElementType());
+  if (failed(suffix))
+    return op.emitOpError()
+           << "has element type " << op.getLhs().getType().getElementType()
+           << "; the CPU library (oneDNN) supports f32, f16 and bf16";
+  auto lhsType = op.getLhs().getType(), rhsType = op.getRhs().getType();
+  ArrayRef<int64_t> lb = op.getLhsBatchingDimensions(),
+                    lc = op.getLhsContractingDimensions(),
+                    rb = op.getRhsBatchingDimensions(),
+                    rc = op.getRhsContractingDimensions();
+  SmallVector<int64_t> lf = complement(lhsType.getRank(), lb, lc);
+  SmallVector<int64_t> rf = complement(rhsType.getRank(), rb, rc);
+  // lhs as [B, M, K], or [B, K, M] with transA when that is its natural
+  // layout; rhs as [B, K, N], or [B, N, K] with transB.
+  bool transA = !isNaturalOrder(lb, lf, lc) && isNaturalOrder(lb, lc, lf);
+  bool transB = !isNaturalOrder(rb, rc, rf) && isNaturalOrder(rb, rf, rc);
+  Value a = transA ? toRank3(b, loc, op.getLhs(), lb, lc, lf)
+                   : toRank3(b, loc, op.getLhs(), lb, lf, lc);
+  Value bb = transB ? toRank3(b, loc, op.getRhs(), rb, rf, rc)
+                    : toRank3(b, loc, op.getRhs(), rb, rc, rf);
+  SmallVector<Value> aDims = getDims(b, loc, a), bDims = getDims(b, loc, bb);
+  Value batch = aDims[0], m = transA ? aDims[2] : aDims[1];
+  Value n = transB ? bDims[1] : bDims[2];
+  auto resultType = cast<RankedTensorType>(op.getType());
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bb.getType());
+  SmallVector<int64_t> cShape{aType.getDimSize(0),
+                              aType.getDimSize(transA ? 2 : 1),
+                              bType.getDimSize(transB ? 1 : 2)};
+  auto cType = RankedTensorType::get(cShape, resultType.getElementType());
+  Value cBuffer = allocResult(b, loc, cType, {batch, m, n});
+  func::FuncOp callee = declareRalFunction(
+      op->getParentOfType<ModuleOp>(), "disc_ral_matmul_" + *suffix,
+      resultType.getElementType(), 3, 2);
+  Value cUnranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(resultType.getElementType(), 0),
+      cBuffer);
+  func::CallOp::create(b, loc, callee,
+                       ValueRange{ctx, operandBuffer(b, loc, a),
+                                  operandBuffer(b, loc, bb), cUnranked,
+                                  cI64(b, loc, transA), cI64(b, loc, transB)});
+  Value c = resultTensor(b, loc, cType, cBuffer);
+  // Back to [batch..., lhs free..., rhs free...].
+  if (cType != resultType) {
+    auto dims = reifyResultDims(b, op);
+    if (failed(dims))
+      return op.emitOpError("cannot compute the result shape");
+    c = DynamicReshapeOp::create(b, loc, resultType, c,
+                                 shapeOf(b, loc, *dims));
+  }
+  op.replaceAllUsesWith(c);
+  op.erase();
+  return success();
+}
+
+LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto suffix = librarySuffix(op.getLhs().getType().getElementType());
+  if (failed(suffix))
+    return op.emitOpError()
+           << "has element type " << op.getLhs().getType().getElementType()
+           << "; the CPU library (oneDNN) supports f32, f16 and bf16";
+  auto resultType = cast<RankedTensorType>(op.getType());
+  auto dims = reifyResultDims(b, op);
+  if (failed(dims))
+    return op.emitOpError("cannot compute the result shape");
+  Value out = allocResult(b, loc, resultType, *dims);
+  func::FuncOp callee = declareRalFunction(
+      op->getParentOfType<ModuleOp>(), "disc_ral_conv_" + *suffix,
+      resultType.getElementType(), 3, 13);
+  SmallVector<Value> args{
+      ctx, operandBuffer(b, loc, op.getLhs()), operandBuffer(b, loc, op.getRhs()),
+      memref::CastOp::create(
+          b, loc, UnrankedMemRefType::get(resultType.getElementType(), 0),
+          out)};
+  auto pushParams = [&](ArrayRef<int64_t> values, int64_t fill) {
+    for (int64_t i = 0; i < 3; ++i)
+      args.push_back(
+          cI64(b, loc, i < (int64_t)values.size() ? values[i] : fill));
+  };
+  pushParams(op.getWindowStrides(), 1);
+  pushParams(op.getPaddingLow(), 0);
+  pushParams(op.getPaddingHigh(), 0);
+  pushParams(op.getRhsDilation(), 1);
+  args.push_back(cI64(b, loc, op.getFeatureGroupCount()));
+  for (int64_t p : op.getPaddingLow())
+    if (p < 0)
+      return op.emitOpError("negative convolution padding is not supported");
+  for (int64_t p : op.getPaddingHigh())
+    if (p < 0)
+      return op.emitOpError("negative convolution padding is not supported");
+  func::CallOp::create(b, loc, callee, args);
+  op.replaceAllUsesWith(resultTensor(b, loc, resultType, out));
+  op.erase();
+  return success();
+}
+
+struct LowerLibraryCallsPass
+    : public disc::impl::DiscLowerLibraryCallsBase<LowerLibraryCallsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<DotGeneralOp, ConvolutionOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      FailureOr<Value> ctx = ralContext(op);
+      if (failed(ctx)) {
+        op->emitOpError("needs the RAL context: its function has no "
+                        "disc.ral_context argument (run disc-add-ral-context)");
+        return signalPassFailure();
+      }
+      LogicalResult result =
+          isa<DotGeneralOp>(op) ? lowerDotGeneral(cast<DotGeneralOp>(op), *ctx)
+                                : lowerConvolution(cast<ConvolutionOp>(op),
+                                                   *ctx);
+      if (failed(result))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
