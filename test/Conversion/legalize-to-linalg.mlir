@@ -1,0 +1,151 @@
+// RUN: disc-opt %s -disc-legalize-to-linalg -split-input-file | FileCheck %s
+
+// Elementwise ops become one linalg.generic each, over the dynamic shape,
+// with a run-time check that the operands agree.
+// CHECK-LABEL: func @add_tanh
+// CHECK: cf.assert {{.*}} "disc.add: operand 1 dim 0 does not match
+// CHECK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?xf32>
+// CHECK: linalg.generic
+// CHECK:   arith.addf
+// CHECK: linalg.generic
+// CHECK:   math.tanh
+// CHECK-NOT: disc.
+func.func @add_tanh(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.add %a, %b : tensor<?x?xf32>
+  %1 = disc.tanh %0 : tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}
+
+// -----
+
+// No check is emitted when the dims are statically equal.
+// CHECK-LABEL: func @static_add
+// CHECK-NOT: cf.assert
+// CHECK: arith.addi
+func.func @static_add(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = disc.add %a, %b : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Boolean add is logical or (StableHLO); integer division is guarded.
+// CHECK-LABEL: func @bool_and_int
+// CHECK: arith.ori
+// CHECK: arith.select
+// CHECK: arith.divsi
+func.func @bool_and_int(%p: tensor<4xi1>, %i: tensor<4xi32>) -> (tensor<4xi1>, tensor<4xi32>) {
+  %0 = disc.add %p, %p : tensor<4xi1>
+  %1 = disc.divide %i, %i : tensor<4xi32>
+  return %0, %1 : tensor<4xi1>, tensor<4xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func @compare_select_convert
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
+// CHECK: arith.fptosi
+func.func @compare_select_convert(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xi32> {
+  %p = disc.compare LT, %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xi1>
+  %s = disc.select %p, %a, %b : tensor<?xi1>, tensor<?xf32>
+  %c = disc.convert %s : (tensor<?xf32>) -> tensor<?xi32>
+  return %c : tensor<?xi32>
+}
+
+// -----
+
+// A static broadcast uses an indexing map; a dynamic operand dim that may be
+// 1 is resolved at run time in the body.
+// CHECK-DAG: #[[BCAST:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @broadcasts
+// CHECK: linalg.generic {indexing_maps = [#[[BCAST]], {{.*}}]
+// CHECK: cf.assert {{.*}} "disc.dynamic_broadcast_in_dim: operand dim 0 is neither 1 nor the size of result dim 0"
+// CHECK: linalg.generic
+// CHECK:   linalg.index 0
+// CHECK:   arith.select
+// CHECK:   tensor.extract
+func.func @broadcasts(%v: tensor<4xf32>, %d: tensor<?x?xf32>, %s: tensor<2xindex>) -> (tensor<3x4xf32>, tensor<?x?xf32>) {
+  %0 = disc.broadcast_in_dim %v, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
+  %1 = disc.dynamic_broadcast_in_dim %d, %s, dims = [0, 1] : (tensor<?x?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0, %1 : tensor<3x4xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @reduce_max
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill
+// CHECK: linalg.reduce
+// CHECK:   arith.maximumf
+func.func @reduce_max(%a: tensor<?x?xf32>) -> tensor<?xf32> {
+  %0 = disc.reduce %a, dims = [1], kind = max : (tensor<?x?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @reshape_transpose
+// CHECK: cf.assert {{.*}} "disc.dynamic_reshape: the new shape does not have the operand's number of elements"
+// CHECK: tensor.reshape
+// CHECK: linalg.transpose
+func.func @reshape_transpose(%a: tensor<?x?xf32>, %s: tensor<2xindex>) -> tensor<?x?xf32> {
+  %0 = disc.dynamic_reshape %a, %s : (tensor<?x?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %1 = disc.transpose %0, dims = [1, 0] : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @concat_pad_slice
+// CHECK: tensor.insert_slice
+// CHECK: tensor.insert_slice
+// CHECK: linalg.fill
+// CHECK: tensor.insert_slice %arg0 into %{{.*}}[%c1] [%{{.*}}] [%{{.*}}]
+// CHECK: tensor.extract_slice {{.*}}[1] [2] [2]
+func.func @concat_pad_slice(%a: tensor<?xf32>, %b: tensor<?xf32>, %z: tensor<f32>, %c: tensor<5xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<2xf32>) {
+  %0 = disc.concatenate %a, %b dim = 0 : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  %1 = disc.pad %a, %z, low = [1], high = [0], interior = [1] : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
+  %2 = disc.slice %c, start = [1], limit = [4], strides = [2] : (tensor<5xf32>) -> tensor<2xf32>
+  return %0, %1, %2 : tensor<?xf32>, tensor<?xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Gather reads the index tensor and the operand in the body (embedding).
+// CHECK-LABEL: func @embedding
+// CHECK: linalg.generic
+// CHECK:   tensor.extract %{{.*}}[%{{.*}}] : tensor<?xi64>
+// CHECK:   arith.index_cast
+// CHECK:   arith.maxsi
+// CHECK:   arith.minsi
+// CHECK:   tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x?xf32>
+func.func @embedding(%table: tensor<?x?xf32>, %ids: tensor<?xi64>, %sizes: tensor<2xindex>) -> tensor<?x?xf32> {
+  %0 = disc.dynamic_gather %table[%ids], %sizes offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// Scatter is a sequential loop nest over the updates, skipping out-of-bound
+// indices.
+// CHECK-LABEL: func @scatter_add
+// CHECK: scf.for
+// CHECK:   scf.for
+// CHECK:     scf.if
+// CHECK:       arith.addf
+// CHECK:       tensor.insert
+func.func @scatter_add(%a: tensor<?x?xf32>, %i: tensor<?x1xi64>, %u: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.scatter %a[%i], %u, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?x1xi64>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @iota
+// CHECK: linalg.index 1
+// CHECK: arith.sitofp
+func.func @iota(%s: tensor<2xindex>) -> tensor<?x?xf32> {
+  %0 = disc.dynamic_iota %s, dim = 1 : (tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

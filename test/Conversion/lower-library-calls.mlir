@@ -1,0 +1,52 @@
+// RUN: disc-opt %s -disc-select-entry -disc-add-ral-context -disc-lower-library-calls -split-input-file | FileCheck %s
+
+// x @ W^T (PyTorch linear): rhs is [N, K], passed with transB = 1, no
+// transpose is materialised.
+// CHECK: func.func private @disc_ral_matmul_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func @linear
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr {disc.ral_context}
+// CHECK-NOT: disc.transpose
+// CHECK: memref.alloc
+// CHECK: bufferization.to_buffer %{{.*}} read_only
+// CHECK: call @disc_ral_matmul_f32(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %c0_i64, %c1_i64)
+// CHECK: bufferization.to_tensor %{{.*}} restrict writable
+// CHECK: disc.dynamic_reshape
+// CHECK-NOT: disc.dot_general
+func.func @linear(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// Batched bf16 matmul in natural layout: already rank 3, no reshape.
+// CHECK-LABEL: func @bmm
+// CHECK-NOT: disc.transpose
+// CHECK-NOT: disc.dynamic_reshape
+// CHECK: call @disc_ral_matmul_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0_i64{{.*}}, %c0_i64{{.*}})
+func.func @bmm(%a: tensor<?x?x?xbf16>, %b: tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16> {
+  %0 = disc.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<?x?x?xbf16>, tensor<?x?x?xbf16>) -> tensor<?x?x?xbf16>
+  return %0 : tensor<?x?x?xbf16>
+}
+
+// -----
+
+// A layout that is neither natural nor a transpose flag gets a transpose.
+// CHECK-LABEL: func @batch_last
+// CHECK: disc.transpose %{{.*}}, dims = [2, 0, 1]
+// CHECK: call @disc_ral_matmul_f32
+func.func @batch_last(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = disc.dot_general %a, %b, batching_dims = [2] x [0], contracting_dims = [1] x [1] : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+// CHECK: func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func @conv
+// CHECK: memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x8x?x?xf32>
+// CHECK: call @disc_ral_conv_f32(
+func.func @conv(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  return %0 : tensor<?x8x?x?xf32>
+}

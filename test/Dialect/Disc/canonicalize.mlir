@@ -1,0 +1,39 @@
+// RUN: disc-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func @identities
+// CHECK-SAME: (%[[A:.*]]: tensor<?xf32>, %[[I:.*]]: tensor<?xi32>)
+// CHECK-NEXT: return %[[A]], %[[I]], %[[A]], %[[A]]
+func.func @identities(%a: tensor<?xf32>, %i: tensor<?xi32>) -> (tensor<?xf32>, tensor<?xi32>, tensor<?xf32>, tensor<?xf32>) {
+  %one = disc.constant dense<1.0> : tensor<1xf32>
+  %zero_i = disc.constant dense<0> : tensor<1xi32>
+  %0 = disc.convert %a : (tensor<?xf32>) -> tensor<?xf32>
+  %1 = disc.transpose %0, dims = [0] : (tensor<?xf32>) -> tensor<?xf32>
+  return %1, %i, %a, %1 : tensor<?xf32>, tensor<?xi32>, tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+// x + 0.0 is NOT folded (x = -0.0 would change sign); x + (-0.0) is.
+// CHECK-LABEL: func @add_zero
+// CHECK: %[[R:.*]] = disc.add
+// CHECK: return %[[R]], %arg0
+func.func @add_zero(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %pz = disc.constant dense<0.0> : tensor<4xf32>
+  %nz = disc.constant dense<-0.0> : tensor<4xf32>
+  %0 = disc.add %a, %pz : tensor<4xf32>
+  %1 = disc.add %a, %nz : tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @mul_one_reshape_const
+// CHECK-DAG: %[[C:.*]] = disc.constant dense<{{\[\[}}1, 2], [3, 4]]> : tensor<2x2xi32>
+// CHECK: return %arg0, %[[C]]
+func.func @mul_one_reshape_const(%a: tensor<4xi32>) -> (tensor<4xi32>, tensor<2x2xi32>) {
+  %one = disc.constant dense<1> : tensor<4xi32>
+  %c = disc.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %0 = disc.multiply %a, %one : tensor<4xi32>
+  %1 = disc.reshape %c : (tensor<4xi32>) -> tensor<2x2xi32>
+  return %0, %1 : tensor<4xi32>, tensor<2x2xi32>
+}

@@ -1,0 +1,264 @@
+// RUN: disc-opt %s -split-input-file -verify-diagnostics
+
+func.func @add_type_mismatch(%a: tensor<3x4xf32>, %b: tensor<5x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape}}
+  %0 = "disc.add"(%a, %b) : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @exp_of_int(%a: tensor<?xi32>) -> tensor<?xi32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = disc.exponential %a : tensor<?xi32>
+  return %0 : tensor<?xi32>
+}
+
+// -----
+
+func.func @not_of_float(%a: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = disc.not %a : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @compare_bad_result(%a: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = disc.compare LT, %a, %a : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @select_pred_shape(%p: tensor<3xi1>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape}}
+  %0 = disc.select %p, %a, %a : tensor<3xi1>, tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @clamp_bad_bound(%lo: tensor<2xf32>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{min must be rank 0 or have the operand's shape}}
+  %0 = disc.clamp %lo, %a, %lo : (tensor<2xf32>, tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @convert_shape(%a: tensor<4xf32>) -> tensor<5xi32> {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape}}
+  %0 = disc.convert %a : (tensor<4xf32>) -> tensor<5xi32>
+  return %0 : tensor<5xi32>
+}
+
+// -----
+
+func.func @constant_type() {
+  // expected-error @+2 {{inferred type(s) 'tensor<2xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "disc.constant"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @iota_dim() -> tensor<2x3xi32> {
+  // expected-error @+1 {{iota_dimension 2 is out of range for rank 2}}
+  %0 = disc.iota dim = 2 : tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+func.func @iota_dynamic() -> tensor<?xi32> {
+  // expected-error @+1 {{result must be statically shaped; use disc.dynamic_iota}}
+  %0 = disc.iota dim = 0 : tensor<?xi32>
+  return %0 : tensor<?xi32>
+}
+
+// -----
+
+func.func @dynamic_iota_shape_len(%s: tensor<3xindex>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{output_shape has 3 elements, expected 2}}
+  %0 = disc.dynamic_iota %s, dim = 0 : (tensor<3xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @broadcast_dims(%a: tensor<4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{broadcast_dimensions has 2 entries, expected the operand rank 1}}
+  %0 = disc.broadcast_in_dim %a, dims = [0, 1] : (tensor<4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @broadcast_size(%a: tensor<4xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{operand dim 0 (4) cannot broadcast to result dim 1 (5)}}
+  %0 = disc.broadcast_in_dim %a, dims = [1] : (tensor<4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @dynamic_broadcast_dims(%a: tensor<4xf32>, %s: tensor<2xindex>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{broadcast_dimensions dim 2 is out of range for rank 2}}
+  %0 = disc.dynamic_broadcast_in_dim %a, %s, dims = [2] : (tensor<4xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<4xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{operand has 4 elements but the result has 6}}
+  %0 = disc.reshape %a : (tensor<4xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @dynamic_reshape_len(%a: tensor<?xf32>, %s: tensor<3xindex>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{output_shape has 3 elements, expected 2}}
+  %0 = disc.dynamic_reshape %a, %s : (tensor<?xf32>, tensor<3xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @transpose_perm(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{permutation dim 0 appears twice}}
+  %0 = disc.transpose %a, dims = [0, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_result(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{result dim 0 (2) does not match operand dim 1 (3)}}
+  %0 = disc.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @slice_limit(%a: tensor<4xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{dim 0: limit 5 exceeds the operand size 4}}
+  %0 = disc.slice %a, start = [0], limit = [5], strides = [1] : (tensor<4xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @slice_stride(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{stride 0 must be positive}}
+  %0 = disc.slice %a, start = [0], limit = [4], strides = [0] : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @real_dynamic_slice_len(%a: tensor<?x?xf32>, %s: tensor<3xindex>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{start_indices has 3 elements, expected 2}}
+  %0 = disc.real_dynamic_slice %a, %s, %s, %s : (tensor<?x?xf32>, tensor<3xindex>, tensor<3xindex>, tensor<3xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @concat_dim(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{input 1 dim 1 (4) does not match the result (3)}}
+  %0 = disc.concatenate %a, %b dim = 0 : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @pad_result(%a: tensor<4xf32>, %z: tensor<f32>) -> tensor<9xf32> {
+  // expected-error @+1 {{result dim 0 must be 10}}
+  %0 = disc.pad %a, %z, low = [1], high = [2], interior = [1] : (tensor<4xf32>, tensor<f32>) -> tensor<9xf32>
+  return %0 : tensor<9xf32>
+}
+
+// -----
+
+func.func @dynamic_pad_value(%a: tensor<?xf32>, %z: tensor<1xf32>, %s: tensor<1xindex>) -> tensor<?xf32> {
+  // expected-error @+1 {{padding_value must be rank 0}}
+  %0 = disc.dynamic_pad %a, %z, %s, %s, %s : (tensor<?xf32>, tensor<1xf32>, tensor<1xindex>, tensor<1xindex>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @reduce_rank(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{result rank 2 must be the operand rank minus the number of reduced dims}}
+  %0 = disc.reduce %a, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @reduce_and_float(%a: tensor<?xf32>) -> tensor<f32> {
+  // expected-error @+1 {{and/or reductions need an integer or i1 operand}}
+  %0 = disc.reduce %a, dims = [0], kind = and : (tensor<?xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @gather_collapsed(%a: tensor<?x8xf32>, %i: tensor<?xi64>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{collapsed slice dim 0 must have slice size 1}}
+  %0 = disc.gather %a[%i] slice_sizes = [2, 8], offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @dynamic_gather_rank(%a: tensor<?x?xf32>, %i: tensor<?xi64>, %s: tensor<2xindex>) -> tensor<?xf32> {
+  // expected-error @+1 {{result rank 1 must be 2}}
+  %0 = disc.dynamic_gather %a[%i], %s offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @scatter_dims(%a: tensor<?x?xf32>, %i: tensor<?x1xi64>, %u: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{update_window_dims + inserted_window_dims must cover the operand rank}}
+  %0 = disc.scatter %a[%i], %u, kind = add, update_window_dims = [1], inserted_window_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?x1xi64>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @dot_contracting(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{lhs dim 1 (3) and rhs dim 0 (4) must be equal}}
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @dot_int(%a: tensor<2x3xi32>, %b: tensor<3x5xi32>) -> tensor<2x5xi32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<2x3xi32>, tensor<3x5xi32>) -> tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32> {
+  // expected-error @+1 {{input features (4) must equal kernel input features (2) x feature_group_count (3)}}
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] {feature_group_count = 3 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+}
+
+// -----
+
+func.func @conv_attr_len(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32> {
+  // expected-error @+1 {{window_strides needs 2 entries}}
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+}

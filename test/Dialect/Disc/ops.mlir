@@ -1,0 +1,156 @@
+// RUN: disc-opt %s | FileCheck %s
+// RUN: disc-opt %s | disc-opt | FileCheck %s
+// RUN: disc-opt %s --mlir-print-op-generic | disc-opt | FileCheck %s
+
+// CHECK-LABEL: func @unary
+func.func @unary(%f: tensor<?x4xf32>, %i: tensor<?xi32>, %p: tensor<?xi1>) {
+  // CHECK: disc.abs %{{.*}} : tensor<?x4xf32>
+  %0 = disc.abs %f : tensor<?x4xf32>
+  // CHECK: disc.abs %{{.*}} : tensor<?xi32>
+  %1 = disc.abs %i : tensor<?xi32>
+  // CHECK: disc.negate
+  %2 = disc.negate %f : tensor<?x4xf32>
+  // CHECK: disc.sign
+  %3 = disc.sign %i : tensor<?xi32>
+  // CHECK: disc.exponential
+  %4 = disc.exponential %f : tensor<?x4xf32>
+  // CHECK: disc.exponential_minus_one
+  %5 = disc.exponential_minus_one %f : tensor<?x4xf32>
+  // CHECK: disc.log
+  %6 = disc.log %f : tensor<?x4xf32>
+  // CHECK: disc.log_plus_one
+  %7 = disc.log_plus_one %f : tensor<?x4xf32>
+  // CHECK: disc.tanh
+  %8 = disc.tanh %f : tensor<?x4xf32>
+  // CHECK: disc.logistic
+  %9 = disc.logistic %f : tensor<?x4xf32>
+  // CHECK: disc.sqrt
+  %10 = disc.sqrt %f : tensor<?x4xf32>
+  // CHECK: disc.rsqrt
+  %11 = disc.rsqrt %f : tensor<?x4xf32>
+  // CHECK: disc.cbrt
+  %12 = disc.cbrt %f : tensor<?x4xf32>
+  // CHECK: disc.sine
+  %13 = disc.sine %f : tensor<?x4xf32>
+  // CHECK: disc.cosine
+  %14 = disc.cosine %f : tensor<?x4xf32>
+  // CHECK: disc.tan
+  %15 = disc.tan %f : tensor<?x4xf32>
+  // CHECK: disc.erf
+  %16 = disc.erf %f : tensor<?x4xf32>
+  // CHECK: disc.floor
+  %17 = disc.floor %f : tensor<?x4xf32>
+  // CHECK: disc.ceil
+  %18 = disc.ceil %f : tensor<?x4xf32>
+  // CHECK: disc.round_nearest_even
+  %19 = disc.round_nearest_even %f : tensor<?x4xf32>
+  // CHECK: disc.round_nearest_afz
+  %20 = disc.round_nearest_afz %f : tensor<?x4xf32>
+  // CHECK: disc.not %{{.*}} : tensor<?xi1>
+  %21 = disc.not %p : tensor<?xi1>
+  // CHECK: disc.is_finite %{{.*}} : (tensor<?x4xf32>) -> tensor<?x4xi1>
+  %22 = disc.is_finite %f : (tensor<?x4xf32>) -> tensor<?x4xi1>
+  return
+}
+
+// CHECK-LABEL: func @binary
+func.func @binary(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %i: tensor<?xi64>, %j: tensor<?xi64>, %p: tensor<?xi1>) {
+  // CHECK: disc.add %{{.*}}, %{{.*}} : tensor<?x?xf32>
+  %0 = disc.add %a, %b : tensor<?x?xf32>
+  // CHECK: disc.subtract
+  %1 = disc.subtract %a, %b : tensor<?x?xf32>
+  // CHECK: disc.multiply
+  %2 = disc.multiply %a, %b : tensor<?x?xf32>
+  // CHECK: disc.divide
+  %3 = disc.divide %i, %j : tensor<?xi64>
+  // CHECK: disc.remainder
+  %4 = disc.remainder %a, %b : tensor<?x?xf32>
+  // CHECK: disc.maximum
+  %5 = disc.maximum %a, %b : tensor<?x?xf32>
+  // CHECK: disc.minimum
+  %6 = disc.minimum %i, %j : tensor<?xi64>
+  // CHECK: disc.power
+  %7 = disc.power %a, %b : tensor<?x?xf32>
+  // CHECK: disc.atan2
+  %8 = disc.atan2 %a, %b : tensor<?x?xf32>
+  // CHECK: disc.and
+  %9 = disc.and %p, %p : tensor<?xi1>
+  // CHECK: disc.or
+  %10 = disc.or %i, %j : tensor<?xi64>
+  // CHECK: disc.xor
+  %11 = disc.xor %i, %j : tensor<?xi64>
+  // CHECK: disc.shift_left
+  %12 = disc.shift_left %i, %j : tensor<?xi64>
+  // CHECK: disc.shift_right_arithmetic
+  %13 = disc.shift_right_arithmetic %i, %j : tensor<?xi64>
+  // CHECK: disc.shift_right_logical
+  %14 = disc.shift_right_logical %i, %j : tensor<?xi64>
+  // CHECK: disc.compare GE, %{{.*}}, %{{.*}} : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xi1>
+  %15 = disc.compare GE, %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xi1>
+  // CHECK: disc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x?xi1>, tensor<?x?xf32>
+  %16 = disc.select %15, %a, %b : tensor<?x?xi1>, tensor<?x?xf32>
+  %lo = disc.constant dense<0.0> : tensor<f32>
+  // CHECK: disc.clamp %{{.*}}, %{{.*}}, %{{.*}} : (tensor<f32>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  %17 = disc.clamp %lo, %a, %lo : (tensor<f32>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+  // CHECK: disc.convert %{{.*}} : (tensor<?x?xf32>) -> tensor<?x?xbf16>
+  %18 = disc.convert %a : (tensor<?x?xf32>) -> tensor<?x?xbf16>
+  return
+}
+
+// CHECK-LABEL: func @data_movement
+func.func @data_movement(%a: tensor<?x4xf32>, %s: tensor<2xindex>, %v: tensor<4xf32>) {
+  // CHECK: disc.constant dense<1.000000e+00> : tensor<2x3xf16>
+  %c = disc.constant dense<1.0> : tensor<2x3xf16>
+  // CHECK: disc.iota dim = 1 : tensor<2x3xi64>
+  %0 = disc.iota dim = 1 : tensor<2x3xi64>
+  // CHECK: disc.dynamic_iota %{{.*}}, dim = 0 : (tensor<2xindex>) -> tensor<?x?xf32>
+  %1 = disc.dynamic_iota %s, dim = 0 : (tensor<2xindex>) -> tensor<?x?xf32>
+  // CHECK: disc.broadcast_in_dim %{{.*}}, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
+  %2 = disc.broadcast_in_dim %v, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
+  // CHECK: disc.dynamic_broadcast_in_dim %{{.*}}, %{{.*}}, dims = [1] : (tensor<4xf32>, tensor<2xindex>) -> tensor<?x4xf32>
+  %3 = disc.dynamic_broadcast_in_dim %v, %s, dims = [1] : (tensor<4xf32>, tensor<2xindex>) -> tensor<?x4xf32>
+  // CHECK: disc.reshape %{{.*}} : (tensor<4xf32>) -> tensor<2x2xf32>
+  %4 = disc.reshape %v : (tensor<4xf32>) -> tensor<2x2xf32>
+  // CHECK: disc.dynamic_reshape %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %5 = disc.dynamic_reshape %a, %s : (tensor<?x4xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  // CHECK: disc.transpose %{{.*}}, dims = [1, 0] : (tensor<?x4xf32>) -> tensor<4x?xf32>
+  %6 = disc.transpose %a, dims = [1, 0] : (tensor<?x4xf32>) -> tensor<4x?xf32>
+  // CHECK: disc.slice %{{.*}}, start = [1], limit = [4], strides = [2] : (tensor<4xf32>) -> tensor<2xf32>
+  %7 = disc.slice %v, start = [1], limit = [4], strides = [2] : (tensor<4xf32>) -> tensor<2xf32>
+  // CHECK: disc.real_dynamic_slice %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<2xindex>, tensor<2xindex>, tensor<2xindex>) -> tensor<?x?xf32>
+  %8 = disc.real_dynamic_slice %a, %s, %s, %s : (tensor<?x4xf32>, tensor<2xindex>, tensor<2xindex>, tensor<2xindex>) -> tensor<?x?xf32>
+  // CHECK: disc.concatenate %{{.*}}, %{{.*}} dim = 0 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %9 = disc.concatenate %a, %a dim = 0 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %z = disc.constant dense<0.0> : tensor<f32>
+  // CHECK: disc.pad %{{.*}}, %{{.*}}, low = [1], high = [2], interior = [1] : (tensor<4xf32>, tensor<f32>) -> tensor<10xf32>
+  %10 = disc.pad %v, %z, low = [1], high = [2], interior = [1] : (tensor<4xf32>, tensor<f32>) -> tensor<10xf32>
+  // CHECK: disc.dynamic_pad
+  %11 = disc.dynamic_pad %a, %z, %s, %s, %s : (tensor<?x4xf32>, tensor<f32>, tensor<2xindex>, tensor<2xindex>, tensor<2xindex>) -> tensor<?x?xf32>
+  return
+}
+
+// CHECK-LABEL: func @reduce_gather_scatter
+func.func @reduce_gather_scatter(%a: tensor<?x?xf32>, %idx: tensor<?xi64>, %idx2: tensor<?x1xi64>, %u: tensor<?x?xf32>, %sizes: tensor<2xindex>) {
+  // CHECK: disc.reduce %{{.*}}, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
+  %0 = disc.reduce %a, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
+  // CHECK: kind = max
+  %1 = disc.reduce %a, dims = [0, 1], kind = max : (tensor<?x?xf32>) -> tensor<f32>
+  // CHECK: disc.gather %{{.*}}[%{{.*}}] slice_sizes = [1, 8], offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1
+  %2 = disc.gather %a[%idx] slice_sizes = [1, 8], offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  // CHECK: disc.dynamic_gather
+  %3 = disc.dynamic_gather %a[%idx], %sizes offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?x?xf32>
+  // CHECK: disc.scatter %{{.*}}[%{{.*}}], %{{.*}}, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1
+  %4 = disc.scatter %a[%idx2], %u, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?x1xi64>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// CHECK-LABEL: func @compute
+func.func @compute(%a: tensor<?x?x64xbf16>, %b: tensor<?x64x32xbf16>, %x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>, %dw: tensor<6x1x3x3xf32>) {
+  // CHECK: disc.dot_general %{{.*}}, %{{.*}}, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<?x?x64xbf16>, tensor<?x64x32xbf16>) -> tensor<?x?x32xbf16>
+  %0 = disc.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<?x?x64xbf16>, tensor<?x64x32xbf16>) -> tensor<?x?x32xbf16>
+  // CHECK: disc.convolution %{{.*}}, %{{.*}}, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  %1 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  // CHECK: feature_group_count = 3
+  %2 = disc.convolution %x, %dw, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [2, 2] {feature_group_count = 3 : i64} : (tensor<?x3x?x?xf32>, tensor<6x1x3x3xf32>) -> tensor<?x6x?x?xf32>
+  return
+}

@@ -1,0 +1,12 @@
+import os
+import lit.formats
+
+config.name = "DISC"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.disc_obj_root, "test")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt"]
+tool_dirs = [os.path.join(config.disc_obj_root, "tools", "disc-opt"),
+             config.llvm_tools_dir]
+config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])
