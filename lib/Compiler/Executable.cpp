@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -128,7 +129,9 @@ LogicalResult buildSignature(func::FuncOp entry, ral::Signature &signature) {
   }
   for (Type t : entry.getResultTypes()) {
     auto type = dyn_cast<RankedTensorType>(t);
-    auto dtype = type ? toDType(type.getElementType()) : failure();
+    FailureOr<ral::DType> dtype = failure();
+    if (type)
+      dtype = toDType(type.getElementType());
     if (!type || failed(dtype))
       return entry.emitError() << "unsupported result type " << t;
     ral::ResultSpec spec;

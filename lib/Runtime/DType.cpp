@@ -1,0 +1,56 @@
+//===- DType.cpp - element types ------------------------------------------===//
+
+#include "disc/Runtime/Runtime.h"
+
+namespace disc {
+namespace ral {
+
+size_t dtypeSize(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+  case DType::BF16:
+  case DType::I16:
+    return 2;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  case DType::I1: // stored as one byte per element (MLIR's i1 memrefs)
+  case DType::I8:
+  case DType::U8:
+    return 1;
+  }
+  throw RuntimeError("invalid DType " +
+                     std::to_string(static_cast<int>(dtype)));
+}
+
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::I1:
+    return "i1";
+  case DType::I8:
+    return "i8";
+  case DType::I16:
+    return "i16";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  case DType::U8:
+    return "ui8";
+  }
+  return "<invalid dtype>";
+}
+
+} // namespace ral
+} // namespace disc

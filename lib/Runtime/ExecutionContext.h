@@ -1,0 +1,61 @@
+//===- ExecutionContext.h - per-call state of the runtime (private) -*- C++
+//-*-//
+//
+// One ExecutionContext exists per invoke(). Compiled code receives a pointer
+// to it as its first argument and passes it back to every RAL function.
+//
+// Errors: compiled code has no unwind tables, so no C++ exception may cross
+// an extern "C" RAL function. A failing RAL function stores its message in
+// `errorMessage` and longjmp()s to `jmp` (set by invoke right before calling
+// the compiled function), from a frame in which no C++ object with a
+// destructor is alive.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_LIB_RUNTIME_EXECUTIONCONTEXT_H
+#define DISC_LIB_RUNTIME_EXECUTIONCONTEXT_H
+
+#include "disc/Runtime/Runtime.h"
+
+#include <csetjmp>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace disc {
+namespace ral {
+
+struct ExecutionContext {
+  /// Guards against compiled code passing something else as the context.
+  static constexpr uint64_t kMagic = 0x444953435241ull; // "DISCRA"
+
+  explicit ExecutionContext(Context &context) : context(context) {}
+  /// Returns every allocation still live to the allocator.
+  ~ExecutionContext() { releaseAll(); }
+  ExecutionContext(const ExecutionContext &) = delete;
+  ExecutionContext &operator=(const ExecutionContext &) = delete;
+
+  /// Returns every live allocation of the call to the allocator.
+  void releaseAll() noexcept;
+
+  uint64_t magic = kMagic;
+  Context &context;
+  /// Buffers allocated by this call through disc_ral_alloc and not yet
+  /// freed: pointer -> requested bytes. Compiled code runs one call on one
+  /// thread, so this needs no lock.
+  std::unordered_map<void *, int64_t> live;
+  std::string errorMessage;
+  std::jmp_buf jmp;
+};
+
+/// Unwinds to invoke() with `ectx->errorMessage` as the error. Must only be
+/// called from a frame without live C++ objects that have destructors.
+/// With a null or invalid context, prints the message and aborts.
+[[noreturn]] void ralFailNoReturn(ExecutionContext *ectx);
+
+/// Checks that `ctx` is an ExecutionContext (aborts otherwise).
+ExecutionContext *asExecutionContext(void *ctx);
+
+} // namespace ral
+} // namespace disc
+
+#endif // DISC_LIB_RUNTIME_EXECUTIONCONTEXT_H

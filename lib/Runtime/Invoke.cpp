@@ -1,0 +1,254 @@
+//===- Invoke.cpp - signature checks and the call boundary ----------------===//
+//
+// invoke() packs the inputs in the packed calling convention documented in
+// Runtime.h, runs the compiled function under setjmp (errors reported with
+// disc_ral_fail come back as a longjmp), and turns the result descriptors
+// into OutputTensors: buffers the call allocated are handed out without a
+// copy, anything else (views of inputs or constants, non-contiguous views) is
+// copied into a fresh contiguous buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExecutionContext.h"
+#include "LibraryState.h"
+#include "StridedCopy.h"
+
+#include "disc/Runtime/Runtime.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace disc {
+namespace ral {
+
+namespace {
+
+std::string argLabel(const Signature &signature, size_t index) {
+  std::string label = "argument " + std::to_string(index);
+  const std::string &name = signature.args[index].name;
+  if (!name.empty())
+    label += " (" + name + ")";
+  return label;
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Runs `fn`; returns false when it failed through disc_ral_fail. Kept
+/// separate (and not inlined) so that no C++ object lives in the frame that
+/// holds the setjmp.
+__attribute__((noinline)) bool runProtected(ExecutionContext *ectx,
+                                            PackedFunction fn, void **args) {
+  if (setjmp(ectx->jmp) == 0) {
+    fn(args);
+    return true;
+  }
+  return false;
+}
+
+void *addBytes(void *base, int64_t bytes) {
+  return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(base) +
+                                  static_cast<uintptr_t>(bytes));
+}
+
+} // namespace
+
+void checkInputs(const Signature &signature,
+                 const std::vector<TensorView> &inputs) {
+  if (inputs.size() != signature.args.size())
+    throw InvocationError("expected " + std::to_string(signature.args.size()) +
+                          " inputs, got " + std::to_string(inputs.size()));
+  // Per dim class: the first input dim seen in it, as (arg, dim).
+  std::vector<std::pair<size_t, size_t>> classWitness(signature.classes.size(),
+                                                      {SIZE_MAX, 0});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ArgSpec &spec = signature.args[i];
+    const TensorView &input = inputs[i];
+    if (input.dtype != spec.dtype)
+      throw InvocationError(argLabel(signature, i) + " has dtype " +
+                            dtypeName(input.dtype) + ", expected " +
+                            dtypeName(spec.dtype));
+    if (input.shape.size() != spec.dims.size())
+      throw InvocationError(argLabel(signature, i) + " has rank " +
+                            std::to_string(input.shape.size()) + ", expected " +
+                            std::to_string(spec.dims.size()) + " (shape " +
+                            shapeString(input.shape) + ")");
+    if (!spec.dimClass.empty() && spec.dimClass.size() != spec.dims.size())
+      throw RuntimeError("invalid signature: " + argLabel(signature, i) +
+                         " has " + std::to_string(spec.dimClass.size()) +
+                         " dim classes for rank " +
+                         std::to_string(spec.dims.size()));
+    for (size_t d = 0; d < input.shape.size(); ++d) {
+      const int64_t size = input.shape[d];
+      if (size < 0)
+        throw InvocationError(argLabel(signature, i) + " dim " +
+                              std::to_string(d) + " is negative (" +
+                              std::to_string(size) + ")");
+      if (spec.dims[d] >= 0 && size != spec.dims[d])
+        throw InvocationError(argLabel(signature, i) + " dim " +
+                              std::to_string(d) + " is " +
+                              std::to_string(size) + ", expected " +
+                              std::to_string(spec.dims[d]));
+      if (spec.dimClass.empty() || spec.dimClass[d] < 0)
+        continue;
+      const size_t cls = static_cast<size_t>(spec.dimClass[d]);
+      if (cls >= signature.classes.size())
+        throw RuntimeError("invalid signature: " + argLabel(signature, i) +
+                           " dim " + std::to_string(d) + " names dim class " +
+                           std::to_string(cls) + " of " +
+                           std::to_string(signature.classes.size()));
+      const DimClass &dimClass = signature.classes[cls];
+      const std::string because =
+          dimClass.reason.empty() ? ""
+                                  : " (required by " + dimClass.reason + ")";
+      if (dimClass.staticSize >= 0 && size != dimClass.staticSize)
+        throw InvocationError(argLabel(signature, i) + " dim " +
+                              std::to_string(d) + " is " +
+                              std::to_string(size) + ", expected " +
+                              std::to_string(dimClass.staticSize) + because);
+      auto &witness = classWitness[cls];
+      if (witness.first == SIZE_MAX) {
+        witness = {i, d};
+        continue;
+      }
+      const int64_t expected = inputs[witness.first].shape[witness.second];
+      if (size != expected)
+        throw InvocationError(argLabel(signature, i) + " dim " +
+                              std::to_string(d) + " is " +
+                              std::to_string(size) + ", but must equal " +
+                              argLabel(signature, witness.first) + " dim " +
+                              std::to_string(witness.second) + " which is " +
+                              std::to_string(expected) + because);
+    }
+    if (numElements(input.shape) != 0 && input.data == nullptr)
+      throw InvocationError(argLabel(signature, i) + " has no data");
+  }
+}
+
+std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
+                                 const Signature &signature,
+                                 const std::vector<TensorView> &inputs) {
+  checkInputs(signature, inputs);
+  if (!fn)
+    throw RuntimeError("invoke: null function");
+  // Output deleters keep the Context (and so its allocator) alive.
+  std::shared_ptr<Context> keepAlive = context.libraries().self.lock();
+  if (!keepAlive)
+    throw RuntimeError("invoke: the Context is not owned by a shared_ptr "
+                       "(create it with Context::create)");
+
+  // Packed arguments: args[0] points to the context pointer, then one
+  // pointer per word of each input descriptor, then (when there are results)
+  // a pointer to the result storage.
+  size_t numInputWords = 0;
+  for (const TensorView &input : inputs)
+    numInputWords += 3 + 2 * input.shape.size();
+  size_t numResultWords = 0;
+  for (const ResultSpec &result : signature.results) {
+    if (result.rank < 0)
+      throw RuntimeError("invalid signature: negative result rank");
+    numResultWords += 3 + 2 * static_cast<size_t>(result.rank);
+  }
+  std::vector<int64_t> inputWords(numInputWords);
+  std::vector<int64_t> resultWords(numResultWords, 0);
+  auto ectx = std::make_unique<ExecutionContext>(context);
+  void *ctxArg = ectx.get();
+  std::vector<void *> args;
+  args.reserve(1 + numInputWords + 1);
+  args.push_back(&ctxArg);
+  size_t pos = 0;
+  for (const TensorView &input : inputs) {
+    const int64_t rank = static_cast<int64_t>(input.shape.size());
+    const int64_t data =
+        static_cast<int64_t>(reinterpret_cast<uintptr_t>(input.data));
+    const size_t base = pos;
+    inputWords[pos++] = data; // allocated
+    inputWords[pos++] = data; // aligned
+    inputWords[pos++] = 0;    // offset
+    for (int64_t size : input.shape)
+      inputWords[pos++] = size;
+    for (int64_t stride : contiguousStrides(input.shape.data(), rank))
+      inputWords[pos++] = stride;
+    for (size_t w = base; w < pos; ++w)
+      args.push_back(&inputWords[w]);
+  }
+  if (!signature.results.empty())
+    args.push_back(resultWords.data());
+
+  if (!runProtected(ectx.get(), fn, args.data())) {
+    std::string message = std::move(ectx->errorMessage);
+    if (message.empty())
+      message = "the compiled function failed";
+    ectx.reset(); // releases the call's buffers
+    throw InvocationError(message);
+  }
+
+  // Build the outputs. `owners` holds one owner per allocation of the call
+  // that became (part of) an output; unclaimed allocations are released when
+  // `ectx` goes away, after every copy out of them is done.
+  Allocator &allocator = context.allocator();
+  auto makeOwner = [&keepAlive](void *ptr) {
+    return std::shared_ptr<void>(ptr, [context = keepAlive](void *p) {
+      try {
+        context->allocator().deallocate(p);
+      } catch (...) {
+      }
+    });
+  };
+  std::map<void *, std::shared_ptr<void>> owners;
+  std::vector<OutputTensor> outputs;
+  outputs.reserve(signature.results.size());
+  pos = 0;
+  for (size_t r = 0; r < signature.results.size(); ++r) {
+    const ResultSpec &spec = signature.results[r];
+    const int64_t rank = spec.rank;
+    const int64_t *words = resultWords.data() + pos;
+    pos += 3 + 2 * rank;
+    void *allocated = reinterpret_cast<void *>(words[0]);
+    void *aligned = reinterpret_cast<void *>(words[1]);
+    const int64_t offset = words[2];
+    const int64_t *sizes = words + 3;
+    const int64_t *strides = words + 3 + rank;
+    const size_t elemSize = dtypeSize(spec.dtype);
+
+    OutputTensor output;
+    output.dtype = spec.dtype;
+    output.shape.assign(sizes, sizes + rank);
+    for (int64_t size : output.shape)
+      if (size < 0)
+        throw RuntimeError("invoke: result " + std::to_string(r) +
+                           " has a negative size " + shapeString(output.shape));
+    void *data = addBytes(aligned, offset * static_cast<int64_t>(elemSize));
+    const bool ownedByCall =
+        owners.count(allocated) || ectx->live.count(allocated);
+    if (ownedByCall && isRowMajorContiguous(sizes, strides, rank)) {
+      std::shared_ptr<void> &owner = owners[allocated];
+      if (!owner) {
+        ectx->live.erase(allocated); // the output owns it from now on
+        owner = makeOwner(allocated);
+      }
+      output.owner = owner;
+      output.data = data;
+    } else {
+      // A view the call does not own, or a non-contiguous one: copy.
+      const int64_t count = numElements(sizes, rank);
+      void *buffer = allocator.allocate(static_cast<size_t>(count) * elemSize);
+      output.owner = makeOwner(buffer);
+      output.data = buffer;
+      std::vector<int64_t> dstStrides = contiguousStrides(sizes, rank);
+      stridedCopy(buffer, dstStrides.data(), data, strides, sizes, rank,
+                  elemSize);
+    }
+    outputs.push_back(std::move(output));
+  }
+  ectx.reset(); // releases every allocation no output claimed
+  return outputs;
+}
+
+} // namespace ral
+} // namespace disc

@@ -1,0 +1,39 @@
+//===- OneDnn.h - oneDNN-backed library calls (private) ---------*- C++ -*-===//
+//
+// The implementations behind the library entry points of RalApi.h. They
+// never throw: on failure they write a message that names the operation into
+// `ectx.errorMessage` and return false; the extern "C" wrapper then fails the
+// call (see ExecutionContext.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_LIB_RUNTIME_ONEDNN_H
+#define DISC_LIB_RUNTIME_ONEDNN_H
+
+#include "ExecutionContext.h"
+
+#include "disc/Runtime/RalApi.h"
+
+namespace disc {
+namespace ral {
+
+bool runMatmul(ExecutionContext &ectx, DType dtype, const char *opName,
+               const UnrankedMemRef *a, const UnrankedMemRef *b,
+               const UnrankedMemRef *c, int64_t transA,
+               int64_t transB) noexcept;
+
+struct ConvParams {
+  int64_t strides[3];
+  int64_t padLo[3];
+  int64_t padHi[3];
+  int64_t dilations[3]; // 1 = no dilation
+  int64_t groups;
+};
+
+bool runConv(ExecutionContext &ectx, DType dtype, const char *opName,
+             const UnrankedMemRef *input, const UnrankedMemRef *kernel,
+             const UnrankedMemRef *output, const ConvParams &params) noexcept;
+
+} // namespace ral
+} // namespace disc
+
+#endif // DISC_LIB_RUNTIME_ONEDNN_H

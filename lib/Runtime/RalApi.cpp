@@ -1,0 +1,212 @@
+//===- RalApi.cpp - the C ABI called by compiled code ---------------------===//
+//
+// No C++ exception may leave these functions (compiled code has no unwind
+// tables). Each one does its work in a noexcept helper that reports failure
+// through ExecutionContext::errorMessage, then -- in a frame where no object
+// with a destructor is alive -- calls ralFailNoReturn, which longjmp()s back
+// to invoke().
+//
+//===----------------------------------------------------------------------===//
+
+#include "disc/Runtime/RalApi.h"
+
+#include "ExecutionContext.h"
+#include "OneDnn.h"
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
+
+namespace disc {
+namespace ral {
+
+void ExecutionContext::releaseAll() noexcept {
+  Allocator &allocator = context.allocator();
+  for (auto &entry : live) {
+    try {
+      allocator.deallocate(entry.first);
+    } catch (...) {
+    }
+  }
+  live.clear();
+}
+
+ExecutionContext *asExecutionContext(void *ctx) {
+  auto *ectx = static_cast<ExecutionContext *>(ctx);
+  if (!ectx || ectx->magic != ExecutionContext::kMagic) {
+    std::fprintf(stderr, "disc runtime: invalid execution context %p\n", ctx);
+    std::abort();
+  }
+  return ectx;
+}
+
+[[noreturn]] void ralFailNoReturn(ExecutionContext *ectx) {
+  if (!ectx || ectx->magic != ExecutionContext::kMagic) {
+    std::fprintf(stderr, "disc runtime: failure without a valid execution "
+                         "context\n");
+    std::abort();
+  }
+  std::longjmp(ectx->jmp, 1);
+}
+
+namespace {
+
+void *allocateForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
+  try {
+    if (bytes < 0) {
+      ectx->errorMessage =
+          "disc_ral_alloc: negative size " + std::to_string(bytes);
+      return nullptr;
+    }
+    void *ptr = ectx->context.allocator().allocate(static_cast<size_t>(bytes));
+    try {
+      ectx->live.emplace(ptr, bytes);
+    } catch (...) {
+      ectx->context.allocator().deallocate(ptr);
+      throw;
+    }
+    return ptr;
+  } catch (const std::exception &e) {
+    try {
+      ectx->errorMessage = std::string("disc_ral_alloc: ") + e.what();
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      ectx->errorMessage = "disc_ral_alloc: allocation failed";
+    } catch (...) {
+    }
+  }
+  return nullptr;
+}
+
+bool freeForCall(ExecutionContext *ectx, void *ptr) noexcept {
+  if (!ptr)
+    return true;
+  try {
+    auto it = ectx->live.find(ptr);
+    if (it == ectx->live.end()) {
+      ectx->errorMessage =
+          "disc_ral_free: pointer was not allocated by this call (or was "
+          "already freed)";
+      return false;
+    }
+    ectx->live.erase(it);
+    ectx->context.allocator().deallocate(ptr);
+    return true;
+  } catch (const std::exception &e) {
+    try {
+      ectx->errorMessage = std::string("disc_ral_free: ") + e.what();
+    } catch (...) {
+    }
+  }
+  return false;
+}
+
+void setMessage(ExecutionContext *ectx, const char *message) noexcept {
+  try {
+    ectx->errorMessage = message ? message : "disc_ral_fail";
+  } catch (...) {
+    ectx->errorMessage.clear();
+  }
+}
+
+} // namespace
+} // namespace ral
+} // namespace disc
+
+using disc::ral::asExecutionContext;
+using disc::ral::ExecutionContext;
+using disc::ral::ralFailNoReturn;
+
+extern "C" {
+
+void *disc_ral_alloc(void *ctx, int64_t bytes) {
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  void *ptr = disc::ral::allocateForCall(ectx, bytes);
+  if (!ptr)
+    ralFailNoReturn(ectx);
+  return ptr;
+}
+
+void disc_ral_free(void *ctx, void *ptr) {
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  if (!disc::ral::freeForCall(ectx, ptr))
+    ralFailNoReturn(ectx);
+}
+
+void disc_ral_fail(void *ctx, const char *message) {
+  ExecutionContext *ectx = static_cast<ExecutionContext *>(ctx);
+  if (!ectx || ectx->magic != ExecutionContext::kMagic) {
+    std::fprintf(stderr, "disc runtime: %s\n", message ? message : "failure");
+    std::abort();
+  }
+  disc::ral::setMessage(ectx, message);
+  ralFailNoReturn(ectx);
+}
+
+#define DISC_RAL_DEFINE_MATMUL(SUFFIX, DTYPE)                                  \
+  void _mlir_ciface_disc_ral_matmul_##SUFFIX(                                  \
+      void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,   \
+      disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB) {          \
+    ExecutionContext *ectx = asExecutionContext(ctx);                          \
+    if (!disc::ral::runMatmul(*ectx, disc::ral::DType::DTYPE,                  \
+                              "disc_ral_matmul_" #SUFFIX, a, b, c, transA,     \
+                              transB))                                         \
+      ralFailNoReturn(ectx);                                                   \
+  }
+DISC_RAL_DEFINE_MATMUL(f32, F32)
+DISC_RAL_DEFINE_MATMUL(f16, F16)
+DISC_RAL_DEFINE_MATMUL(bf16, BF16)
+#undef DISC_RAL_DEFINE_MATMUL
+
+#define DISC_RAL_DEFINE_CONV(SUFFIX, DTYPE)                                    \
+  void _mlir_ciface_disc_ral_conv_##SUFFIX(                                    \
+      void *ctx, disc::ral::UnrankedMemRef *input,                             \
+      disc::ral::UnrankedMemRef *kernel, disc::ral::UnrankedMemRef *output,    \
+      int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,       \
+      int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,          \
+      int64_t padHi2, int64_t dilation0, int64_t dilation1, int64_t dilation2, \
+      int64_t groups) {                                                        \
+    ExecutionContext *ectx = asExecutionContext(ctx);                          \
+    const disc::ral::ConvParams params = {{stride0, stride1, stride2},         \
+                                          {padLo0, padLo1, padLo2},            \
+                                          {padHi0, padHi1, padHi2},            \
+                                          {dilation0, dilation1, dilation2},   \
+                                          groups};                             \
+    if (!disc::ral::runConv(*ectx, disc::ral::DType::DTYPE,                    \
+                            "disc_ral_conv_" #SUFFIX, input, kernel, output,   \
+                            params))                                           \
+      ralFailNoReturn(ectx);                                                   \
+  }
+DISC_RAL_DEFINE_CONV(f32, F32)
+DISC_RAL_DEFINE_CONV(f16, F16)
+DISC_RAL_DEFINE_CONV(bf16, BF16)
+#undef DISC_RAL_DEFINE_CONV
+
+} // extern "C"
+
+namespace disc {
+namespace ral {
+
+const RalSymbol *ralSymbols(int64_t *count) {
+#define DISC_RAL_SYMBOL(NAME) {#NAME, reinterpret_cast<void *>(&NAME)}
+  static const RalSymbol symbols[] = {
+      DISC_RAL_SYMBOL(disc_ral_alloc),
+      DISC_RAL_SYMBOL(disc_ral_free),
+      DISC_RAL_SYMBOL(disc_ral_fail),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_matmul_f32),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_matmul_f16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_matmul_bf16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_f32),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_f16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_bf16),
+  };
+#undef DISC_RAL_SYMBOL
+  if (count)
+    *count = static_cast<int64_t>(sizeof(symbols) / sizeof(symbols[0]));
+  return symbols;
+}
+
+} // namespace ral
+} // namespace disc

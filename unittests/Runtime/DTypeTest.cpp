@@ -1,0 +1,102 @@
+//===- DTypeTest.cpp - dtype helpers, strided copies, RAL symbol table ----===//
+
+#include "StridedCopy.h"
+
+#include "disc/Runtime/RalApi.h"
+#include "disc/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+using namespace disc::ral;
+
+namespace {
+
+TEST(DTypeTest, SizesAndNames) {
+  struct Case {
+    DType dtype;
+    size_t size;
+    const char *name;
+  };
+  const Case cases[] = {
+      {DType::F16, 2, "f16"}, {DType::BF16, 2, "bf16"}, {DType::F32, 4, "f32"},
+      {DType::F64, 8, "f64"}, {DType::I1, 1, "i1"},     {DType::I8, 1, "i8"},
+      {DType::I16, 2, "i16"}, {DType::I32, 4, "i32"},   {DType::I64, 8, "i64"},
+      {DType::U8, 1, "ui8"},
+  };
+  for (const Case &c : cases) {
+    EXPECT_EQ(dtypeSize(c.dtype), c.size) << c.name;
+    EXPECT_STREQ(dtypeName(c.dtype), c.name);
+  }
+  EXPECT_THROW(dtypeSize(static_cast<DType>(200)), RuntimeError);
+}
+
+TEST(DTypeTest, ErrorHierarchy) {
+  try {
+    throw InvocationError("boom");
+  } catch (const RuntimeError &e) {
+    EXPECT_STREQ(e.what(), "boom");
+  }
+}
+
+TEST(StridedCopyTest, ContiguityIgnoresUnitDimsAndEmptyTensors) {
+  const int64_t sizes[] = {2, 1, 3};
+  const int64_t contiguous[] = {3, 99, 1};
+  EXPECT_TRUE(isRowMajorContiguous(sizes, contiguous, 3));
+  const int64_t transposed[] = {1, 3, 2};
+  EXPECT_FALSE(isRowMajorContiguous(sizes, transposed, 3));
+  const int64_t empty[] = {2, 0, 3};
+  const int64_t junk[] = {7, 7, 7};
+  EXPECT_TRUE(isRowMajorContiguous(empty, junk, 3));
+  EXPECT_TRUE(isRowMajorContiguous(nullptr, nullptr, 0));
+  EXPECT_EQ(contiguousStrides({2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
+}
+
+TEST(StridedCopyTest, TransposeAndBroadcast) {
+  // src is a 3x2 row-major matrix read as its 2x3 transpose.
+  const int src[] = {0, 1, 2, 3, 4, 5};
+  int dst[6] = {};
+  const int64_t sizes[] = {2, 3};
+  const int64_t srcStrides[] = {1, 2};
+  const int64_t dstStrides[] = {3, 1};
+  stridedCopy(dst, dstStrides, src, srcStrides, sizes, 2, sizeof(int));
+  const int expected[] = {0, 2, 4, 1, 3, 5};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(dst[i], expected[i]);
+  // Broadcast one element.
+  const int64_t zero[] = {0, 0};
+  const int seven = 7;
+  stridedCopy(dst, dstStrides, &seven, zero, sizes, 2, sizeof(int));
+  for (int v : dst)
+    EXPECT_EQ(v, 7);
+  // Rank 0.
+  int scalar = 0;
+  stridedCopy(&scalar, nullptr, &seven, nullptr, nullptr, 0, sizeof(int));
+  EXPECT_EQ(scalar, 7);
+}
+
+TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
+  int64_t count = 0;
+  const RalSymbol *symbols = ralSymbols(&count);
+  ASSERT_EQ(count, 9);
+  std::set<std::string> names;
+  for (int64_t i = 0; i < count; ++i) {
+    names.insert(symbols[i].name);
+    EXPECT_NE(symbols[i].address, nullptr);
+  }
+  for (const char *name :
+       {"disc_ral_alloc", "disc_ral_free", "disc_ral_fail",
+        "_mlir_ciface_disc_ral_matmul_f32", "_mlir_ciface_disc_ral_matmul_f16",
+        "_mlir_ciface_disc_ral_matmul_bf16", "_mlir_ciface_disc_ral_conv_f32",
+        "_mlir_ciface_disc_ral_conv_f16", "_mlir_ciface_disc_ral_conv_bf16"})
+    EXPECT_TRUE(names.count(name)) << name;
+  for (int64_t i = 0; i < count; ++i) {
+    if (std::string(symbols[i].name) == "disc_ral_alloc") {
+      EXPECT_EQ(symbols[i].address, reinterpret_cast<void *>(&disc_ral_alloc));
+    }
+  }
+}
+
+} // namespace
