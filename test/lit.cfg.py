@@ -2,7 +2,7 @@ import os
 import lit.formats
 
 config.name = "DISC"
-config.test_format = lit.formats.ShTest(execute_external=True)
+config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.disc_obj_root, "test")

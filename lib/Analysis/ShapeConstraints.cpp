@@ -43,10 +43,7 @@ std::string ShapeConstraints::reasonOf(int64_t classId) {
   Operation *op = reason[find(classId)];
   if (!op)
     return "the argument's own type";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "'" << op->getName() << "' at " << op->getLoc();
-  return text;
+  return opLabel(op);
 }
 
 void ShapeConstraints::join(Value a, int64_t dimA, Value b, int64_t dimB,
@@ -85,6 +82,11 @@ void ShapeConstraints::visit(Operation *op) {
     return;
   }
   TypeSwitch<Operation *>(op)
+      .Case([&](SelectOp select) {
+        joinAllDims(result, select.getPred(), op);
+        joinAllDims(result, select.getOnTrue(), op);
+        joinAllDims(result, select.getOnFalse(), op);
+      })
       .Case([&](ClampOp clamp) {
         joinAllDims(result, clamp.getOperand(), op);
         joinAllDims(result, clamp.getMin(), op);

@@ -35,7 +35,7 @@ std::string disc::cpuLowerPipeline() {
   return // 1-2. graph level simplification (shape optimisation grows here)
          "canonicalize,cse,"
          // 3. placement: host shape code and device work share the CPU
-         "disc-add-ral-context,"
+         "disc-add-ral-context,disc-read-only-inputs,"
          // 4. (fusion planning) + library calls
          "disc-lower-library-calls,"
          // 5. codegen of memory-bound ops

@@ -80,9 +80,6 @@ void assertTrue(OpBuilder &b, Location loc, Value cond, const Twine &message) {
   cf::AssertOp::create(b, loc, cond, message.str());
 }
 
-std::string opName(Operation *op) {
-  return op->getName().getStringRef().str();
-}
 
 //===----------------------------------------------------------------------===//
 // Scalar bodies
@@ -437,7 +434,7 @@ struct ElementwiseToLinalg : public ConversionPattern {
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
     if (!isa<DiscDialect>(op->getDialect()) ||
-        !(op->hasTrait<OpTrait::Elementwise>() || isa<ClampOp>(op)))
+        !(op->hasTrait<OpTrait::Elementwise>() || isa<ClampOp, SelectOp>(op)))
       return failure();
     Location loc = op->getLoc();
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -459,9 +456,8 @@ struct ElementwiseToLinalg : public ConversionPattern {
       SmallVector<Value> vDims = getDims(rewriter, loc, v);
       for (int64_t d = 0; d < rank; ++d)
         assertEqual(rewriter, loc, vDims[d], dims[d],
-                    opName(op) + ": operand " + Twine(i) + " dim " + Twine(d) +
-                        " does not match the other operands at " +
-                        locString(loc));
+                    opLabel(op) + ": operand " + Twine(i) + " dim " +
+                        Twine(d) + " does not match the other operands");
     }
     SmallVector<AffineMap> maps;
     for (Value v : operands) {
@@ -515,13 +511,6 @@ struct ElementwiseToLinalg : public ConversionPattern {
                    .getResult(0);
     rewriter.replaceOp(op, result);
     return success();
-  }
-
-  static std::string locString(Location loc) {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << loc;
-    return s;
   }
 };
 
@@ -629,7 +618,7 @@ struct BroadcastToLinalg : public OpConversionPattern<OpTy> {
           rewriter, loc, arith::CmpIPredicate::eq, inDims[i], (*outDims)[d]);
       assertTrue(rewriter, loc,
                  arith::OrIOp::create(rewriter, loc, isOne, isEqual),
-                 opName(op) + ": operand dim " + Twine(i) +
+                 opLabel(op) + ": operand dim " + Twine(i) +
                      " is neither 1 nor the size of result dim " + Twine(d));
       if (!ShapedType::isDynamic(in) && ShapedType::isDynamic(out)) {
         exprs.push_back(rewriter.getAffineDimExpr(d)); // asserted equal
@@ -713,7 +702,7 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
     Value operand = adaptor.getOperand();
     assertEqual(rewriter, loc, product(rewriter, loc, *outDims),
                 product(rewriter, loc, getDims(rewriter, loc, operand)),
-                opName(op) + ": the new shape does not have the operand's "
+                opLabel(op) + ": the new shape does not have the operand's "
                              "number of elements");
     Value shape = tensor::FromElementsOp::create(
         rewriter, loc,
@@ -759,7 +748,7 @@ struct SliceToTensor : public OpConversionPattern<SliceOp> {
                    arith::CmpIOp::create(rewriter, loc,
                                          arith::CmpIPredicate::sle,
                                          cIndex(rewriter, loc, l), inDims[i]),
-                   "disc.slice: limit " + Twine(l) + " of dim " + Twine(i) +
+                   opLabel(op) + ": limit " + Twine(l) + " of dim " + Twine(i) +
                        " exceeds the operand size");
     SmallVector<int64_t> sizes;
     for (auto [s, l, st] : llvm::zip(op.getStartIndices(),
@@ -806,7 +795,7 @@ struct RealDynamicSliceToTensor
               arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
                                     strides[i], zero)));
       assertTrue(rewriter, loc, ok,
-                 "disc.real_dynamic_slice: dim " + Twine(i) +
+                 opLabel(op) + ": dim " + Twine(i) +
                      " needs 0 <= start <= limit <= size and stride > 0");
     }
     SmallVector<OpFoldResult> offsets(start.begin(), start.end()),
@@ -838,7 +827,7 @@ struct ConcatenateToTensor : public OpConversionPattern<ConcatenateOp> {
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (d != axis)
           assertEqual(rewriter, loc, dims[d], (*outDims)[d],
-                      "disc.concatenate: input " + Twine(idx) + " dim " +
+                      opLabel(op) + ": input " + Twine(idx) + " dim " +
                           Twine(d) + " does not match input 0");
       SmallVector<OpFoldResult> offsets(type.getRank(),
                                         rewriter.getIndexAttr(0));
@@ -914,7 +903,7 @@ struct PadToTensor : public OpConversionPattern<OpTy> {
             arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
                                   interior[i], zero));
         assertTrue(rewriter, loc, ok,
-                   "disc.dynamic_pad: negative padding of dim " + Twine(i) +
+                   opLabel(op) + ": negative padding of dim " + Twine(i) +
                        " is not supported");
       }
     }
@@ -1053,21 +1042,50 @@ struct ReduceToLinalg : public OpConversionPattern<ReduceOp> {
       operand = UnrealizedConversionCastOp::create(rewriter, loc, inSignless,
                                                    operand)
                     .getResult(0);
-    Value identity = reduceIdentity(rewriter, loc, op.getKind(),
-                                    outType.getElementType(), isUnsigned);
+    ReduceKind kind = op.getKind();
+    // f16/bf16 sums and products accumulate in f32 (as PyTorch does) and
+    // round once at the end; max/min are exact in any precision.
+    Type elementType = outType.getElementType();
+    bool widen = (elementType.isF16() || elementType.isBF16()) &&
+                 (kind == ReduceKind::Sum || kind == ReduceKind::Prod);
+    Type accElementType = widen ? rewriter.getF32Type() : elementType;
+    auto accType =
+        RankedTensorType::get(outType.getShape(), accElementType);
+    Value identity = reduceIdentity(rewriter, loc, kind, accElementType,
+                                    isUnsigned);
     if (!identity)
       return rewriter.notifyMatchFailure(op, "unsupported kind for type");
-    Value init = emptyTensor(rewriter, loc, outType, *outDims);
+    Value init = emptyTensor(rewriter, loc, accType, *outDims);
     Value filled =
         linalg::FillOp::create(rewriter, loc, identity, init).getResult(0);
-    ReduceKind kind = op.getKind();
     auto reduce = linalg::ReduceOp::create(
         rewriter, loc, ValueRange{operand}, ValueRange{filled},
         op.getDimensions(), [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = args[0];
+          if (widen)
+            x = arith::ExtFOp::create(b, l, accElementType, x);
           linalg::YieldOp::create(
-              b, l, reduceCombine(b, l, kind, args[1], args[0], isUnsigned));
+              b, l, reduceCombine(b, l, kind, args[1], x, isUnsigned));
         });
     Value result = reduce.getResult(0);
+    if (widen) {
+      int64_t rank = outType.getRank();
+      Value narrow = emptyTensor(rewriter, loc, outType, *outDims);
+      result =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{outType}, ValueRange{result},
+              ValueRange{narrow},
+              SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
+              SmallVector<utils::IteratorType>(rank,
+                                               utils::IteratorType::parallel),
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                linalg::YieldOp::create(
+                    b, l,
+                    arith::TruncFOp::create(b, l, elementType, args[0])
+                        .getResult());
+              })
+              .getResult(0);
+    }
     if (outType != type)
       result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
                    .getResult(0);

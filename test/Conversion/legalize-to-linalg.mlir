@@ -3,7 +3,7 @@
 // Elementwise ops become one linalg.generic each, over the dynamic shape,
 // with a run-time check that the operands agree.
 // CHECK-LABEL: func @add_tanh
-// CHECK: cf.assert {{.*}} "disc.add: operand 1 dim 0 does not match
+// CHECK: cf.assert {{.*}} "disc.add at {{.*}}legalize-to-linalg.mlir:{{[0-9]+}}:{{[0-9]+}}: operand 1 dim 0 does not match
 // CHECK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?xf32>
 // CHECK: linalg.generic
 // CHECK:   arith.addf
@@ -60,7 +60,7 @@ func.func @compare_select_convert(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tenso
 // CHECK-DAG: #[[BCAST:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func @broadcasts
 // CHECK: linalg.generic {indexing_maps = [#[[BCAST]], {{.*}}]
-// CHECK: cf.assert {{.*}} "disc.dynamic_broadcast_in_dim: operand dim 0 is neither 1 nor the size of result dim 0"
+// CHECK: cf.assert {{.*}} "disc.dynamic_broadcast_in_dim at {{.*}}: operand dim 0 is neither 1 nor the size of result dim 0"
 // CHECK: linalg.generic
 // CHECK:   linalg.index 0
 // CHECK:   arith.select
@@ -86,7 +86,7 @@ func.func @reduce_max(%a: tensor<?x?xf32>) -> tensor<?xf32> {
 // -----
 
 // CHECK-LABEL: func @reshape_transpose
-// CHECK: cf.assert {{.*}} "disc.dynamic_reshape: the new shape does not have the operand's number of elements"
+// CHECK: cf.assert {{.*}} "disc.dynamic_reshape at {{.*}}: the new shape does not have the operand's number of elements"
 // CHECK: tensor.reshape
 // CHECK: linalg.transpose
 func.func @reshape_transpose(%a: tensor<?x?xf32>, %s: tensor<2xindex>) -> tensor<?x?xf32> {
@@ -121,7 +121,7 @@ func.func @concat_pad_slice(%a: tensor<?xf32>, %b: tensor<?xf32>, %z: tensor<f32
 // CHECK:   arith.minsi
 // CHECK:   tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<?x?xf32>
 func.func @embedding(%table: tensor<?x?xf32>, %ids: tensor<?xi64>, %sizes: tensor<2xindex>) -> tensor<?x?xf32> {
-  %0 = disc.dynamic_gather %table[%ids], %sizes offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?x?xf32>
+  %0 = disc.dynamic_gather %table[%ids], %sizes, offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
 

@@ -25,6 +25,19 @@ def DiscAddRalContext : Pass<"disc-add-ral-context", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def DiscReadOnlyInputs : Pass<"disc-read-only-inputs", "mlir::ModuleOp"> {
+  let summary = "Mark the entry's tensor arguments read-only for bufferization";
+  let description = [{
+    Inputs are taken zero-copy from the caller: compiled code must never
+    write into them. Every tensor argument of the function marked
+    `disc.entry` gets `bufferization.writable = false`, so one-shot
+    bufferization copies an input before an op would update it in place
+    (scatter, insert_slice into an argument, ...). Arguments that already
+    carry the attribute keep it.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 def DiscPrintShapeConstraints
     : Pass<"disc-print-shape-constraints", "mlir::ModuleOp"> {
   let summary = "Test pass: print the dim-equality classes of the entry function";

@@ -94,12 +94,16 @@ std::vector<TorchArray> run(Executable &exe, std::vector<Array> arrays) {
     ral::TensorView view;
     view.data = const_cast<void *>(a.data());
     view.dtype = toDType(a.dtype(), i);
-    int64_t expected = 1;
-    for (size_t d = a.ndim(); d-- > 0;) {
-      if (a.shape(d) != 1 && a.stride(d) != expected)
-        throw ral::InvocationError("argument " + std::to_string(i) +
-                                   " is not contiguous");
-      expected *= a.shape(d);
+    // Row-major contiguity as PyTorch defines it: strides of size-1 dims
+    // and of empty tensors do not matter.
+    if (a.size() != 0) {
+      int64_t expected = 1;
+      for (size_t d = a.ndim(); d-- > 0;) {
+        if (a.shape(d) != 1 && a.stride(d) != expected)
+          throw ral::InvocationError("argument " + std::to_string(i) +
+                                     " is not contiguous");
+        expected *= a.shape(d);
+      }
     }
     for (size_t d = 0; d < a.ndim(); ++d)
       view.shape.push_back((int64_t)a.shape(d));

@@ -127,10 +127,17 @@ static LogicalResult checkShapeOperand(Operation *op, Value shape,
 LogicalResult SelectOp::verify() {
   auto predType = getPred().getType();
   auto resultType = cast<RankedTensorType>(getResult().getType());
-  if (failed(verifyCompatibleShape(predType, resultType)))
+  if (predType.getRank() != 0 &&
+      failed(verifyCompatibleShape(predType, resultType)))
     return emitOpError() << "pred shape " << predType
-                         << " does not match the operand shape " << resultType;
+                         << " must be rank 0 or match the operand shape "
+                         << resultType;
   return success();
+}
+
+LogicalResult SelectOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
+                                              SmallVectorImpl<Value> &shapes) {
+  return reifyShapeOf(b, getLoc(), operands[1], shapes);
 }
 
 LogicalResult ClampOp::verify() {

@@ -33,7 +33,7 @@ func.func @compare_bad_result(%a: tensor<?xf32>) -> tensor<?xf32> {
 // -----
 
 func.func @select_pred_shape(%p: tensor<3xi1>, %a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{all non-scalar operands/results must have the same shape}}
+  // expected-error @+1 {{pred shape 'tensor<3xi1>' must be rank 0 or match the operand shape 'tensor<4xf32>'}}
   %0 = disc.select %p, %a, %a : tensor<3xi1>, tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -219,7 +219,7 @@ func.func @gather_collapsed(%a: tensor<?x8xf32>, %i: tensor<?xi64>) -> tensor<?x
 
 func.func @dynamic_gather_rank(%a: tensor<?x?xf32>, %i: tensor<?xi64>, %s: tensor<2xindex>) -> tensor<?xf32> {
   // expected-error @+1 {{result rank 1 must be 2}}
-  %0 = disc.dynamic_gather %a[%i], %s offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?xf32>
+  %0 = disc.dynamic_gather %a[%i], %s, offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
 

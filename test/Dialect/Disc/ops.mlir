@@ -89,6 +89,9 @@ func.func @binary(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %i: tensor<?xi64>, %
   %15 = disc.compare GE, %a, %b : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xi1>
   // CHECK: disc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x?xi1>, tensor<?x?xf32>
   %16 = disc.select %15, %a, %b : tensor<?x?xi1>, tensor<?x?xf32>
+  // CHECK: disc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<i1>, tensor<?x?xf32>
+  %p0 = tensor.extract_slice %15[0, 0] [1, 1] [1, 1] : tensor<?x?xi1> to tensor<i1>
+  %s0 = disc.select %p0, %a, %b : tensor<i1>, tensor<?x?xf32>
   %lo = disc.constant dense<0.0> : tensor<f32>
   // CHECK: disc.clamp %{{.*}}, %{{.*}}, %{{.*}} : (tensor<f32>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
   %17 = disc.clamp %lo, %a, %lo : (tensor<f32>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
@@ -138,7 +141,7 @@ func.func @reduce_gather_scatter(%a: tensor<?x?xf32>, %idx: tensor<?xi64>, %idx2
   // CHECK: disc.gather %{{.*}}[%{{.*}}] slice_sizes = [1, 8], offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1
   %2 = disc.gather %a[%idx] slice_sizes = [1, 8], offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>) -> tensor<?x8xf32>
   // CHECK: disc.dynamic_gather
-  %3 = disc.dynamic_gather %a[%idx], %sizes offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?x?xf32>
+  %3 = disc.dynamic_gather %a[%idx], %sizes, offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?x?xf32>
   // CHECK: disc.scatter %{{.*}}[%{{.*}}], %{{.*}}, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1
   %4 = disc.scatter %a[%idx2], %u, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?x1xi64>, tensor<?x?xf32>) -> tensor<?x?xf32>
   return

@@ -36,6 +36,13 @@ reifyResultDims(mlir::OpBuilder &builder, mlir::Operation *op,
 llvm::SmallVector<mlir::Value> getDims(mlir::OpBuilder &builder,
                                        mlir::Location loc, mlir::Value value);
 
+/// "file:line:col" for a location that has one (looking through name,
+/// call-site and fused locations), otherwise MLIR's printed form.
+std::string locationString(mlir::Location loc);
+
+/// "disc.add at file:line:col": names an op in run-time error messages.
+std::string opLabel(mlir::Operation *op);
+
 /// The elements of a 1-d shape operand as index values.
 llvm::SmallVector<mlir::Value> getShapeElements(mlir::OpBuilder &builder,
                                                 mlir::Location loc,

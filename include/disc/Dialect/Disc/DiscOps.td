@@ -123,10 +123,13 @@ def Disc_CompareOp : Disc_Op<"compare", [Pure, Elementwise, SameTypeOperands,
   let extraClassDefinition = reifyDefinition;
 }
 
-def Disc_SelectOp : Disc_Op<"select", [Pure, Elementwise,
-    AllTypesMatch<["on_true", "on_false", "result"]>, Disc_Reify]>,
-    Disc_ShapeOfFirstOperand {
+def Disc_SelectOp : Disc_Op<"select", [Pure,
+    AllTypesMatch<["on_true", "on_false", "result"]>, Disc_Reify]> {
   let summary = "elementwise select: pred ? on_true : on_false";
+  let description = [{
+    `pred` has the operands' shape, or is rank 0 and selects whole tensors
+    (StableHLO semantics).
+  }];
   let arguments = (ins Disc_PredTensor:$pred, Disc_Tensor:$on_true,
                        Disc_Tensor:$on_false);
   let results = (outs Disc_Tensor:$result);
@@ -134,7 +137,6 @@ def Disc_SelectOp : Disc_Op<"select", [Pure, Elementwise,
     $pred `,` $on_true `,` $on_false attr-dict `:` type($pred) `,` type($result)
   }];
   let hasVerifier = 1;
-  let extraClassDefinition = reifyDefinition;
 }
 
 def Disc_ClampOp : Disc_Op<"clamp", [Pure, AllTypesMatch<["operand", "result"]>,
@@ -393,7 +395,7 @@ def Disc_GatherOp : Disc_GatherBase<"gather",
 }
 
 def Disc_DynamicGatherOp : Disc_GatherBase<"dynamic_gather",
-    (ins Disc_ShapeTensor:$slice_sizes), "`,` $slice_sizes"> {
+    (ins Disc_ShapeTensor:$slice_sizes), "`,` $slice_sizes `,`"> {
   let summary = "gather whose slice sizes are an operand";
 }
 

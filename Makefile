@@ -1,0 +1,54 @@
+# DISC: the two entry points are `make demo` and `make test`; both install
+# what is missing (scripts/setup.sh) and build first.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV        := .venv
+PYTHON      := $(VENV)/bin/python
+LLVM_BIN    := /usr/lib/llvm-22/bin
+BUILD_DIR   := build
+# Parallel pytest workers (pytest-xdist); CI machines have 2 cores.
+PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: help setup build test test-lit test-unit test-python demo bench clean
+
+help:
+	@echo "make demo    set up, build, run the bundled example at several shapes"
+	@echo "make test    set up, build, run every test (lit, gtest, pytest)"
+	@echo "make build   (re)build the compiler, runtime, tools and disc._C"
+	@echo "make bench   compile-time and run-time benchmarks (bench/)"
+
+setup:
+	@scripts/setup.sh
+
+# One build for everything: scikit-build-core configures CMake (Ninja, ccache)
+# in $(BUILD_DIR), builds every target (disc-opt, unit tests, disc._C) and
+# installs the package editable into the venv.
+build: setup
+	@echo "[build] cmake + ninja in $(BUILD_DIR)/ (through pip install -e .)"
+	@$(PYTHON) -m pip install --no-build-isolation --no-deps -q -e . \
+	  2> >(grep -v "^WARNING: Location" >&2)
+
+test: build
+	@$(MAKE) --no-print-directory test-lit test-unit test-python
+
+test-lit:
+	@echo "[test] lit + FileCheck"
+	@$(LLVM_BIN)/lit -sv $(BUILD_DIR)/test
+
+test-unit:
+	@echo "[test] GoogleTest (runtime)"
+	@$(BUILD_DIR)/unittests/disc-runtime-tests --gtest_brief=1
+
+test-python:
+	@echo "[test] pytest"
+	@$(PYTHON) -m pytest -q -n $(PYTEST_JOBS) python/tests
+
+demo: build
+	@$(PYTHON) examples/demo.py
+
+bench: build
+	@$(PYTHON) bench/compile_time.py
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,122 @@
+"""Shared helpers for the DISC op tests.
+
+Every test compiles one MLIR program (asserting that exactly one compilation
+happened) and runs it at several shapes against PyTorch on random data
+(asserting that no further compilation happened).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import torch
+
+import disc
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+# torch dtype -> MLIR element type
+MLIR_TYPE = {
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float64: "f64",
+    torch.bool: "i1",
+    torch.int8: "i8",
+    torch.int16: "i16",
+    torch.int32: "i32",
+    torch.int64: "i64",
+}
+FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+INT_DTYPES = [torch.int8, torch.int32, torch.int64]
+ALL_DTYPES = FLOAT_DTYPES + [torch.float64] + INT_DTYPES + [torch.bool]
+
+# (rtol, atol) per dtype for results computed in one rounding step from the
+# inputs; tests of longer computations (reductions, matmul) widen them.
+TOLERANCE = {
+    torch.float64: (1e-12, 1e-12),
+    torch.float32: (1e-5, 1e-6),
+    torch.float16: (1e-3, 1e-3),
+    torch.bfloat16: (8e-3, 8e-3),
+}
+
+
+def dtype_id(dtype: torch.dtype) -> str:
+    return MLIR_TYPE[dtype]
+
+
+def tensor_type(dims, dtype: torch.dtype) -> str:
+    """tensor<?x4xf32> for dims (None, 4); None is a dynamic dim."""
+    parts = ["?" if d is None else str(d) for d in dims]
+    return "tensor<" + "".join(p + "x" for p in parts) + MLIR_TYPE[dtype] + ">"
+
+
+def compilations() -> int:
+    return disc.stats()["compilations"]
+
+
+def compile_once(text: str) -> disc.Executable:
+    before = compilations()
+    exe = disc.compile_mlir(text)
+    assert compilations() == before + 1, "compile_mlir must compile exactly once"
+    return exe
+
+
+def rand(shape, dtype, *, low=None, high=None, generator=None):
+    """Random data of a dtype: normal floats (or uniform in [low, high)),
+    integers in [low, high) (default [-50, 50)), random bools."""
+    g = generator
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if dtype.is_floating_point:
+        if low is None:
+            return torch.randn(shape, generator=g, dtype=torch.float32).to(dtype)
+        x = torch.rand(shape, generator=g, dtype=torch.float32) * (high - low) + low
+        return x.to(dtype)
+    lo = -50 if low is None else low
+    hi = 50 if high is None else high
+    return torch.randint(lo, hi, shape, generator=g, dtype=torch.int64).to(dtype)
+
+
+def assert_matches(actual, expected, *, rtol=None, atol=None, what=""):
+    """Same dtype, shape and values (NaN positions included)."""
+    assert isinstance(actual, torch.Tensor), f"{what}: result is {type(actual)}"
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    if expected.dtype.is_floating_point:
+        default_rtol, default_atol = TOLERANCE[expected.dtype]
+        torch.testing.assert_close(
+            actual, expected,
+            rtol=default_rtol if rtol is None else rtol,
+            atol=default_atol if atol is None else atol,
+            equal_nan=True, msg=lambda m: f"{what}: {m}")
+    else:
+        assert torch.equal(actual, expected), (
+            f"{what}: values differ at {int((actual != expected).sum())} positions\n"
+            f"actual={actual}\nexpected={expected}")
+
+
+def run_shapes(exe, make_inputs, reference, shapes, **tolerance):
+    """Runs `exe` at every shape in `shapes` (at least 3), comparing each
+    result with `reference(*inputs)`; asserts nothing is recompiled."""
+    assert len(shapes) >= 3, "each compiled artifact runs at 3 or more shapes"
+    before = compilations()
+    for shape in shapes:
+        inputs = make_inputs(shape)
+        if not isinstance(inputs, tuple):
+            inputs = (inputs,)
+        results = exe(*inputs)
+        expected = reference(*inputs)
+        if not isinstance(expected, tuple):
+            expected = (expected,)
+        assert isinstance(results, tuple)
+        assert len(results) == len(expected)
+        for i, (r, e) in enumerate(zip(results, expected)):
+            assert_matches(r, e, what=f"shape {shape} result {i}", **tolerance)
+    assert compilations() == before, "running at a new shape must not recompile"
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)

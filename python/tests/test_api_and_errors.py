@@ -1,0 +1,300 @@
+"""The Python API: compile once / run at many shapes, the generic op form,
+errors (CompileError with line:column, InvocationError naming the argument),
+threads, IR dumps."""
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+import torch
+
+import disc
+from conftest import compile_once, compilations, rand, run_shapes
+
+GENERIC_PROGRAM = """
+"func.func"() <{function_type = (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>, sym_name = "main"}> ({
+^bb0(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>):
+  %0 = "disc.add"(%a, %b) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %1 = "disc.tanh"(%0) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %2 = "disc.multiply"(%1, %b) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %3 = "disc.exponential"(%2) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  "func.return"(%3) : (tensor<?x?xf32>) -> ()
+}) : () -> ()
+"""
+
+
+def test_generic_form_compiles_once_for_all_shapes():
+    exe = compile_once(GENERIC_PROGRAM)
+    run_shapes(exe, lambda s: (rand(s, torch.float32), rand(s, torch.float32)),
+               lambda a, b: torch.exp(torch.tanh(a + b) * b),
+               [(2, 3), (1, 1), (64, 7), (100, 1000), (513, 1024)], rtol=2e-6, atol=2e-6)
+
+
+def test_stats_counts_compilations():
+    before = disc.stats()["compilations"]
+    disc.compile_mlir(GENERIC_PROGRAM)
+    disc.compile_mlir(GENERIC_PROGRAM)
+    assert disc.stats()["compilations"] == before + 2
+    assert isinstance(disc.stats(), dict)
+
+
+def test_public_function_is_main_among_several():
+    exe = compile_once("""
+func.func @helper(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = disc.negate %x : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = func.call @helper(%x) : (tensor<?xf32>) -> tensor<?xf32>
+  %1 = disc.exponential %0 : tensor<?xf32>
+  return %1 : tensor<?xf32>
+}""")
+    assert exe.entry_name == "main"
+    run_shapes(exe, lambda n: rand((n,), torch.float32), lambda x: torch.exp(-x), [1, 2, 300])
+
+
+def test_single_public_function_any_name():
+    exe = compile_once("""
+func.func private @unused(%x: tensor<?xf32>) -> tensor<?xf32> {
+  return %x : tensor<?xf32>
+}
+func.func @forward(%x: tensor<?xi64>) -> tensor<?xi64> {
+  %0 = disc.multiply %x, %x : tensor<?xi64>
+  return %0 : tensor<?xi64>
+}""")
+    assert exe.entry_name == "forward"
+    run_shapes(exe, lambda n: rand((n,), torch.int64), lambda x: x * x, [1, 2, 300])
+
+
+def test_result_aliasing_an_input_is_a_copy():
+    exe = compile_once("""
+func.func @main(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %0 = disc.negate %x : tensor<?xf32>
+  return %x, %0 : tensor<?xf32>, tensor<?xf32>
+}""")
+    x = torch.arange(4.0)
+    same, neg = exe(x)
+    assert torch.equal(same, x) and torch.equal(neg, -x)
+    same += 1
+    assert torch.equal(x, torch.arange(4.0)), "the input must not be aliased"
+
+
+def test_zero_copy_output_and_lifetime():
+    """Outputs are ordinary torch tensors that own their memory."""
+    exe = compile_once("""
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = disc.add %x, %x : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}""")
+    outs = [exe(torch.full((1000,), float(i)))[0] for i in range(20)]
+    for i, o in enumerate(outs):
+        assert o.is_contiguous() and torch.all(o == 2 * i)
+    del exe  # outputs outlive the executable
+    assert float(outs[3][0]) == 6.0
+
+
+def test_non_contiguous_and_dlpack_inputs():
+    import numpy as np
+
+    exe = compile_once("""
+func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.multiply %x, %x : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}""")
+    x = torch.randn(5, 3).t()  # non-contiguous
+    assert torch.allclose(exe(x)[0], x * x)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)  # any __dlpack__ object
+    assert exe(a)[0].tolist() == (a * a).tolist()
+
+
+def test_concurrent_calls_from_threads():
+    """Compiled code is stateless: one executable serves many threads."""
+    exe = compile_once("""
+func.func @main(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %1 = disc.tanh %0 : tensor<?x?xf32>
+  return %1 : tensor<?x?xf32>
+}""")
+    errors = []
+
+    def worker(seed):
+        g = torch.Generator().manual_seed(seed)
+        try:
+            for i in range(20):
+                n = 1 + (seed * 7 + i) % 40
+                x, w = torch.randn(n, 16, generator=g), torch.randn(16, n + 1, generator=g)
+                y, = exe(x, w)
+                torch.testing.assert_close(y, torch.tanh(x @ w), rtol=1e-4, atol=1e-4)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+# ---------------------------------------------------------------- compile errors
+
+
+def test_parse_error_has_line_and_column():
+    with pytest.raises(disc.CompileError) as info:
+        disc.compile_mlir("func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
+                          "  %0 = disc.add %x, : tensor<?xf32>\n"
+                          "  return %0 : tensor<?xf32>\n}")
+    assert "input.mlir:2:" in str(info.value)
+    assert isinstance(info.value, disc.DiscError)
+
+
+def test_verifier_error_names_op_and_location():
+    with pytest.raises(disc.CompileError) as info:
+        disc.compile_mlir("""func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.transpose %x, dims = [0, 0] : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}""")
+    message = str(info.value)
+    assert "input.mlir:2:8" in message and "disc.transpose" in message
+    assert "appears twice" in message
+
+
+def test_unknown_op():
+    with pytest.raises(disc.CompileError, match=r"input.mlir:2:\d+.*disc.frobnicate"):
+        disc.compile_mlir("""func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = "disc.frobnicate"(%x) : (tensor<?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}""")
+
+
+def test_no_entry_function():
+    with pytest.raises(disc.CompileError, match="several public functions and none is named 'main'"):
+        disc.compile_mlir("""
+func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> { return %x : tensor<?xf32> }
+func.func @g(%x: tensor<?xf32>) -> tensor<?xf32> { return %x : tensor<?xf32> }""")
+    with pytest.raises(disc.CompileError, match="no public function"):
+        disc.compile_mlir("module {}")
+
+
+def test_unsupported_lowering_is_a_compile_error():
+    """Verifies, but no lowering exists (negative edge + interior padding)."""
+    with pytest.raises(disc.CompileError, match=r"input.mlir:2:\d+.*disc.pad"):
+        disc.compile_mlir("""func.func @main(%x: tensor<?xf32>, %v: tensor<f32>) -> tensor<?xf32> {
+  %0 = disc.pad %x, %v, low = [-1], high = [0], interior = [1] : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}""")
+
+
+def test_non_tensor_entry_argument():
+    with pytest.raises(disc.CompileError, match="only ranked tensors"):
+        disc.compile_mlir("""func.func @main(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  return %x : tensor<?xf32>
+}""")
+
+
+def test_failed_compilation_is_not_counted():
+    before = compilations()
+    with pytest.raises(disc.CompileError):
+        disc.compile_mlir("not mlir")
+    assert compilations() == before
+
+
+def test_compile_mlir_needs_text():
+    with pytest.raises(TypeError):
+        disc.compile_mlir(b"func.func @main() { return }")
+
+
+# ------------------------------------------------------------- invocation errors
+
+ADD = """func.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = disc.add %a, %b : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}"""
+
+
+@pytest.fixture(scope="module")
+def add_exe():
+    return disc.compile_mlir(ADD)
+
+
+def test_contradicting_shapes_raise_before_running(add_exe):
+    with pytest.raises(disc.InvocationError) as info:
+        add_exe(torch.ones(3, 4), torch.ones(5, 4))
+    message = str(info.value)
+    assert "argument 1" in message and "argument 0" in message
+    assert "disc.add at input.mlir:2:8" in message
+
+
+def test_wrong_static_dim(add_exe):
+    with pytest.raises(disc.InvocationError, match=r"argument 0 \(%arg0\) dim 1 is 5, expected 4"):
+        add_exe(torch.ones(3, 5), torch.ones(3, 5))
+
+
+def test_wrong_rank(add_exe):
+    with pytest.raises(disc.InvocationError, match=r"argument 1 \(%arg1\) has rank 1, expected 2"):
+        add_exe(torch.ones(3, 4), torch.ones(4))
+
+
+def test_wrong_dtype(add_exe):
+    with pytest.raises(disc.InvocationError, match=r"argument 0 \(%arg0\) has dtype f64, expected f32"):
+        add_exe(torch.ones(3, 4, dtype=torch.float64), torch.ones(3, 4))
+
+
+def test_unsupported_dtype(add_exe):
+    with pytest.raises(disc.InvocationError, match="argument 0 has a dtype DISC does not support"):
+        add_exe(torch.ones(3, 4, dtype=torch.complex64), torch.ones(3, 4))
+
+
+def test_wrong_argument_count(add_exe):
+    with pytest.raises(disc.InvocationError, match="expected 2 inputs, got 1"):
+        add_exe(torch.ones(3, 4))
+
+
+def test_not_a_tensor(add_exe):
+    with pytest.raises(disc.InvocationError, match="argument 1 is a list"):
+        add_exe(torch.ones(3, 4), [[1.0] * 4])
+
+
+def test_still_usable_after_errors(add_exe):
+    with pytest.raises(disc.InvocationError):
+        add_exe(torch.ones(3, 4), torch.ones(5, 4))
+    y, = add_exe(torch.ones(2, 4), torch.ones(2, 4))
+    assert torch.equal(y, torch.full((2, 4), 2.0))
+
+
+def test_runtime_check_inside_program():
+    """Equalities that only show inside the program (after a reshape) are
+    checked by the compiled code and raised as InvocationError."""
+    exe = disc.compile_mlir("""func.func @main(%a: tensor<?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %a, %c0 : tensor<?xf32>
+  %shape = tensor.from_elements %n, %c1 : tensor<2xindex>
+  %r = disc.dynamic_reshape %a, %shape : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %0 = disc.add %r, %b : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}""")
+    y, = exe(torch.ones(3), torch.ones(3, 1))
+    assert y.shape == (3, 1)
+    with pytest.raises(disc.InvocationError, match=r"disc.add at input.mlir:7:\d+: operand 1 dim 0 does not match"):
+        exe(torch.ones(3), torch.ones(4, 1))
+
+
+# ------------------------------------------------------------------- IR dumps
+
+
+def test_dump_dir_writes_ir_after_each_pass(tmp_path):
+    disc.compile_mlir(ADD, dump_dir=str(tmp_path))
+    (sub,) = list(tmp_path.iterdir())
+    files = sorted(str(p.relative_to(sub)) for p in sub.rglob("*.mlir"))
+    assert "00-input.mlir" in files and "99-llvm.mlir" in files
+    passes = [f for f in files if "disc-legalize-to-linalg" in f]
+    assert passes, files
+    assert "disc.add" in (sub / "00-input.mlir").read_text()
+
+
+def test_dump_dir_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("DISC_DUMP_DIR", str(tmp_path))
+    disc.compile_mlir(ADD)
+    assert any(tmp_path.rglob("00-input.mlir"))

@@ -1,0 +1,190 @@
+"""disc.dot_general and disc.convolution (library calls into oneDNN) against
+PyTorch at several shapes and in f32, f16 and bf16."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import FLOAT_DTYPES, compile_once, dtype_id, rand, run_shapes, tensor_type
+
+# Accumulation order differs from PyTorch's; low precision rounds the result.
+TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4),
+       torch.float16: dict(rtol=1e-2, atol=1e-2),
+       torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
+
+
+def reference_matmul(a, b):
+    return (a.float() @ b.float()).to(a.dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_matmul_2d(dtype):
+    t = tensor_type((None, None), dtype)
+    exe = compile_once(f"""
+func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  return %0 : {t}
+}}""")
+    cases = iter([(1, 1, 1), (7, 13, 5), (64, 256, 96)])
+
+    def make(_):
+        m, k, n = next(cases)
+        return rand((m, k), dtype), rand((k, n), dtype)
+
+    run_shapes(exe, make, reference_matmul, [0, 1, 2], **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_linear_with_bias(dtype):
+    """F.linear: x[B, S, K] @ W[N, K]^T + b, with B and S dynamic."""
+    x = tensor_type((None, None, 32), dtype)
+    w = tensor_type((16, 32), dtype)
+    y = tensor_type((None, None, 16), dtype)
+    exe = compile_once(f"""
+func.func @main(%x: {x}, %w: {w}, %bias: {tensor_type((16,), dtype)}) -> {y} {{
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [2] x [1] : ({x}, {w}) -> {y}
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %b = tensor.dim %x, %c0 : {x}
+  %s = tensor.dim %x, %c1 : {x}
+  %shape = tensor.from_elements %b, %s, %c16 : tensor<3xindex>
+  %bb = disc.dynamic_broadcast_in_dim %bias, %shape, dims = [2] : ({tensor_type((16,), dtype)}, tensor<3xindex>) -> {y}
+  %1 = disc.add %0, %bb : {y}
+  return %1 : {y}
+}}""")
+    weight, bias = rand((16, 32), dtype), rand((16,), dtype)
+    run_shapes(exe, lambda s: (rand((*s, 32), dtype), weight, bias),
+               lambda x, w, b: (x.float() @ w.float().T + b.float()).to(dtype),
+               [(1, 1), (2, 9), (4, 100)], **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_bmm(dtype):
+    t = tensor_type((None, None, None), dtype)
+    exe = compile_once(f"""
+func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %0 = disc.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : ({t}, {t}) -> {t}
+  return %0 : {t}
+}}""")
+    cases = iter([(1, 1, 1, 1), (3, 5, 7, 2), (8, 33, 64, 17)])
+
+    def make(_):
+        bs, m, k, n = next(cases)
+        return rand((bs, m, k), dtype), rand((bs, k, n), dtype)
+
+    run_shapes(exe, make, reference_matmul, [0, 1, 2], **TOL[dtype])
+
+
+def test_attention_scores_batch_heads():
+    """q[B, H, S, D] x k[B, H, S, D] contracting D: two batching dims and a
+    transposed rhs."""
+    t = "tensor<?x?x?x?xf32>"
+    exe = compile_once(f"""
+func.func @main(%q: {t}, %k: {t}) -> {t} {{
+  %0 = disc.dot_general %q, %k, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : ({t}, {t}) -> {t}
+  return %0 : {t}
+}}""")
+    run_shapes(exe, lambda s: (rand(s, torch.float32), rand(s, torch.float32)),
+               lambda q, k: q @ k.transpose(-1, -2), [(1, 1, 1, 4), (2, 3, 5, 8), (2, 4, 40, 16)],
+               **TOL[torch.float32])
+
+
+def test_dot_general_unusual_layout():
+    """Batch dim last on the lhs: DISC transposes before the library call."""
+    exe = compile_once("""
+func.func @main(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = disc.dot_general %a, %b, batching_dims = [2] x [0], contracting_dims = [1] x [1] : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}""")
+    cases = iter([(1, 1, 1, 1), (2, 3, 4, 5), (5, 17, 9, 6)])
+
+    def make(_):
+        m, k, bs, n = next(cases)
+        return rand((m, k, bs), torch.float32), rand((bs, k, n), torch.float32)
+
+    run_shapes(exe, make, lambda a, b: torch.einsum("mkb,bkn->bmn", a, b), [0, 1, 2],
+               **TOL[torch.float32])
+
+
+def test_matmul_empty_contraction_gives_zeros():
+    t = "tensor<?x?xf32>"
+    exe = compile_once(f"""
+func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  return %0 : {t}
+}}""")
+    out, = exe(torch.ones(3, 0), torch.ones(0, 2))
+    assert torch.equal(out, torch.zeros(3, 2))
+
+
+def conv_program(dtype, in_dims, w_shape, strides, pad, dilation, groups):
+    x = tensor_type(in_dims, dtype)
+    w = tensor_type(w_shape, dtype)
+    out_dims = (None, w_shape[0]) + (None,) * (len(in_dims) - 2)
+    y = tensor_type(out_dims, dtype)
+    join = lambda v: ", ".join(map(str, v))
+    attr = f" {{feature_group_count = {groups} : i64}}" if groups != 1 else ""
+    return f"""
+func.func @main(%x: {x}, %w: {w}) -> {y} {{
+  %0 = disc.convolution %x, %w, strides = [{join(strides)}], pad_low = [{join(pad)}], pad_high = [{join(pad)}], dilation = [{join(dilation)}]{attr} : ({x}, {w}) -> {y}
+  return %0 : {y}
+}}"""
+
+
+CONV2D_CASES = {
+    "3x3": dict(cin=3, cout=8, k=3, stride=1, pad=1, dilation=1, groups=1),
+    "strided": dict(cin=4, cout=6, k=3, stride=2, pad=1, dilation=1, groups=1),
+    "dilated": dict(cin=4, cout=4, k=3, stride=1, pad=2, dilation=2, groups=1),
+    "grouped": dict(cin=8, cout=8, k=3, stride=1, pad=0, dilation=1, groups=2),
+    "depthwise": dict(cin=6, cout=6, k=5, stride=2, pad=2, dilation=1, groups=6),
+    "pointwise": dict(cin=16, cout=32, k=1, stride=1, pad=0, dilation=1, groups=1),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("case", sorted(CONV2D_CASES))
+def test_conv2d(case, dtype):
+    c = CONV2D_CASES[case]
+    w_shape = (c["cout"], c["cin"] // c["groups"], c["k"], c["k"])
+    exe = compile_once(conv_program(dtype, (None, c["cin"], None, None), w_shape,
+                                    [c["stride"]] * 2, [c["pad"]] * 2, [c["dilation"]] * 2,
+                                    c["groups"]))
+    weight = rand(w_shape, dtype) * 0.3
+
+    def reference(x, w):
+        return F.conv2d(x.float(), w.float(), stride=c["stride"], padding=c["pad"],
+                        dilation=c["dilation"], groups=c["groups"]).to(dtype)
+
+    run_shapes(exe, lambda s: (rand((s[0], c["cin"], s[1], s[2]), dtype), weight), reference,
+               [(1, 5, 5), (2, 8, 11), (3, 32, 17)], **TOL[dtype])
+
+
+def test_conv1d_audio_block():
+    exe = compile_once(conv_program(torch.float32, (None, 4, None), (8, 4, 7), [2], [3], [1], 1))
+    w = rand((8, 4, 7), torch.float32)
+    run_shapes(exe, lambda s: (rand((s[0], 4, s[1]), torch.float32), w),
+               lambda x, w: F.conv1d(x, w, stride=2, padding=3), [(1, 7), (2, 50), (3, 1000)],
+               **TOL[torch.float32])
+
+
+def test_conv3d():
+    exe = compile_once(conv_program(torch.float32, (None, 2, None, None, None), (4, 2, 3, 3, 3),
+                                    [1, 2, 1], [1, 1, 0], [1, 1, 2], 1))
+    w = rand((4, 2, 3, 3, 3), torch.float32)
+
+    def reference(x, w):
+        return F.conv3d(F.pad(x, (0, 0, 1, 1, 1, 1)), w, stride=(1, 2, 1), dilation=(1, 1, 2))
+
+    run_shapes(exe, lambda s: (rand((s[0], 2, *s[1:]), torch.float32), w), reference,
+               [(1, 3, 3, 5), (2, 4, 6, 8), (1, 8, 9, 10)], **TOL[torch.float32])
+
+
+def test_conv_channel_mismatch_raises():
+    import disc
+
+    exe = compile_once(conv_program(torch.float32, (None, None, None, None), (8, 3, 3, 3),
+                                    [1, 1], [1, 1], [1, 1], 1))
+    with pytest.raises(disc.InvocationError, match="argument 0.*dim 1 is 4, expected 3|dim 1"):
+        exe(torch.ones(1, 4, 5, 5), torch.ones(8, 3, 3, 3))

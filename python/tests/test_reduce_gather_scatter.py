@@ -1,0 +1,232 @@
+"""disc.reduce, gather (embedding / index_select) and scatter (index_add /
+scatter_add) against PyTorch at several shapes."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import disc
+from conftest import (FLOAT_DTYPES, INT_DTYPES, compile_once, dtype_id, rand,
+                      run_shapes, tensor_type)
+
+REDUCE_SHAPES = [(1, 1, 1), (3, 5, 7), (4, 33, 130)]
+
+
+def reduce_program(kind, dims, dtype, rank=3):
+    t = tensor_type((None,) * rank, dtype)
+    r = tensor_type((None,) * (rank - len(dims)), dtype)
+    dims_text = ", ".join(map(str, dims))
+    return f"""
+func.func @main(%x: {t}) -> {r} {{
+  %0 = disc.reduce %x, dims = [{dims_text}], kind = {kind} : ({t}) -> {r}
+  return %0 : {r}
+}}"""
+
+
+FLOAT_REDUCE = {
+    "sum": lambda x, d: x.sum(dim=d) if d else x.sum(),
+    "max": lambda x, d: x.amax(dim=d),
+    "min": lambda x, d: x.amin(dim=d),
+    "prod": lambda x, d: x.prod(dim=d[0]) if len(d) == 1 else x.flatten().prod(),
+}
+
+
+@pytest.mark.parametrize("dims", [(2,), (1,), (0,), (0, 2), (0, 1, 2)],
+                         ids=lambda d: "dims" + "".join(map(str, d)))
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("kind", ["sum", "max", "min"])
+def test_float_reduce(kind, dtype, dims):
+    exe = compile_once(reduce_program(kind, dims, dtype))
+    # PyTorch sums low precision in f32 too (but in another order).
+    tol = {torch.float32: dict(rtol=1e-5, atol=1e-4),
+           torch.float16: dict(rtol=2e-3, atol=2e-3),
+           torch.bfloat16: dict(rtol=1e-2, atol=1e-2)}[dtype] if kind == "sum" else {}
+    reference = (lambda x: x.float().sum(dim=dims).to(dtype)) if kind == "sum" else (
+        lambda x: FLOAT_REDUCE[kind](x, dims))
+    run_shapes(exe, lambda s: rand(s, dtype), reference, REDUCE_SHAPES, **tol)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_prod(dtype):
+    exe = compile_once(reduce_program("prod", (1,), dtype))
+    run_shapes(exe, lambda s: rand(s, dtype, low=0.5, high=1.5),
+               lambda x: x.float().prod(dim=1).to(dtype), REDUCE_SHAPES,
+               rtol=1e-4 if dtype == torch.float32 else 1e-2, atol=1e-5)
+
+
+def test_reduce_empty_dim_gives_identity():
+    exe = compile_once(reduce_program("sum", (1,), torch.float32, rank=2))
+    exe_max = compile_once(reduce_program("max", (1,), torch.float32, rank=2))
+    x = torch.empty(3, 0)
+    assert exe(x)[0].tolist() == [0.0, 0.0, 0.0]
+    assert exe_max(x)[0].tolist() == [float("-inf")] * 3
+
+
+def test_reduce_max_propagates_nan():
+    exe = compile_once(reduce_program("max", (1,), torch.float32, rank=2))
+    x = torch.tensor([[1.0, float("nan"), 3.0], [1.0, 2.0, 3.0]])
+    out, = exe(x)
+    assert torch.isnan(out[0]) and out[1] == 3.0
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod"])
+def test_int_reduce(kind, dtype):
+    exe = compile_once(reduce_program(kind, (1,), dtype))
+    ops = {"sum": lambda x: x.sum(dim=1, dtype=dtype), "max": lambda x: x.amax(dim=1),
+           "min": lambda x: x.amin(dim=1), "prod": lambda x: x.prod(dim=1, dtype=dtype)}
+    low, high = (-2, 3) if kind == "prod" else (None, None)
+    run_shapes(exe, lambda s: rand(s, dtype, low=low, high=high), ops[kind], REDUCE_SHAPES)
+
+
+@pytest.mark.parametrize("kind,reference", [("and", lambda x: x.all(dim=2)),
+                                            ("or", lambda x: x.any(dim=2))])
+def test_bool_reduce(kind, reference):
+    exe = compile_once(reduce_program(kind, (2,), torch.bool))
+
+    def make(shape):
+        return torch.rand(shape) < 0.9 if kind == "and" else torch.rand(shape) < 0.1
+
+    run_shapes(exe, make, reference, REDUCE_SHAPES)
+
+
+def test_mean_and_softmax_from_reductions():
+    """A row softmax built from reduce/broadcast/elementwise ops."""
+    t = "tensor<?x?xf32>"
+    exe = compile_once(f"""
+func.func @main(%x: {t}) -> {t} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : {t}
+  %m = tensor.dim %x, %c1 : {t}
+  %shape = tensor.from_elements %n, %m : tensor<2xindex>
+  %max = disc.reduce %x, dims = [1], kind = max : ({t}) -> tensor<?xf32>
+  %maxb = disc.dynamic_broadcast_in_dim %max, %shape, dims = [0] : (tensor<?xf32>, tensor<2xindex>) -> {t}
+  %sub = disc.subtract %x, %maxb : {t}
+  %e = disc.exponential %sub : {t}
+  %sum = disc.reduce %e, dims = [1], kind = sum : ({t}) -> tensor<?xf32>
+  %sumb = disc.dynamic_broadcast_in_dim %sum, %shape, dims = [0] : (tensor<?xf32>, tensor<2xindex>) -> {t}
+  %0 = disc.divide %e, %sumb : {t}
+  return %0 : {t}
+}}""")
+    run_shapes(exe, lambda s: rand(s, torch.float32) * 5, lambda x: torch.softmax(x, dim=1),
+               [(1, 1), (4, 10), (33, 1000)], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + [torch.int64], ids=dtype_id)
+def test_embedding(dtype):
+    """table[V, D] indexed by ids[B, S] -> [B, S, D] (V, D, B, S dynamic)."""
+    tab = tensor_type((None, None), dtype)
+    res = tensor_type((None, None, None), dtype)
+    exe = compile_once(f"""
+func.func @main(%table: {tab}, %ids: tensor<?x?xi64>) -> {res} {{
+  %c1 = arith.constant 1 : index
+  %d = tensor.dim %table, %c1 : {tab}
+  %sizes = tensor.from_elements %c1, %d : tensor<2xindex>
+  %0 = disc.dynamic_gather %table[%ids], %sizes, offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2 : ({tab}, tensor<?x?xi64>, tensor<2xindex>) -> {res}
+  return %0 : {res}
+}}""")
+    cases = iter([(10, 4, 1, 1), (100, 16, 2, 7), (1000, 64, 3, 50)])
+
+    def make(_):
+        v, d, b, s = next(cases)
+        return rand((v, d), dtype), torch.randint(0, v, (b, s))
+
+    run_shapes(exe, make, lambda table, ids: torch.nn.functional.embedding(ids, table), [0, 1, 2])
+
+
+def test_index_select_dim1():
+    """x.index_select(1, idx) with i32 indices: a gather over dim 1."""
+    exe = compile_once("""
+func.func @main(%x: tensor<?x?xf32>, %idx: tensor<?xi32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %sizes = tensor.from_elements %n, %c1 : tensor<2xindex>
+  %0 = disc.dynamic_gather %x[%idx], %sizes, offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}""")
+    cases = iter([((1, 1), 1), ((3, 8), 5), ((16, 40), 100)])
+
+    def make(_):
+        shape, k = next(cases)
+        return rand(shape, torch.float32), torch.randint(0, shape[1], (k,), dtype=torch.int32)
+
+    run_shapes(exe, make, lambda x, i: x.index_select(1, i), [0, 1, 2])
+
+
+def test_gather_static_slice_sizes():
+    exe = compile_once("""
+func.func @main(%x: tensor<?x8xf32>, %idx: tensor<?xi64>) -> tensor<?x8xf32> {
+  %0 = disc.gather %x[%idx] slice_sizes = [1, 8], offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}""")
+    cases = iter([(1, 1), (5, 9), (50, 200)])
+
+    def make(_):
+        n, k = next(cases)
+        return rand((n, 8), torch.float32), torch.randint(0, n, (k,))
+
+    run_shapes(exe, make, lambda x, i: x[i], [0, 1, 2])
+
+
+SCATTER_INDEX_ADD = """
+func.func @main(%x: {t}, %idx: tensor<?x1xi64>, %u: {t}) -> {t} {{
+  %0 = disc.scatter %x[%idx], %u, kind = {kind}, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : ({t}, tensor<?x1xi64>, {t}) -> {t}
+  return %0 : {t}
+}}"""
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64], ids=dtype_id)
+def test_index_add_rows(dtype):
+    """x.index_add(0, idx, u): repeated indices accumulate."""
+    t = tensor_type((None, None), dtype)
+    exe = compile_once(SCATTER_INDEX_ADD.format(t=t, kind="add"))
+    cases = iter([(1, 1, 1), (5, 3, 12), (40, 16, 300)])
+
+    def make(_):
+        n, d, k = next(cases)
+        return rand((n, d), dtype), torch.randint(0, n, (k, 1)), rand((k, d), dtype)
+
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else {}
+    run_shapes(exe, make, lambda x, i, u: x.index_add(0, i[:, 0], u), [0, 1, 2], **tol)
+
+
+def test_index_copy_and_out_of_bounds_skipped():
+    """kind = replace writes rows; updates whose index is out of bounds are
+    skipped (StableHLO semantics), never written out of the buffer."""
+    t = "tensor<?x?xf32>"
+    exe = compile_once(SCATTER_INDEX_ADD.format(t=t, kind="replace"))
+    x = torch.zeros(4, 3)
+    idx = torch.tensor([[1], [7], [-1], [3]])
+    u = torch.arange(12.0).reshape(4, 3)
+    out, = exe(x, idx, u)
+    expected = torch.zeros(4, 3)
+    expected[1] = u[0]
+    expected[3] = u[3]
+    assert torch.equal(out, expected)
+    assert torch.equal(x, torch.zeros(4, 3)), "the operand is not modified"
+
+
+@pytest.mark.parametrize("kind", ["add", "max", "min", "mul"])
+def test_scatter_elementwise(kind):
+    """torch.scatter_reduce(dim=0) with full coordinates (index_vector_dim = 2)."""
+    t = "tensor<?x?xf32>"
+    exe = compile_once(f"""
+func.func @main(%x: {t}, %coords: tensor<?x?x2xi64>, %u: {t}) -> {t} {{
+  %0 = disc.scatter %x[%coords], %u, kind = {kind}, update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 2 : ({t}, tensor<?x?x2xi64>, {t}) -> {t}
+  return %0 : {t}
+}}""")
+    cases = iter([(2, 2, 1), (6, 5, 9), (30, 8, 64)])
+    reduce = {"add": "sum", "max": "amax", "min": "amin", "mul": "prod"}[kind]
+
+    def make(_):
+        n, d, k = next(cases)
+        index = torch.randint(0, n, (k, d))
+        coords = torch.stack([index, torch.arange(d).expand(k, d)], dim=2)
+        return rand((n, d), torch.float32), coords, rand((k, d), torch.float32)
+
+    def reference(x, coords, u):
+        return x.scatter_reduce(0, coords[..., 0], u, reduce=reduce)
+
+    run_shapes(exe, make, reference, [0, 1, 2], rtol=1e-5, atol=1e-5)
