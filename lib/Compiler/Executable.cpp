@@ -14,11 +14,13 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -150,16 +152,74 @@ void writeFile(const std::string &dir, const std::string &name,
     op->print(os);
 }
 
+/// Writes the module after every pass to
+/// `<dumpDir>/<NNN>-<stage>-<pass-argument>.mlir`, numbered across stages in
+/// execution order (nested passes print their whole module).
+class DumpAfterEachPass : public PassInstrumentation {
+public:
+  DumpAfterEachPass(std::string dir, StringRef stage, unsigned &counter)
+      : dir(std::move(dir)), stage(stage.str()), counter(counter) {}
+  void runAfterPass(Pass *pass, Operation *op) override {
+    Operation *top = op;
+    while (Operation *parent = top->getParentOp())
+      top = parent;
+    std::string name = llvm::formatv("{0:03}-{1}-{2}.mlir", ++counter, stage,
+                                     pass->getArgument().empty()
+                                         ? pass->getName()
+                                         : pass->getArgument());
+    writeFile(dir, name, top);
+  }
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    runAfterPass(pass, op);
+  }
+
+private:
+  std::string dir, stage;
+  unsigned &counter;
+};
+
+/// Wall time of the compile phases; printed to stderr when asked for
+/// (CompileOptions::logTiming, `DISC_LOG=compile` from Python).
+class PhaseTimer {
+public:
+  explicit PhaseTimer(bool enabled) : enabled(enabled) {}
+  void phase(StringRef name) {
+    auto now = Clock::now();
+    phases.emplace_back(name.str(),
+                        std::chrono::duration<double>(now - last).count());
+    last = now;
+  }
+  double total() const {
+    return std::chrono::duration<double>(last - start).count();
+  }
+  void report() const {
+    if (!enabled)
+      return;
+    std::string line = "[disc] compile";
+    for (const auto &[name, seconds] : phases)
+      line += llvm::formatv(" {0}={1:F1}ms", name, seconds * 1e3).str();
+    line += llvm::formatv(" total={0:F1}ms\n", total() * 1e3).str();
+    llvm::errs() << line;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled;
+  Clock::time_point start = Clock::now(), last = start;
+  std::vector<std::pair<std::string, double>> phases;
+};
+
 } // namespace
 
 std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
                                                 const CompileOptions &options) {
-  auto start = std::chrono::steady_clock::now();
+  PhaseTimer timer(options.logTiming);
   initializeOnce();
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
+  timer.phase("context");
 
   std::string diagnostics;
   llvm::raw_string_ostream diagStream(diagnostics);
@@ -184,22 +244,23 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   if (failed(verify(*module)))
     return fail("the MLIR module does not verify");
   if (!dumpDir.empty())
-    writeFile(dumpDir, "00-input.mlir", *module);
+    writeFile(dumpDir, "000-input.mlir", *module);
+  timer.phase("parse+verify");
+  unsigned passCounter = 0;
 
   auto runPipeline = [&](const std::string &pipeline, StringRef stage) {
     PassManager pm(&context);
     if (failed(parsePassPipeline(pipeline, pm, diagStream)))
       return failure();
     if (!dumpDir.empty())
-      pm.enableIRPrintingToFileTree(
-          [](Pass *, Operation *) { return false; },
-          [](Pass *, Operation *) { return true; },
-          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
-          /*printAfterOnlyOnFailure=*/false, dumpDir + "/" + stage.str());
-    return pm.run(*module);
+      pm.addInstrumentation(
+          std::make_unique<DumpAfterEachPass>(dumpDir, stage, passCounter));
+    LogicalResult result = pm.run(*module);
+    timer.phase(stage);
+    return result;
   };
 
-  if (failed(runPipeline(cpuPreparePipeline(), "1-prepare")))
+  if (failed(runPipeline(cpuPreparePipeline(), "prepare")))
     return fail("compilation failed (prepare stage)");
   auto result = std::unique_ptr<Executable>(new Executable());
   func::FuncOp entry;
@@ -212,10 +273,10 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   if (failed(buildSignature(entry, result->impl->signature)))
     return fail("unsupported entry signature");
 
-  if (failed(runPipeline(cpuLowerPipeline(), "2-lower")))
+  if (failed(runPipeline(cpuLowerPipeline(), "lower")))
     return fail("compilation failed (lowering to LLVM)");
   if (!dumpDir.empty())
-    writeFile(dumpDir, "99-llvm.mlir", *module);
+    writeFile(dumpDir, "999-llvm.mlir", *module);
 
   // JIT with the host's CPU features so LLVM vectorises for this machine.
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -238,6 +299,7 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   if (!engine)
     return fail("JIT compilation failed: " +
                 llvm::toString(engine.takeError()));
+  timer.phase("llvm-ir+opt");
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap map;
     int64_t count = 0;
@@ -252,12 +314,12 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   if (!function)
     return fail("cannot find the compiled entry: " +
                 llvm::toString(function.takeError()));
+  timer.phase("codegen");
   result->impl->function = *function;
   result->impl->engine = std::move(*engine);
   result->impl->context = defaultContext();
-  result->impl->compileSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  result->impl->compileSeconds = timer.total();
+  timer.report();
   ++numCompilations;
   return result;
 }

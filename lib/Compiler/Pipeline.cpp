@@ -39,7 +39,7 @@ std::string disc::cpuLowerPipeline() {
          // 4. (fusion planning) + library calls
          "disc-lower-library-calls,"
          // 5. codegen of memory-bound ops
-         "disc-legalize-to-linalg,canonicalize,cse,"
+         "disc-legalize-to-linalg,canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse,"
          // 6. bufferization (memory: per-call arena in the RAL)
          "one-shot-bufferize{bufferize-function-boundaries=1 "
          "function-boundary-type-conversion=identity-layout-map "

@@ -75,21 +75,29 @@ class Executable:
         return f"<disc.Executable @{self.entry_name} args={args} results={results}>"
 
 
-def compile_mlir(text: str, *, dump_dir: str | None = None) -> Executable:
+def _log_topics() -> set[str]:
+    """DISC_LOG=compile,... : comma-separated topics to log to stderr."""
+    return {t.strip() for t in os.environ.get("DISC_LOG", "").split(",") if t.strip()}
+
+
+def compile_mlir(text: str, *, dump_dir: str | None = None,
+                 source_name: str = "input.mlir") -> Executable:
     """Compiles the public function of an MLIR module (the one named `main`
     if there are several) to native code, once for all shapes.
 
-    Raises CompileError with MLIR's diagnostics (line:column) when the module
-    is malformed, does not verify, or cannot be lowered. With `dump_dir` (or
-    the environment variable DISC_DUMP_DIR) the IR after every pass is
-    written there, one sub-directory per compilation.
+    Raises CompileError with MLIR's diagnostics (source_name:line:column) when
+    the module is malformed, does not verify, or cannot be lowered. With
+    `dump_dir` (or the environment variable DISC_DUMP_DIR) the IR after every
+    pass is written there, one sub-directory per compilation. DISC_LOG=compile
+    prints the time of each compile phase to stderr.
     """
     if not isinstance(text, str):
         raise TypeError("compile_mlir expects the module as a str")
     dump_dir = dump_dir or os.environ.get("DISC_DUMP_DIR", "")
     if dump_dir:
         dump_dir = os.path.join(dump_dir, f"compile-{os.getpid()}-{next(_dump_counter):04d}")
-    return Executable(_C.compile_mlir(text, dump_dir or ""))
+    return Executable(_C.compile_mlir(text, dump_dir or "", source_name,
+                                      "compile" in _log_topics()))
 
 
 def stats() -> dict:

@@ -288,13 +288,13 @@ def test_dump_dir_writes_ir_after_each_pass(tmp_path):
     disc.compile_mlir(ADD, dump_dir=str(tmp_path))
     (sub,) = list(tmp_path.iterdir())
     files = sorted(str(p.relative_to(sub)) for p in sub.rglob("*.mlir"))
-    assert "00-input.mlir" in files and "99-llvm.mlir" in files
+    assert "000-input.mlir" in files and "999-llvm.mlir" in files
     passes = [f for f in files if "disc-legalize-to-linalg" in f]
     assert passes, files
-    assert "disc.add" in (sub / "00-input.mlir").read_text()
+    assert "disc.add" in (sub / "000-input.mlir").read_text()
 
 
 def test_dump_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("DISC_DUMP_DIR", str(tmp_path))
     disc.compile_mlir(ADD)
-    assert any(tmp_path.rglob("00-input.mlir"))
+    assert any(tmp_path.rglob("000-input.mlir"))

@@ -188,3 +188,16 @@ def test_conv_channel_mismatch_raises():
                                     [1, 1], [1, 1], [1, 1], 1))
     with pytest.raises(disc.InvocationError, match="argument 0.*dim 1 is 4, expected 3|dim 1"):
         exe(torch.ones(1, 4, 5, 5), torch.ones(8, 3, 3, 3))
+
+
+def test_f64_matmul_is_a_clear_compile_error():
+    """oneDNN has no f64 matmul: a CompileError naming the op, not a crash."""
+    import disc
+
+    t = "tensor<?x?xf64>"
+    with pytest.raises(disc.CompileError, match=r"input.mlir:3:\d+.*disc.dot_general.*f64.*f32, f16 and bf16"):
+        disc.compile_mlir(f"""
+func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : ({t}, {t}) -> {t}
+  return %0 : {t}
+}}""")

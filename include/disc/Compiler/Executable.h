@@ -24,9 +24,12 @@ public:
 };
 
 struct CompileOptions {
-  /// When non-empty: write input.mlir, the IR after each pass (one file per
-  /// pass, numbered in order) and llvm.mlir into this directory.
+  /// When non-empty: write 000-input.mlir, the module after each pass
+  /// (NNN-<stage>-<pass>.mlir, numbered in execution order) and
+  /// 999-llvm.mlir (the LLVM dialect handed to the JIT) into this directory.
   std::string dumpDir;
+  /// Print the wall time of each compile phase to stderr.
+  bool logTiming = false;
   /// Name used for the input buffer in diagnostics.
   std::string sourceName = "input.mlir";
 };

@@ -153,10 +153,11 @@ NB_MODULE(_C, m) {
   m.def(
       "compile_mlir",
       [](const std::string &text, const std::string &dumpDir,
-         const std::string &sourceName) {
+         const std::string &sourceName, bool logTiming) {
         CompileOptions options;
         options.dumpDir = dumpDir;
         options.sourceName = sourceName;
+        options.logTiming = logTiming;
         std::unique_ptr<Executable> exe;
         {
           nb::gil_scoped_release release;
@@ -165,6 +166,6 @@ NB_MODULE(_C, m) {
         return exe;
       },
       nb::arg("text"), nb::arg("dump_dir") = "",
-      nb::arg("source_name") = "input.mlir");
+      nb::arg("source_name") = "input.mlir", nb::arg("log_timing") = false);
   m.def("compilation_count", &compilationCount);
 }
