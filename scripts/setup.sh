@@ -51,8 +51,10 @@ stamp=.venv/.disc-setup-stamp
 want="$(printf '%s\n' "${PIP_PACKAGES[@]}")"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing Python packages: ${PIP_PACKAGES[*]}"
-  "$VPY" -m pip install -q --upgrade pip
-  "$VPY" -m pip install -q "${PIP_PACKAGES[@]}"
+  # (This machine's pip config names local mirrors that may be absent;
+  # pip warns about each one: keep the log readable.)
+  "$VPY" -m pip install -q --upgrade pip 2> >(grep -v "^WARNING: Location" >&2)
+  "$VPY" -m pip install -q "${PIP_PACKAGES[@]}" 2> >(grep -v "^WARNING: Location" >&2)
   printf '%s' "$want" > "$stamp"
 else
   log "Python packages: all present"
