@@ -9,7 +9,36 @@ using namespace mlir;
 using namespace disc;
 
 ShapeConstraints::ShapeConstraints(func::FuncOp func) {
-  func.walk([&](Operation *op) { visit(op); });
+  for (BlockArgument arg : func.getArguments())
+    if (Attribute dims =
+            func.getArgAttr(arg.getArgNumber(), DiscDialect::kDimsAttrName))
+      joinSymbolic(arg, dims);
+  func.walk([&](Operation *op) {
+    visit(op);
+    if (Attribute dims = op->getAttr(DiscDialect::kDimsAttrName))
+      if (op->getNumResults() == 1)
+        joinSymbolic(op->getResult(0), dims);
+  });
+}
+
+void ShapeConstraints::joinSymbolic(Value value, Attribute dims) {
+  auto array = dyn_cast<ArrayAttr>(dims);
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!array || !type || (int64_t)array.size() != type.getRank())
+    return; // the verifier reports malformed attributes
+  for (auto [d, attr] : llvm::enumerate(array)) {
+    auto text = dyn_cast<StringAttr>(attr);
+    int64_t ignored;
+    if (!text || !text.getValue().getAsInteger(10, ignored))
+      continue; // static sizes are in the type
+    auto [it, inserted] =
+        firstWithSymbol.try_emplace(text.getValue(), Key{value, (int64_t)d});
+    int64_t cls = classOf(value, d);
+    if (symbol[cls].empty())
+      symbol[cls] = text.getValue().str();
+    if (!inserted)
+      join(it->second.first, it->second.second, value, d, nullptr);
+  }
 }
 
 int64_t ShapeConstraints::idOf(Value value, int64_t dim) {
@@ -19,6 +48,7 @@ int64_t ShapeConstraints::idOf(Value value, int64_t dim) {
     auto type = cast<RankedTensorType>(value.getType());
     staticSize.push_back(type.getDimSize(dim));
     reason.push_back(nullptr);
+    symbol.emplace_back();
   }
   return it->second;
 }
@@ -40,7 +70,10 @@ int64_t ShapeConstraints::staticSizeOf(int64_t classId) {
 }
 
 std::string ShapeConstraints::reasonOf(int64_t classId) {
-  Operation *op = reason[find(classId)];
+  int64_t root = find(classId);
+  Operation *op = reason[root];
+  if (!op && !symbol[root].empty())
+    return "symbolic dim " + symbol[root];
   if (!op)
     return "the argument's own type";
   return opLabel(op);
@@ -56,6 +89,8 @@ void ShapeConstraints::join(Value a, int64_t dimA, Value b, int64_t dimB,
     staticSize[ra] = staticSize[rb];
   if (!reason[ra])
     reason[ra] = reason[rb] ? reason[rb] : why;
+  if (symbol[ra].empty())
+    symbol[ra] = symbol[rb];
 }
 
 void ShapeConstraints::joinAllDims(Value a, Value b, Operation *why) {
@@ -110,6 +145,8 @@ void ShapeConstraints::visit(Operation *op) {
             join(result, out++, r.getOperand(), i, op);
       })
       .Case([&](ScatterOp s) { joinAllDims(result, s.getOperand(), op); })
+      .Case([&](ReverseOp r) { joinAllDims(result, r.getOperand(), op); })
+      .Case([&](ScanOp r) { joinAllDims(result, r.getOperand(), op); })
       .Case([&](DotGeneralOp d) {
         Value lhs = d.getLhs(), rhs = d.getRhs();
         for (auto [l, r] : llvm::zip(d.getLhsBatchingDimensions(),
@@ -141,10 +178,14 @@ void ShapeConstraints::visit(Operation *op) {
           join(c.getLhs(), 1, c.getRhs(), 1, op);
       })
       .Case([&](DynamicBroadcastInDimOp b) {
-        // An operand dim equals its output dim unless it is a static 1.
+        // An operand dim equals its output dim unless it is a static 1 (or
+        // a dynamic dim that may be 1, unless declared non-expanding).
         auto operandType = b.getOperand().getType();
+        auto known = b.getKnownNonexpandingDimensions();
         for (auto [i, d] : llvm::enumerate(b.getBroadcastDimensions()))
-          if (!operandType.isDynamicDim(i) && operandType.getDimSize(i) != 1)
+          if ((!operandType.isDynamicDim(i) &&
+               operandType.getDimSize(i) != 1) ||
+              (known && llvm::is_contained(*known, (int64_t)i)))
             join(result, d, b.getOperand(), i, op);
       })
       .Default([](Operation *) {});

@@ -55,6 +55,26 @@ SmallVector<Value> dynamicDims(RankedTensorType type, ArrayRef<Value> dims) {
   return out;
 }
 
+/// Slice sizes for a tensor of `type`: static dims as attributes (so that
+/// slice ops infer/verify the static type), dynamic dims as `dims`.
+SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, RankedTensorType type,
+                                     ArrayRef<Value> dims) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    sizes.push_back(type.isDynamicDim(i)
+                        ? OpFoldResult(dims[i])
+                        : OpFoldResult(b.getIndexAttr(type.getDimSize(i))));
+  return sizes;
+}
+
+/// `v` as type `t` through an unrealized cast (signed/unsigned integer
+/// tensors <-> signless ones); `v` itself when it already has type `t`.
+Value castTo(OpBuilder &b, Location loc, Value v, Type t) {
+  if (v.getType() == t)
+    return v;
+  return UnrealizedConversionCastOp::create(b, loc, t, v).getResult(0);
+}
+
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
                   ArrayRef<Value> dims) {
   return tensor::EmptyOp::create(b, loc, type.getShape(),
@@ -482,10 +502,7 @@ struct ElementwiseToLinalg : public ConversionPattern {
     for (auto [orig, v] : llvm::zip(op->getOperands(), operands)) {
       Type st = signlessTensor(v.getType());
       signlessOperands.push_back(
-          st == v.getType()
-              ? v
-              : UnrealizedConversionCastOp::create(rewriter, loc, st, v)
-                    .getResult(0));
+          castTo(rewriter, loc, v, st));
     }
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{outType}, signlessOperands, ValueRange{init},
@@ -505,10 +522,7 @@ struct ElementwiseToLinalg : public ConversionPattern {
       return rewriter.notifyMatchFailure(op, "no scalar lowering");
     }
     Value result = generic.getResult(0);
-    if (outType != resultType)
-      result = UnrealizedConversionCastOp::create(rewriter, loc, resultType,
-                                                  result)
-                   .getResult(0);
+    result = castTo(rewriter, loc, result, resultType);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -568,9 +582,7 @@ struct IotaToLinalg : public OpConversionPattern<OpTy> {
               convertScalar(b, l, asI64, b.getI64Type(), elementType));
         });
     Value result = generic.getResult(0);
-    if (outType != type)
-      result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
-                   .getResult(0);
+    result = castTo(rewriter, loc, result, type);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -598,6 +610,10 @@ struct BroadcastToLinalg : public OpConversionPattern<OpTy> {
     SmallVector<Value> inDims = getDims(rewriter, loc, operand);
     // Decide per operand dim: statically equal (identity), statically 1
     // (expand), or known only at run time (index computed in the body).
+    SmallVector<int64_t> nonexpanding;
+    if constexpr (std::is_same_v<OpTy, DynamicBroadcastInDimOp>)
+      if (auto known = op.getKnownNonexpandingDimensions())
+        nonexpanding.assign(known->begin(), known->end());
     SmallVector<AffineExpr> exprs;
     bool needsRuntimeIndex = false;
     for (auto [i, d] : llvm::enumerate(bdims)) {
@@ -607,6 +623,16 @@ struct BroadcastToLinalg : public OpConversionPattern<OpTy> {
         continue;
       }
       if (!ShapedType::isDynamic(in) && in == out) {
+        exprs.push_back(rewriter.getAffineDimExpr(d));
+        continue;
+      }
+      if (llvm::is_contained(nonexpanding, (int64_t)i)) {
+        // Declared equal by the producer: index directly, check once.
+        assertEqual(rewriter, loc, inDims[i], (*outDims)[d],
+                    opLabel(op) + ": operand dim " + Twine(i) +
+                        " is declared non-expanding but differs from "
+                        "result dim " +
+                        Twine(d));
         exprs.push_back(rewriter.getAffineDimExpr(d));
         continue;
       }
@@ -630,9 +656,7 @@ struct BroadcastToLinalg : public OpConversionPattern<OpTy> {
     auto outType = signlessTensor(resultType);
     Value in = operand;
     auto inSignless = signlessTensor(operandType);
-    if (inSignless != operandType)
-      in = UnrealizedConversionCastOp::create(rewriter, loc, inSignless, in)
-               .getResult(0);
+    in = castTo(rewriter, loc, in, inSignless);
     Value init = emptyTensor(rewriter, loc, outType, *outDims);
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
@@ -669,10 +693,7 @@ struct BroadcastToLinalg : public OpConversionPattern<OpTy> {
           });
     }
     Value result = generic.getResult(0);
-    if (outType != resultType)
-      result = UnrealizedConversionCastOp::create(rewriter, loc, resultType,
-                                                  result)
-                   .getResult(0);
+    result = castTo(rewriter, loc, result, resultType);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -729,6 +750,45 @@ struct TransposeToLinalg : public OpConversionPattern<TransposeOp> {
     auto t = linalg::TransposeOp::create(rewriter, loc, adaptor.getOperand(),
                                          init, op.getPermutation());
     rewriter.replaceOp(op, t.getResult());
+    return success();
+  }
+};
+
+struct ReverseToLinalg : public OpConversionPattern<ReverseOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReverseOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value operand = adaptor.getOperand();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto outType = signlessTensor(type);
+    operand = castTo(rewriter, loc, operand, outType);
+    SmallVector<Value> dims = getDims(rewriter, loc, operand);
+    Value init = emptyTensor(rewriter, loc, outType, dims);
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> reversed = op.getDimensions();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> idx;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value i = linalg::IndexOp::create(b, l, d);
+            if (llvm::is_contained(reversed, d)) {
+              // size - 1 - i
+              Value last = arith::SubIOp::create(b, l, dims[d], cIndex(b, l, 1));
+              i = arith::SubIOp::create(b, l, last, i);
+            }
+            idx.push_back(i);
+          }
+          linalg::YieldOp::create(
+              b, l, tensor::ExtractOp::create(b, l, operand, idx).getResult());
+        });
+    Value result = generic.getResult(0);
+    result = castTo(rewriter, loc, result, type);
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -799,7 +859,8 @@ struct RealDynamicSliceToTensor
                      " needs 0 <= start <= limit <= size and stride > 0");
     }
     SmallVector<OpFoldResult> offsets(start.begin(), start.end()),
-        sizes(outDims->begin(), outDims->end()),
+        sizes = mixedSizes(rewriter, cast<RankedTensorType>(op.getType()),
+                           *outDims),
         steps(strides.begin(), strides.end());
     auto slice = tensor::ExtractSliceOp::create(
         rewriter, loc, cast<RankedTensorType>(op.getType()), operand, offsets,
@@ -832,7 +893,8 @@ struct ConcatenateToTensor : public OpConversionPattern<ConcatenateOp> {
       SmallVector<OpFoldResult> offsets(type.getRank(),
                                         rewriter.getIndexAttr(0));
       offsets[axis] = offset;
-      SmallVector<OpFoldResult> sizes(dims.begin(), dims.end());
+      SmallVector<OpFoldResult> sizes =
+          mixedSizes(rewriter, cast<RankedTensorType>(input.getType()), dims);
       SmallVector<OpFoldResult> strides(type.getRank(),
                                         rewriter.getIndexAttr(1));
       result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
@@ -927,7 +989,8 @@ struct PadToTensor : public OpConversionPattern<OpTy> {
     Value filled =
         linalg::FillOp::create(rewriter, loc, padScalar, init).getResult(0);
     SmallVector<OpFoldResult> offsets(lo.begin(), lo.end());
-    SmallVector<OpFoldResult> sizes(inDims.begin(), inDims.end());
+    SmallVector<OpFoldResult> sizes =
+        mixedSizes(rewriter, cast<RankedTensorType>(operand.getType()), inDims);
     SmallVector<OpFoldResult> strides;
     for (Value in : interior)
       strides.push_back(
@@ -1038,10 +1101,7 @@ struct ReduceToLinalg : public OpConversionPattern<ReduceOp> {
     auto outType = signlessTensor(type);
     Value operand = adaptor.getOperand();
     auto inSignless = signlessTensor(operand.getType());
-    if (inSignless != operand.getType())
-      operand = UnrealizedConversionCastOp::create(rewriter, loc, inSignless,
-                                                   operand)
-                    .getResult(0);
+    operand = castTo(rewriter, loc, operand, inSignless);
     ReduceKind kind = op.getKind();
     // f16/bf16 sums and products accumulate in f32 (as PyTorch does) and
     // round once at the end; max/min are exact in any precision.
@@ -1086,9 +1146,7 @@ struct ReduceToLinalg : public OpConversionPattern<ReduceOp> {
               })
               .getResult(0);
     }
-    if (outType != type)
-      result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
-                   .getResult(0);
+    result = castTo(rewriter, loc, result, type);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -1113,10 +1171,7 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
     auto type = cast<RankedTensorType>(op.getType());
     auto outType = signlessTensor(type);
     auto inSignless = signlessTensor(operand.getType());
-    if (inSignless != operand.getType())
-      operand = UnrealizedConversionCastOp::create(rewriter, loc, inSignless,
-                                                   operand)
-                    .getResult(0);
+    operand = castTo(rewriter, loc, operand, inSignless);
     int64_t resultRank = type.getRank();
     int64_t operandRank = inSignless.getRank();
     int64_t indicesRank = cast<RankedTensorType>(indices.getType()).getRank();
@@ -1179,9 +1234,7 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
           linalg::YieldOp::create(b, l, v);
         });
     Value result = generic.getResult(0);
-    if (outType != type)
-      result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
-                   .getResult(0);
+    result = castTo(rewriter, loc, result, type);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -1204,13 +1257,8 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
     auto type = cast<RankedTensorType>(op.getType());
     auto st = signlessTensor(type);
     bool isUnsigned = isUnsignedLike(type.getElementType());
-    if (st != type) {
-      operand = UnrealizedConversionCastOp::create(rewriter, loc, st, operand)
-                    .getResult(0);
-      updates = UnrealizedConversionCastOp::create(
-                    rewriter, loc, signlessTensor(updates.getType()), updates)
-                    .getResult(0);
-    }
+    operand = castTo(rewriter, loc, operand, st);
+    updates = castTo(rewriter, loc, updates, signlessTensor(updates.getType()));
     int64_t operandRank = type.getRank();
     int64_t indicesRank = cast<RankedTensorType>(indices.getType()).getRank();
     int64_t ivd = op.getIndexVectorDim();
@@ -1298,9 +1346,80 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
           return {ifOp.getResult(0)};
         });
     Value result = nest.results.empty() ? operand : nest.results[0];
-    if (st != type)
-      result = UnrealizedConversionCastOp::create(rewriter, loc, type, result)
-                   .getResult(0);
+    result = castTo(rewriter, loc, result, type);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Scan: a loop nest over the other dims, sequential along the scan dim.
+//===----------------------------------------------------------------------===//
+
+struct ScanToLoops : public OpConversionPattern<ScanOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScanOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto st = signlessTensor(type);
+    bool isUnsigned = isUnsignedLike(type.getElementType());
+    Value operand = adaptor.getOperand();
+    operand = castTo(rewriter, loc, operand, st);
+    Type elementType = st.getElementType();
+    ReduceKind kind = op.getKind();
+    bool widen = (elementType.isF16() || elementType.isBF16()) &&
+                 (kind == ReduceKind::Sum || kind == ReduceKind::Prod);
+    Type accType = widen ? rewriter.getF32Type() : elementType;
+    Value identity = reduceIdentity(rewriter, loc, kind, accType, isUnsigned);
+    if (!identity)
+      return rewriter.notifyMatchFailure(op, "unsupported kind for type");
+    int64_t dim = op.getDimension();
+    SmallVector<Value> dims = getDims(rewriter, loc, operand);
+    Value init = emptyTensor(rewriter, loc, st, dims);
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t d = 0; d < st.getRank(); ++d) {
+      if (d == dim)
+        continue;
+      lbs.push_back(cIndex(rewriter, loc, 0));
+      ubs.push_back(dims[d]);
+      steps.push_back(cIndex(rewriter, loc, 1));
+    }
+    auto body = [&](OpBuilder &b, Location l, ValueRange outer,
+                    ValueRange iterArgs) -> scf::ValueVector {
+      Value zero = cIndex(b, l, 0), one = cIndex(b, l, 1);
+      auto inner = scf::ForOp::create(
+          b, l, zero, dims[dim], one, ValueRange{identity, iterArgs[0]},
+          [&](OpBuilder &ib, Location il, Value k, ValueRange carried) {
+            SmallVector<Value> idx;
+            unsigned next = 0;
+            for (int64_t d = 0; d < st.getRank(); ++d)
+              idx.push_back(d == dim ? k : outer[next++]);
+            Value x = tensor::ExtractOp::create(ib, il, operand, idx);
+            if (widen)
+              x = arith::ExtFOp::create(ib, il, accType, x);
+            Value acc =
+                reduceCombine(ib, il, kind, carried[0], x, isUnsigned);
+            Value stored =
+                widen ? arith::TruncFOp::create(ib, il, elementType, acc)
+                            .getResult()
+                      : acc;
+            Value updated =
+                tensor::InsertOp::create(ib, il, stored, carried[1], idx);
+            scf::YieldOp::create(ib, il, ValueRange{acc, updated});
+          });
+      return {inner.getResult(1)};
+    };
+    Value result;
+    if (lbs.empty()) {
+      result = body(rewriter, loc, ValueRange{}, ValueRange{init})[0];
+    } else {
+      scf::LoopNest nest = scf::buildLoopNest(rewriter, loc, lbs, ubs, steps,
+                                              ValueRange{init}, body);
+      result = nest.results[0];
+    }
+    result = castTo(rewriter, loc, result, type);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -1325,11 +1444,11 @@ struct LegalizeToLinalgPass
                  BroadcastToLinalg<BroadcastInDimOp>,
                  BroadcastToLinalg<DynamicBroadcastInDimOp>,
                  ReshapeToTensor<ReshapeOp>, ReshapeToTensor<DynamicReshapeOp>,
-                 TransposeToLinalg, SliceToTensor, RealDynamicSliceToTensor,
+                 TransposeToLinalg, ReverseToLinalg, SliceToTensor, RealDynamicSliceToTensor,
                  ConcatenateToTensor, PadToTensor<PadOp>,
                  PadToTensor<DynamicPadOp>, ReduceToLinalg,
                  GatherToLinalg<GatherOp>, GatherToLinalg<DynamicGatherOp>,
-                 ScatterToLoops>(ctx);
+                 ScatterToLoops, ScanToLoops>(ctx);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

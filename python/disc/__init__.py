@@ -1,9 +1,10 @@
 """DISC: a dynamic-shape deep-learning compiler on MLIR.
 
-This version compiles programs written in the `disc` MLIR dialect:
+    compiled = torch.compile(model, backend="disc")   # or disc.compile(model)
+    y = compiled(x)                                    # any batch / length: compiled once
 
-    exe = disc.compile_mlir(text)     # compiled once
-    y, = exe(x)                        # any shapes the program allows
+    exe = disc.compile_mlir(text)     # a program in the `disc` MLIR dialect
+    y, = exe(x)
 
 See README.md and docs/ for the architecture and the op table.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 
-from . import _C
+from . import _C, _log
 from ._C import CompileError, DiscError, InvocationError
 
 __all__ = [
@@ -20,7 +21,10 @@ __all__ = [
     "DiscError",
     "Executable",
     "InvocationError",
+    "backend",
+    "compile",
     "compile_mlir",
+    "explain",
     "stats",
 ]
 
@@ -75,13 +79,8 @@ class Executable:
         return f"<disc.Executable @{self.entry_name} args={args} results={results}>"
 
 
-def _log_topics() -> set[str]:
-    """DISC_LOG=compile,... : comma-separated topics to log to stderr."""
-    return {t.strip() for t in os.environ.get("DISC_LOG", "").split(",") if t.strip()}
-
-
 def compile_mlir(text: str, *, dump_dir: str | None = None,
-                 source_name: str = "input.mlir") -> Executable:
+                 source_name: str = "input.mlir", _exact_dump_dir: bool = False) -> Executable:
     """Compiles the public function of an MLIR module (the one named `main`
     if there are several) to native code, once for all shapes.
 
@@ -93,13 +92,61 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
     """
     if not isinstance(text, str):
         raise TypeError("compile_mlir expects the module as a str")
-    dump_dir = dump_dir or os.environ.get("DISC_DUMP_DIR", "")
-    if dump_dir:
-        dump_dir = os.path.join(dump_dir, f"compile-{os.getpid()}-{next(_dump_counter):04d}")
+    if not _exact_dump_dir:
+        dump_dir = dump_dir or os.environ.get("DISC_DUMP_DIR", "")
+        if dump_dir:
+            dump_dir = os.path.join(dump_dir, f"compile-{os.getpid()}-{next(_dump_counter):04d}")
     return Executable(_C.compile_mlir(text, dump_dir or "", source_name,
-                                      "compile" in _log_topics()))
+                                      _log.enabled("compile")))
 
 
 def stats() -> dict:
-    """Process-wide counters: {"compilations": MLIR compilations so far}."""
-    return {"compilations": _C.compilation_count()}
+    """Process-wide counters.
+
+    compilations    MLIR compilations (one per compiled partition)
+    compiled_nodes  ATen nodes compiled by DISC (torch.compile path)
+    fallback_nodes  ATen nodes left to eager PyTorch
+    graphs          graphs handed to the backend by Dynamo
+    partitions      compiled partitions
+    eager_graphs    graphs run entirely in eager (autograd needed)
+    fallback_ops    {"op: reason": count} for the fallback nodes
+    """
+    from .frontend import backend as _backend
+
+    result = {"compilations": _C.compilation_count()}
+    result.update(_backend.stats())
+    return result
+
+
+def backend(gm, example_inputs, **options):
+    """The torch.compile backend: `torch.compile(model, backend="disc")`,
+    or `backend=functools.partial(disc.backend, dump_dir=...)`."""
+    from .frontend.backend import backend as _backend
+
+    return _backend(gm, example_inputs, **options)
+
+
+def compile(model, *, dynamic: bool = True, fullgraph: bool = False, **options):
+    """`torch.compile(model, backend="disc", dynamic=True)`: batch size,
+    sequence length, image size or node counts may change between calls
+    without recompiling. Sizes 0 and 1 are specialised by PyTorch (a call
+    with such a size compiles once more). Options (`dump_dir=...`) go to the
+    backend."""
+    import functools
+
+    import torch
+
+    from .frontend.backend import Options
+
+    Options.from_kwargs(**options)  # reject unknown options now
+    be = functools.partial(backend, **options) if options else "disc"
+    return torch.compile(model, backend=be, dynamic=dynamic, fullgraph=fullgraph)
+
+
+def explain(model, *inputs, dynamic: bool = True):
+    """Compiles `model` (a fresh torch.compile, under torch.no_grad) on
+    `inputs` and reports which ATen ops DISC compiles and which fall back to
+    eager, and why. Returns an Explanation; print it for a summary."""
+    from .frontend.explain import explain as _explain
+
+    return _explain(model, *inputs, dynamic=dynamic)

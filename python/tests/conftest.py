@@ -17,17 +17,7 @@ import disc
 sys.path.insert(0, os.path.dirname(__file__))
 
 # torch dtype -> MLIR element type
-MLIR_TYPE = {
-    torch.float32: "f32",
-    torch.float16: "f16",
-    torch.bfloat16: "bf16",
-    torch.float64: "f64",
-    torch.bool: "i1",
-    torch.int8: "i8",
-    torch.int16: "i16",
-    torch.int32: "i32",
-    torch.int64: "i64",
-}
+from disc.frontend.emitter import MLIR_TYPE  # noqa: E402
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 INT_DTYPES = [torch.int8, torch.int32, torch.int64]
 ALL_DTYPES = FLOAT_DTYPES + [torch.float64] + INT_DTYPES + [torch.bool]

@@ -73,6 +73,22 @@ func.func @broadcasts(%v: tensor<4xf32>, %d: tensor<?x?xf32>, %s: tensor<2xindex
 
 // -----
 
+// Dims declared non-expanding are indexed directly (one run-time equality
+// check, no per-element select); the others still decide per call.
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @broadcast_known_nonexpanding
+// CHECK: cf.assert {{.*}} "disc.dynamic_broadcast_in_dim at {{.*}}: operand dim 0 is declared non-expanding but differs from result dim 0"
+// CHECK: cf.assert {{.*}} "disc.dynamic_broadcast_in_dim at {{.*}}: operand dim 1 is declared non-expanding but differs from result dim 1"
+// CHECK: linalg.generic {indexing_maps = [#[[ROW]], #[[ROW]]]
+// CHECK-NOT: arith.select
+// CHECK: return
+func.func @broadcast_known_nonexpanding(%d: tensor<?x?xf32>, %s: tensor<2xindex>) -> tensor<?x?xf32> {
+  %0 = disc.dynamic_broadcast_in_dim %d, %s, dims = [0, 1] nonexpanding = [0, 1] : (tensor<?x?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @reduce_max
 // CHECK: arith.constant 0xFF800000 : f32
 // CHECK: linalg.fill
@@ -148,4 +164,48 @@ func.func @scatter_add(%a: tensor<?x?xf32>, %i: tensor<?x1xi64>, %u: tensor<?x?x
 func.func @iota(%s: tensor<2xindex>) -> tensor<?x?xf32> {
   %0 = disc.dynamic_iota %s, dim = 1 : (tensor<2xindex>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @reverse
+// CHECK: linalg.generic
+// CHECK:   %[[I:.*]] = linalg.index 1
+// CHECK:   arith.subi %{{.*}}, %[[I]]
+// CHECK:   tensor.extract
+func.func @reverse(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.reverse %a, dims = [1] : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// Static and dynamic dims mixed: slice and insert ops keep the static
+// sizes as attributes, so their types verify.
+// CHECK-LABEL: func @mixed_static_dynamic
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}] [1, %{{.*}}]
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}] [1, %{{.*}}]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [1, %{{.*}}]
+func.func @mixed_static_dynamic(%x: tensor<1x?xf32>, %v: tensor<f32>, %lo: tensor<2xindex>, %hi: tensor<2xindex>, %in: tensor<2xindex>, %st: tensor<2xindex>, %li: tensor<2xindex>, %str: tensor<2xindex>) -> (tensor<1x?xf32>, tensor<1x?xf32>, tensor<2x?xf32>) {
+  %0 = disc.dynamic_pad %x, %v, %lo, %hi, %in : (tensor<1x?xf32>, tensor<f32>, tensor<2xindex>, tensor<2xindex>, tensor<2xindex>) -> tensor<1x?xf32>
+  %1 = disc.real_dynamic_slice %x, %st, %li, %str : (tensor<1x?xf32>, tensor<2xindex>, tensor<2xindex>, tensor<2xindex>) -> tensor<1x?xf32>
+  %2 = disc.concatenate %x, %x dim = 0 : (tensor<1x?xf32>, tensor<1x?xf32>) -> tensor<2x?xf32>
+  return %0, %1, %2 : tensor<1x?xf32>, tensor<1x?xf32>, tensor<2x?xf32>
+}
+
+// -----
+
+// A scan is a loop nest: parallel dims outside, the scan dim sequential
+// inside with the accumulator carried (in f32 for bf16 sums).
+// CHECK-LABEL: func @scan
+// CHECK: scf.for
+// CHECK:   scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, tensor<?x?xbf16>)
+// CHECK:     tensor.extract
+// CHECK:     arith.extf
+// CHECK:     arith.addf %[[ACC]]
+// CHECK:     arith.truncf
+// CHECK:     tensor.insert
+func.func @scan(%a: tensor<?x?xbf16>) -> tensor<?x?xbf16> {
+  %0 = disc.scan %a, dim = 1, kind = sum : tensor<?x?xbf16>
+  return %0 : tensor<?x?xbf16>
 }

@@ -3,10 +3,11 @@
 // A first form of DISC's symbolic shape analysis: a union-find over
 // (value, dim) pairs of a function, joined by op semantics (elementwise
 // operands, transpose permutations, dot batching/contracting dims, concat
-// non-axis dims, reduce kept dims, ...). Each class knows its static size if
-// any member has one, and the op that first required the equality. The
-// compiler exports the classes of the function arguments so the runtime can
-// reject contradicting inputs before any kernel runs.
+// non-axis dims, reduce kept dims, ...) and by the front end's symbolic dims
+// (`disc.dims` on ops and arguments: equal expressions are equal sizes).
+// Each class knows its static size if any member has one, and why it was
+// joined. The compiler exports the classes of the function arguments so the
+// runtime can reject contradicting inputs before any kernel runs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_ANALYSIS_SHAPECONSTRAINTS_H
@@ -14,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include <string>
 
 namespace disc {
@@ -29,7 +31,8 @@ public:
   }
   /// The static size of the class, or ShapedType::kDynamic.
   int64_t staticSizeOf(int64_t classId);
-  /// "disc.add at file:line:col", the op that first joined the class.
+  /// Why the class's dims must be equal: "disc.add at file:line:col" (the
+  /// op that first joined it) or "symbolic dim s0".
   std::string reasonOf(int64_t classId);
 
 private:
@@ -38,6 +41,8 @@ private:
   int64_t find(int64_t id);
   void join(mlir::Value a, int64_t dimA, mlir::Value b, int64_t dimB,
             mlir::Operation *reason);
+  /// Joins dims that carry the same `disc.dims` expression.
+  void joinSymbolic(mlir::Value value, mlir::Attribute dims);
   void joinAllDims(mlir::Value a, mlir::Value b, mlir::Operation *reason);
   void visit(mlir::Operation *op);
 
@@ -45,6 +50,8 @@ private:
   llvm::SmallVector<int64_t> parent;
   llvm::SmallVector<int64_t> staticSize;
   llvm::SmallVector<mlir::Operation *> reason;
+  llvm::SmallVector<std::string> symbol; // a class's symbolic name, if any
+  llvm::StringMap<Key> firstWithSymbol;
 };
 
 } // namespace disc

@@ -131,6 +131,9 @@ std::vector<TorchArray> run(Executable &exe, std::vector<Array> arrays) {
 
 NB_MODULE(_C, m) {
   m.doc() = "DISC compiler and runtime (internal module; use `disc`)";
+  // torch.compile caches keep executables alive until interpreter exit;
+  // that is not a leak worth a warning.
+  nb::set_leak_warnings(false);
   static nb::exception<ral::RuntimeError> discError(m, "DiscError");
   nb::exception<CompileError>(m, "CompileError", discError);
   nb::exception<ral::InvocationError>(m, "InvocationError", discError);

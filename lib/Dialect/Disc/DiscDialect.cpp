@@ -42,6 +42,60 @@ void DiscDialect::initialize() {
       >();
 }
 
+/// Checks a `disc.dims` value against the type it describes.
+static LogicalResult verifyDimsAttr(Attribute attr, Type type,
+                                    function_ref<InFlightDiagnostic()> error) {
+  auto dims = dyn_cast<ArrayAttr>(attr);
+  if (!dims || !llvm::all_of(dims, llvm::IsaPred<StringAttr>))
+    return error() << "'" << DiscDialect::kDimsAttrName
+                   << "' must be an array of strings";
+  // Ranked tensors, and the memrefs they become after bufferization.
+  auto tensorType = dyn_cast<ShapedType>(type);
+  if (!tensorType || !tensorType.hasRank())
+    return error() << "'" << DiscDialect::kDimsAttrName
+                   << "' describes a ranked tensor, not " << type;
+  if ((int64_t)dims.size() != tensorType.getRank())
+    return error() << "'" << DiscDialect::kDimsAttrName << "' has "
+                   << dims.size() << " entries for a rank-"
+                   << tensorType.getRank() << " tensor";
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    int64_t size = tensorType.getDimSize(i);
+    StringRef text = cast<StringAttr>(dim).getValue();
+    int64_t value;
+    if (!ShapedType::isDynamic(size) && !text.getAsInteger(10, value) &&
+        value != size)
+      return error() << "'" << DiscDialect::kDimsAttrName << "' says dim " << i
+                     << " is " << value << " but the type says " << size;
+  }
+  return success();
+}
+
+LogicalResult DiscDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != kDimsAttrName)
+    return success();
+  if (op->getNumResults() != 1)
+    return op->emitOpError() << "'" << kDimsAttrName
+                             << "' needs an op with one result";
+  return verifyDimsAttr(attr.getValue(), op->getResult(0).getType(),
+                        [&] { return op->emitOpError(); });
+}
+
+LogicalResult DiscDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != kDimsAttrName)
+    return success();
+  Region &region = op->getRegion(regionIndex);
+  if (region.empty() || argIndex >= region.front().getNumArguments())
+    return op->emitOpError() << "'" << kDimsAttrName
+                             << "' on a missing argument";
+  return verifyDimsAttr(attr.getValue(),
+                        region.front().getArgument(argIndex).getType(),
+                        [&] { return op->emitOpError(); });
+}
+
 Operation *DiscDialect::materializeConstant(OpBuilder &builder, Attribute value,
                                             Type type, Location loc) {
   auto elements = llvm::dyn_cast<ElementsAttr>(value);

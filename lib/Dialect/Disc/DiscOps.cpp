@@ -316,8 +316,25 @@ LogicalResult DynamicBroadcastInDimOp::verify() {
   if (failed(checkShapeOperand(*this, getOutputDimensions(),
                                resultType.getRank(), "output_dimensions")))
     return failure();
-  return verifyBroadcastDims(*this, getOperand().getType(), resultType,
-                             getBroadcastDimensions());
+  if (failed(verifyBroadcastDims(*this, getOperand().getType(), resultType,
+                                 getBroadcastDimensions())))
+    return failure();
+  if (auto known = getKnownNonexpandingDimensions()) {
+    auto operandType = getOperand().getType();
+    if (failed(checkDimsInRange(*this, *known, operandType.getRank(),
+                                "known_nonexpanding_dimensions")))
+      return failure();
+    for (int64_t d : *known) {
+      int64_t in = operandType.getDimSize(d);
+      int64_t out = resultType.getDimSize(getBroadcastDimensions()[d]);
+      if (!compatibleDim(in, out))
+        return emitOpError() << "operand dim " << d << " (" << in
+                             << ") is declared non-expanding but the result "
+                                "dim is "
+                             << out;
+    }
+  }
+  return success();
 }
 
 LogicalResult DynamicBroadcastInDimOp::reifyReturnTypeShapes(
@@ -377,6 +394,24 @@ DynamicReshapeOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
                                         SmallVectorImpl<Value> &shapes) {
   return packShape(b, getLoc(), getShapeElements(b, getLoc(), operands[1]),
                    shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Reverse
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReverseOp::verify() {
+  return checkDimsInRange(*this, getDimensions(), getType().getRank(),
+                          "dimensions");
+}
+
+OpFoldResult ReverseOp::fold(FoldAdaptor) {
+  // Reversing nothing, or only dims of size 1, is the identity.
+  auto type = getType();
+  if (llvm::all_of(getDimensions(),
+                   [&](int64_t d) { return type.getDimSize(d) == 1; }))
+    return getOperand();
+  return {};
 }
 
 //===----------------------------------------------------------------------===//
@@ -649,6 +684,22 @@ LogicalResult ReduceOp::reifyReturnTypeShapes(OpBuilder &b, ValueRange operands,
     if (!llvm::is_contained(getDimensions(), (int64_t)i))
       out.push_back(d);
   return packShape(b, getLoc(), out, shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Scan
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScanOp::verify() {
+  auto type = getType();
+  if (getDimension() < 0 || getDimension() >= type.getRank())
+    return emitOpError() << "dimension " << getDimension()
+                         << " is out of range for rank " << type.getRank();
+  bool isFloat = isa<FloatType>(type.getElementType());
+  ReduceKind kind = getKind();
+  if ((kind == ReduceKind::And || kind == ReduceKind::Or) && isFloat)
+    return emitOpError("and/or scans need an integer or i1 operand");
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

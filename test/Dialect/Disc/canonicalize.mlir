@@ -37,3 +37,16 @@ func.func @mul_one_reshape_const(%a: tensor<4xi32>) -> (tensor<4xi32>, tensor<2x
   %1 = disc.reshape %c : (tensor<4xi32>) -> tensor<2x2xi32>
   return %0, %1 : tensor<4xi32>, tensor<2x2xi32>
 }
+
+// -----
+
+// Reversing only unit dims folds away; a real reverse stays.
+// CHECK-LABEL: func @reverse_fold
+// CHECK-NOT: disc.reverse %arg0
+// CHECK: %[[R:.*]] = disc.reverse %arg1, dims = [0]
+// CHECK: return %arg0, %[[R]]
+func.func @reverse_fold(%a: tensor<1x?xf32>, %b: tensor<?xf32>) -> (tensor<1x?xf32>, tensor<?xf32>) {
+  %0 = disc.reverse %a, dims = [0] : tensor<1x?xf32>
+  %1 = disc.reverse %b, dims = [0] : tensor<?xf32>
+  return %0, %1 : tensor<1x?xf32>, tensor<?xf32>
+}

@@ -262,3 +262,66 @@ func.func @conv_attr_len(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> te
   %0 = disc.convolution %x, %w, strides = [1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32>
   return %0 : tensor<1x6x6x6xf32>
 }
+
+// -----
+
+func.func @dims_rank(%a: tensor<?x?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'disc.dims' has 2 entries for a rank-1 tensor}}
+  %0 = disc.reduce %a, dims = [1], kind = sum {disc.dims = ["s0", "s1"]} : (tensor<?x?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'disc.dims' says dim 1 is 5 but the type says 4}}
+func.func @dims_static(%a: tensor<?x4xf32> {disc.dims = ["s0", "5"]}) -> tensor<?x4xf32> {
+  return %a : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @dims_not_strings(%a: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'disc.dims' must be an array of strings}}
+  %0 = disc.negate %a {disc.dims = [1]} : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @nonexpanding_static_mismatch(%a: tensor<3xf32>, %s: tensor<1xindex>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand dim 0 (3) cannot broadcast to result dim 0 (4)}}
+  %0 = disc.dynamic_broadcast_in_dim %a, %s, dims = [0] nonexpanding = [0] : (tensor<3xf32>, tensor<1xindex>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @nonexpanding_range(%a: tensor<?xf32>, %s: tensor<1xindex>) -> tensor<?xf32> {
+  // expected-error @+1 {{known_nonexpanding_dimensions dim 1 is out of range for rank 1}}
+  %0 = disc.dynamic_broadcast_in_dim %a, %s, dims = [0] nonexpanding = [1] : (tensor<?xf32>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @reverse_dims(%a: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{dimensions dim 1 is out of range for rank 1}}
+  %0 = disc.reverse %a, dims = [1] : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @scan_dim(%a: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{dimension 1 is out of range for rank 1}}
+  %0 = disc.scan %a, dim = 1, kind = sum : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @scan_kind(%a: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{and/or scans need an integer or i1 operand}}
+  %0 = disc.scan %a, dim = 0, kind = and : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

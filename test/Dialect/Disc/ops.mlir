@@ -157,3 +157,27 @@ func.func @compute(%a: tensor<?x?x64xbf16>, %b: tensor<?x64x32xbf16>, %x: tensor
   %2 = disc.convolution %x, %dw, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [2, 2] {feature_group_count = 3 : i64} : (tensor<?x3x?x?xf32>, tensor<6x1x3x3xf32>) -> tensor<?x6x?x?xf32>
   return
 }
+
+// CHECK-LABEL: func @symbolic_dims
+// CHECK-SAME: {disc.dims = ["s0", "8"]}
+// CHECK: disc.dynamic_broadcast_in_dim %{{.*}}, %{{.*}}, dims = [0, 1] nonexpanding = [0] {disc.dims = ["s0", "8"]}
+func.func @symbolic_dims(%a: tensor<?x1xf32> {disc.dims = ["s0", "1"]}, %b: tensor<?x8xf32> {disc.dims = ["s0", "8"]}, %s: tensor<2xindex>) -> tensor<?x8xf32> {
+  %0 = disc.dynamic_broadcast_in_dim %a, %s, dims = [0, 1] nonexpanding = [0] {disc.dims = ["s0", "8"]} : (tensor<?x1xf32>, tensor<2xindex>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// CHECK-LABEL: func @reverse
+// CHECK: disc.reverse %{{.*}}, dims = [0, 2] : tensor<?x3x?xf32>
+func.func @reverse(%a: tensor<?x3x?xf32>) -> tensor<?x3x?xf32> {
+  %0 = disc.reverse %a, dims = [0, 2] : tensor<?x3x?xf32>
+  return %0 : tensor<?x3x?xf32>
+}
+
+// CHECK-LABEL: func @scan
+// CHECK: disc.scan %{{.*}}, dim = 1, kind = sum : tensor<?x?xf32>
+// CHECK: disc.scan %{{.*}}, dim = 0, kind = max : tensor<?xi64>
+func.func @scan(%a: tensor<?x?xf32>, %b: tensor<?xi64>) -> (tensor<?x?xf32>, tensor<?xi64>) {
+  %0 = disc.scan %a, dim = 1, kind = sum : tensor<?x?xf32>
+  %1 = disc.scan %b, dim = 0, kind = max : tensor<?xi64>
+  return %0, %1 : tensor<?x?xf32>, tensor<?xi64>
+}

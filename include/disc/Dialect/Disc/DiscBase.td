@@ -16,9 +16,23 @@ def Disc_Dialect : Dialect {
     SSA shape operand instead (`dynamic_broadcast_in_dim`, `dynamic_reshape`,
     `real_dynamic_slice`, `dynamic_pad`, `dynamic_iota`, `dynamic_gather`).
     Reductions and scatter carry a `kind` instead of a region.
+
+    Symbolic shapes: an op's result or an entry argument may carry
+    `disc.dims`, an array with one string per dim: the dim's size as an
+    expression over the graph's input symbols (`"s0"`, `"s0*s1"`, `"768"`).
+    Dims with equal expressions are equal; the shape analysis uses this.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  // `disc.dims` (symbolic dim expressions) on ops and entry arguments.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// `disc.dims = ["s0", "768", "s0*s1"]`: one expression per dim of an
+    /// op's result (or a function argument), as the front end knows them.
+    /// Equal strings denote equal sizes.
+    static constexpr ::llvm::StringLiteral kDimsAttrName = "disc.dims";
+  }];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
 }

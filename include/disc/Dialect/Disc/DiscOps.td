@@ -223,12 +223,18 @@ def Disc_DynamicBroadcastInDimOp : Disc_Op<"dynamic_broadcast_in_dim", [Pure,
     An operand dim of size 1 is expanded when the output dim differs from it;
     otherwise operand and output dims must be equal (checked at run time when
     either is dynamic).
+
+    `known_nonexpanding_dimensions` (StableHLO) lists operand dims the
+    producer knows to equal their output dim (never expanded): they are
+    indexed directly instead of deciding per call whether to expand.
   }];
   let arguments = (ins Disc_Tensor:$operand, Disc_ShapeTensor:$output_dimensions,
-                       DenseI64ArrayAttr:$broadcast_dimensions);
+                       DenseI64ArrayAttr:$broadcast_dimensions,
+                       OptionalAttr<DenseI64ArrayAttr>:$known_nonexpanding_dimensions);
   let results = (outs Disc_Tensor:$result);
   let assemblyFormat = [{
     $operand `,` $output_dimensions `,` `dims` `=` $broadcast_dimensions
+    (`nonexpanding` `=` $known_nonexpanding_dimensions^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -266,6 +272,19 @@ def Disc_TransposeOp : Disc_Op<"transpose", [Pure, Disc_Reify,
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def Disc_ReverseOp : Disc_Op<"reverse", [Pure, Disc_Reify,
+    SameOperandsAndResultType]>, Disc_ShapeOfFirstOperand {
+  let summary = "reverse the order of elements along the given dimensions";
+  let arguments = (ins Disc_Tensor:$operand, DenseI64ArrayAttr:$dimensions);
+  let results = (outs Disc_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `dims` `=` $dimensions attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDefinition = reifyDefinition;
 }
 
 def Disc_SliceOp : Disc_Op<"slice", [Pure, Disc_Reify,
@@ -360,6 +379,26 @@ def Disc_ReduceOp : Disc_Op<"reduce", [Pure, Disc_Reify,
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+def Disc_ScanOp : Disc_Op<"scan", [Pure, Disc_Reify,
+    SameOperandsAndResultType]>, Disc_ShapeOfFirstOperand {
+  let summary = "inclusive prefix reduction along one dimension";
+  let description = [{
+    Element i along `dimension` is the `kind` reduction of elements 0..i
+    (cumsum, cumprod, cummax, cummin). Not a StableHLO op (StableHLO
+    expresses it as a reduce_window); DISC lowers it to one sequential pass.
+    f16/bf16 sums and products accumulate in f32.
+  }];
+  let arguments = (ins Disc_Tensor:$operand, I64Attr:$dimension,
+                       Disc_ReduceKindAttr:$kind);
+  let results = (outs Disc_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `dim` `=` $dimension `,` `kind` `=` $kind attr-dict `:`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = reifyDefinition;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,22 @@
+"""DISC_LOG=topic,topic,...: decisions logged to stderr.
+
+Topics: ``compile`` (phase times of each MLIR compilation), ``fallback``
+(ops left to eager PyTorch, and why), ``partition`` (the partitions of each
+graph), ``import`` (the MLIR of each partition), ``all``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+TOPICS = ("compile", "fallback", "partition", "import")
+
+
+def enabled(topic: str) -> bool:
+    topics = {t.strip() for t in os.environ.get("DISC_LOG", "").split(",") if t.strip()}
+    return topic in topics or "all" in topics
+
+
+def log(topic: str, message: str) -> None:
+    if enabled(topic):
+        print(f"[disc:{topic}] {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,1 @@
+"""Benchmark and evaluation harnesses (GraphNet samples)."""

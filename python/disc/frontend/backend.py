@@ -1,0 +1,420 @@
+"""torch.compile backend: AOTAutograd with PyTorch's decompositions, then
+partitioning into DISC-compiled regions and eager fallbacks."""
+from __future__ import annotations
+
+import collections
+import functools
+import itertools
+import operator
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+import torch.fx as fx
+
+from .. import _log
+from .emitter import ImportError_
+from .importer import fake_value, import_graph
+from . import lowerings
+
+aten = torch.ops.aten
+
+# ----------------------------------------------------------------- counters
+
+_lock = threading.Lock()
+_counters = collections.Counter()
+_fallback_ops: collections.Counter = collections.Counter()
+_graph_ids = itertools.count()
+
+
+def stats() -> dict:
+    with _lock:
+        return {
+            "compiled_nodes": _counters["compiled_nodes"],
+            "fallback_nodes": _counters["fallback_nodes"],
+            "graphs": _counters["graphs"],
+            "partitions": _counters["partitions"],
+            "eager_graphs": _counters["eager_graphs"],
+            "fallback_ops": dict(_fallback_ops),
+        }
+
+
+def _count(**values) -> None:
+    with _lock:
+        _counters.update(values)
+
+
+# ----------------------------------------------------------- decompositions
+
+# Composite ops decomposed by PyTorch's own tables (torch._decomp) on top
+# of the core-ATen set, so that DISC sees elementwise ops, reductions and
+# matmuls it can fuse instead of one opaque kernel per composite.
+_EXTRA_DECOMPOSITIONS = [
+    aten.native_layer_norm, aten.native_group_norm, aten._softmax, aten._log_softmax,
+    aten.gelu, aten._native_batch_norm_legit_no_training, aten._native_batch_norm_legit,
+    aten.native_batch_norm, aten.addmm, aten.linalg_vector_norm, aten.mean, aten.var,
+    aten.var_mean, aten.std, aten.std_mean, aten.embedding, aten.split_with_sizes,
+    aten.leaky_relu, aten.elu, aten.silu, aten.hardswish, aten.hardsigmoid, aten.mish,
+    aten.upsample_nearest2d, aten.upsample_bilinear2d, aten.upsample_nearest1d,
+    aten.upsample_linear1d, aten.upsample_bicubic2d, aten.logsumexp, aten.native_dropout,
+    aten.baddbmm, aten.addbmm, aten.clamp_min, aten.clamp_max, aten.glu, aten.softplus,
+    aten.hardtanh, aten.rsub, aten.masked_fill, aten.index_select, aten.repeat, aten.tril,
+    aten.triu, aten.roll, aten.t, aten.transpose, aten.expand_as, aten.squeeze, aten.unbind,
+    aten.stack, aten.hstack, aten.vstack, aten.flatten, aten.meshgrid, aten.channel_shuffle,
+    aten.pixel_shuffle, aten.pixel_unshuffle, aten.instance_norm, aten.norm, aten.cumsum,
+]
+
+
+@functools.lru_cache(maxsize=1)
+def decompositions() -> dict:
+    from torch._decomp import core_aten_decompositions, get_decompositions
+
+    table = dict(core_aten_decompositions())
+    table.update(get_decompositions(_EXTRA_DECOMPOSITIONS))
+    # Ops DISC lowers better than their decompositions.
+    for op in (aten.embedding.default, aten.index_select.default, aten.repeat.default,
+               aten.split_with_sizes.default, aten.leaky_relu.default, aten.clamp_min.default,
+               aten.clamp_max.default, aten.hardtanh.default, aten.cumsum.default,
+               aten.unbind.int, aten.t.default, aten.squeeze.dims, aten.squeeze.dim,
+               aten.squeeze.default, aten.transpose.int, aten.roll.default):
+        table.pop(op, None)
+    return table
+
+
+# ----------------------------------------------------------------- options
+
+@dataclass
+class Options:
+    dump_dir: Optional[str] = None
+    # Partitions whose nodes are all free in eager (views, getitem) stay eager.
+    skip_view_only_partitions: bool = True
+
+    @classmethod
+    def from_kwargs(cls, **kwargs) -> "Options":
+        unknown = set(kwargs) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown disc option(s): {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(cls.__dataclass_fields__)}")
+        opts = cls(**kwargs)
+        if opts.dump_dir is None:
+            opts.dump_dir = os.environ.get("DISC_DUMP_DIR") or None
+        return opts
+
+
+# ---------------------------------------------------------------- reports
+
+@dataclass
+class Fallback:
+    node: str
+    op: str
+    reason: str
+
+
+@dataclass
+class GraphReport:
+    graph_id: int
+    compiled_nodes: int = 0
+    fallback_nodes: int = 0
+    partitions: int = 0
+    fallbacks: list = field(default_factory=list)
+    eager_reason: Optional[str] = None
+
+
+_report_sinks: list = []  # explain() listens here
+
+
+def _emit_report(report: GraphReport) -> None:
+    for sink in list(_report_sinks):
+        sink(report)
+
+
+# ------------------------------------------------------------ the backend
+
+def backend(gm: fx.GraphModule, example_inputs, **options):
+    """The `"disc"` torch.compile backend (inference)."""
+    opts = Options.from_kwargs(**options)
+    graph_id = next(_graph_ids)
+    _count(graphs=1)
+    needs_grad = torch.is_grad_enabled() and any(
+        isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs)
+    if needs_grad:
+        _count(eager_graphs=1)
+        message = (f"graph {graph_id}: autograd is needed (grad mode is on and an input "
+                   "requires grad); DISC compiles inference only, so this graph runs in "
+                   "eager PyTorch. Use torch.no_grad() or torch.inference_mode().")
+        _log.log("fallback", message)
+        if not _log.enabled("fallback"):
+            _warn_once(message)
+        _emit_report(GraphReport(graph_id, eager_reason="autograd needed"))
+        return gm.forward
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    def fw_compiler(aten_gm: fx.GraphModule, aten_inputs):
+        return compile_aten_graph(aten_gm, graph_id, opts)
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
+                                 decompositions=decompositions())
+
+
+_warned = set()
+
+
+def _warn_once(message: str) -> None:
+    import warnings
+
+    key = message.split(":", 1)[-1]
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn("disc: " + message.split(": ", 1)[-1], stacklevel=3)
+
+
+# ------------------------------------------------------------ partitioning
+
+def _is_shape_node(node: fx.Node) -> bool:
+    """Host-side shape arithmetic (SymInt values) and assertions: they stay
+    in Python in every case and count neither as compiled nor fallback."""
+    val = fake_value(node)
+    if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool)):
+        return True
+    return node.target in (aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
+                           aten._assert_tensor_metadata.default, torch.ops.aten.sym_size.int)
+
+
+def _classify(gm: fx.GraphModule):
+    supported, reasons = set(), {}
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target is operator.getitem:
+            if node.args[0] in supported:
+                supported.add(node)
+            continue
+        if _is_shape_node(node):
+            continue
+        reason = lowerings.unsupported_reason(node)
+        if reason is None:
+            supported.add(node)
+        else:
+            reasons[node] = reason
+    # A multi-output node is only compiled if all its used outputs are
+    # tensors that the importer produces (getitem of supported nodes).
+    return supported, reasons
+
+
+def _op_name(node: fx.Node) -> str:
+    t = node.target
+    return str(t) if not hasattr(t, "__name__") else getattr(t, "__qualname__", t.__name__) \
+        if not isinstance(t, torch._ops.OpOverload) else str(t)
+
+
+class DiscPartition(torch.nn.Module):
+    """Runs one compiled partition: graph inputs in, tensors out."""
+
+    def __init__(self, executable, plan, num_outputs: int, single_output: bool, name: str):
+        super().__init__()
+        self.executable = executable
+        self.plan = plan
+        self.num_outputs = num_outputs
+        self.single_output = single_output
+        self.partition_name = name
+
+    def forward(self, *args):
+        inputs = []
+        for p in self.plan:
+            a = args[p.placeholder]
+            if p.kind == "symint":
+                a = torch.tensor(int(a), dtype=torch.int64)
+            elif p.kind == "symfloat":
+                a = torch.tensor(float(a), dtype=torch.float64)
+            elif p.kind == "symbool":
+                a = torch.tensor(bool(a))
+            inputs.append(a)
+        outs = self.executable(*inputs)
+        return outs[0] if self.single_output else outs
+
+
+def _dump(opts: Options, graph_id: int, name: str, text: str) -> Optional[str]:
+    if not opts.dump_dir:
+        return None
+    d = os.path.join(opts.dump_dir, f"graph-{os.getpid()}-{graph_id:03d}")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return d
+
+
+def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
+    """Partitions an ATen graph, compiles each supported partition with
+    DISC and returns the callable AOTAutograd runs."""
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    import disc
+
+    report = GraphReport(graph_id)
+    _dump(opts, graph_id, "aten_graph.txt", gm.print_readable(print_output=False))
+    supported, reasons = _classify(gm)
+
+    class Support(OperatorSupportBase):
+        def is_node_supported(self, submodules, node):
+            return node in supported
+
+    partitioner = CapabilityBasedPartitioner(gm, Support(), allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    kept = []
+    for partition in partitions:
+        nodes = list(partition.nodes)
+        compute = [n for n in nodes if n.target is not operator.getitem
+                   and n.target not in lowerings.NO_COMPUTE]
+        if opts.skip_view_only_partitions and not compute:
+            for n in nodes:
+                if n.target is not operator.getitem:
+                    reasons[n] = "view-only partition (free in eager)"
+            continue
+        kept.append(partition)
+    partition_nodes = {n: i for i, p in enumerate(kept) for n in p.nodes}
+    fused = partitioner.fuse_partitions(kept) if kept else gm
+
+    compiled_nodes, fallback_nodes = 0, 0
+    for node in list(fused.graph.nodes):
+        if node.op != "call_module" or not node.target.startswith("fused_"):
+            continue
+        sub: fx.GraphModule = getattr(fused, node.target)
+        _propagate_placeholder_meta(sub, node)
+        _supply_symbols(fused, sub, node)
+        name = f"partition-{node.target.split('_')[-1]}"
+        n_nodes = sum(1 for n in sub.graph.nodes if n.op == "call_function"
+                      and n.target is not operator.getitem and not _is_shape_node(n))
+        try:
+            imported = import_graph(sub)
+            _log.log("import", f"graph {graph_id} {name}:\n{imported.text}")
+            dump_root = _dump(opts, graph_id, f"{name}/fx_graph.txt",
+                              sub.print_readable(print_output=False))
+            exe = disc.compile_mlir(imported.text, dump_dir=os.path.join(dump_root, name)
+                                    if dump_root else None,
+                                    source_name=f"graph{graph_id}-{name}.mlir",
+                                    _exact_dump_dir=True)
+        except (ImportError_, disc.CompileError) as e:
+            kind = "cannot import" if isinstance(e, ImportError_) else "compile error"
+            lines = str(e).strip().splitlines()
+            errors = [l.split("error: ", 1)[1] for l in lines if "error: " in l]
+            reason = f"{kind}: {errors[0] if errors else (lines[0] if lines else e)}"
+            _log.log("fallback", f"graph {graph_id} {name} ({n_nodes} nodes) runs in eager: "
+                     + "\n  ".join(str(e).strip().splitlines()[:20]))
+            for n in sub.graph.nodes:
+                if n.op == "call_function" and n.target is not operator.getitem \
+                        and not _is_shape_node(n):
+                    report.fallbacks.append(Fallback(n.name, _op_name(n), reason))
+                    with _lock:
+                        _fallback_ops[f"{_op_name(n)}: {reason}"] += 1
+            fallback_nodes += n_nodes
+            continue
+        out_node = next(n for n in sub.graph.nodes if n.op == "output")
+        single = not isinstance(out_node.args[0], (tuple, list))
+        wrapper = DiscPartition(exe, imported.args, imported.num_outputs, single, name)
+        setattr(fused, node.target, wrapper)
+        compiled_nodes += n_nodes
+        report.partitions += 1
+
+    for node, reason in reasons.items():
+        if node in partition_nodes:
+            continue
+        fallback_nodes += 1
+        report.fallbacks.append(Fallback(node.name, _op_name(node), reason))
+        with _lock:
+            _fallback_ops[f"{_op_name(node)}: {reason}"] += 1
+        _log.log("fallback", f"graph {graph_id}: {_op_name(node)} ({node.name}) runs in eager: {reason}")
+
+    report.compiled_nodes, report.fallback_nodes = compiled_nodes, fallback_nodes
+    _count(compiled_nodes=compiled_nodes, fallback_nodes=fallback_nodes, partitions=report.partitions)
+    _log.log("partition", f"graph {graph_id}: {report.partitions} compiled partition(s), "
+             f"{compiled_nodes} compiled nodes, {fallback_nodes} fallback nodes")
+    _emit_report(report)
+    fused.recompile()
+    return fused.forward
+
+
+def _propagate_placeholder_meta(sub: fx.GraphModule, call: fx.Node) -> None:
+    """Placeholders of a fused submodule get the metadata of the values the
+    parent passes in."""
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    for ph, arg in zip(placeholders, call.args):
+        if "val" not in ph.meta and isinstance(arg, fx.Node) and "val" in arg.meta:
+            ph.meta["val"] = arg.meta["val"]
+
+
+def _free_symbols(value) -> set:
+    out = set()
+    if isinstance(value, torch.Tensor):
+        for d in value.shape:
+            if isinstance(d, torch.SymInt):
+                out |= d.node.expr.free_symbols
+    elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        out |= value.node.expr.free_symbols
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            out |= _free_symbols(v)
+    return out
+
+
+def _supply_symbols(parent: fx.GraphModule, sub: fx.GraphModule, call: fx.Node) -> None:
+    """Makes every size symbol the partition needs readable inside it: a
+    symbol that is no input dim and no SymInt input of the partition is
+    passed in as an extra SymInt argument, read in the parent graph from a
+    graph input that carries it."""
+    import sympy
+
+    placeholders = [n for n in sub.graph.nodes if n.op == "placeholder"]
+    available = set()
+    for ph in placeholders:
+        val = fake_value(ph)
+        if isinstance(val, torch.Tensor):
+            available |= {d.node.expr for d in val.shape if isinstance(d, torch.SymInt)
+                          and isinstance(d.node.expr, sympy.Symbol)}
+        elif isinstance(val, torch.SymInt) and isinstance(val.node.expr, sympy.Symbol):
+            available.add(val.node.expr)
+    needed = set()
+    for n in sub.graph.nodes:
+        needed |= _free_symbols(fake_value(n))
+    missing = needed - available
+    if not missing:
+        return
+    providers = {}
+    for n in parent.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        val = fake_value(n)
+        if isinstance(val, torch.SymInt) and val.node.expr in missing and val.node.expr not in providers:
+            providers[val.node.expr] = (n, None, val)
+        elif isinstance(val, torch.Tensor):
+            for d, size in enumerate(val.shape):
+                if isinstance(size, torch.SymInt) and size.node.expr in missing \
+                        and size.node.expr not in providers:
+                    providers[size.node.expr] = (n, d, size)
+    new_args = list(call.args)
+    last = placeholders[-1] if placeholders else None
+    for sym in sorted(missing, key=str):
+        if sym not in providers:
+            continue  # the importer reports it
+        source, dim, size = providers[sym]
+        if dim is None:
+            arg = source
+        else:
+            with parent.graph.inserting_before(call):
+                arg = parent.graph.call_function(aten.sym_size.int, (source, dim))
+                arg.meta["val"] = size
+        new_args.append(arg)
+        if last is None:
+            with sub.graph.inserting_before(next(iter(sub.graph.nodes))):
+                ph = sub.graph.placeholder(f"sym_{sym}")
+        else:
+            with sub.graph.inserting_after(last):
+                ph = sub.graph.placeholder(f"sym_{sym}")
+        ph.meta["val"] = size
+        last = ph
+    call.args = tuple(new_args)
+    sub.recompile()

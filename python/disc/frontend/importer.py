@@ -1,0 +1,193 @@
+"""FX graph (core ATen, with FakeTensor metadata) -> one `disc` function.
+
+The importer walks the graph in order and asks the lowering table
+(`lowerings.py`) to express each node with `disc` ops. Tensor placeholders
+become function arguments carrying `disc.dims`; a symbol (`s0`) is read from
+the first argument dim that is exactly that symbol, or, if no tensor carries
+it, from a SymInt placeholder passed as a rank-0 i64 tensor.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import sympy
+import torch
+import torch.fx as fx
+
+from . import symbolic
+from .emitter import (MLIR_TYPE, FunctionBuilder, ImportError_, Val, as_expr, dims_attr,
+                      shape_of, tensor_type)
+
+
+@dataclass
+class ArgPlan:
+    """How to build the executable's inputs from the graph's inputs."""
+    kind: str            # "tensor" or "symint"
+    placeholder: int     # index among the graph's placeholders
+
+
+@dataclass
+class ImportedFunction:
+    text: str
+    args: list[ArgPlan]
+    num_outputs: int
+    lowered_nodes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def fake_value(node):
+    """node.meta['val'] (FakeTensor, SymInt, tuple, ...) or None."""
+    return node.meta.get("val", node.meta.get("example_value"))
+
+
+class Importer:
+    def __init__(self, gm: fx.GraphModule, func_name: str = "main"):
+        from . import lowerings
+
+        self.gm = gm
+        self.func_name = func_name
+        self.lowerings = lowerings
+        self.env: dict[fx.Node, object] = {}
+        self.args_text: list[str] = []
+        self.plan: list[ArgPlan] = []
+        # expr -> how to read it: ("dim", arg, d, type) or ("scalar", arg)
+        self.sources: dict[sympy.Expr, tuple] = {}
+        self.b = FunctionBuilder(self._read_expr)
+
+    # ------------------------------------------------------------ symbols
+
+    def _read_expr(self, expr: sympy.Expr):
+        source = self.sources.get(expr)
+        if source is None:
+            return None
+        if source[0] == "dim":
+            _, arg, dim, type_text = source
+            c = self.b.index_const(dim)
+            name = self.b.fresh("d")
+            self.b.emit(f"{name} = tensor.dim {arg}, {c} : {type_text}")
+            return name
+        arg = source[1]
+        v = self.b.fresh("s")
+        self.b.emit(f"{v} = tensor.extract {arg}[] : tensor<i64>")
+        name = self.b.fresh("d")
+        self.b.emit(f"{name} = arith.index_cast {v} : i64 to index")
+        return name
+
+    # ---------------------------------------------------------- arguments
+
+    def _new_arg(self, type_text: str, attrs: str, kind: str, placeholder: int) -> str:
+        name = f"%arg{len(self.plan)}"
+        self.args_text.append(f"{name}: {type_text}" + (f" {{{attrs}}}" if attrs else ""))
+        self.plan.append(ArgPlan(kind, placeholder))
+        return name
+
+    def _add_arguments(self) -> None:
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        scalars = []
+        for i, node in enumerate(placeholders):
+            val = fake_value(node)
+            if isinstance(val, torch.Tensor):
+                if val.dtype not in MLIR_TYPE:
+                    raise ImportError_(f"input {node.name} has dtype {val.dtype}")
+                shape = shape_of(val)
+                type_text = tensor_type(shape, val.dtype)
+                name = self._new_arg(type_text, dims_attr(shape), "tensor", i)
+                self.env[node] = Val(name, val.dtype, shape)
+                for d, expr in enumerate(shape):
+                    if not expr.is_Integer and expr not in self.sources:
+                        self.sources[expr] = ("dim", name, d, type_text)
+            elif isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                scalars.append((i, node, val))
+            elif isinstance(val, (int, float, bool)):
+                self.env[node] = val
+            elif val is None:
+                raise ImportError_(f"input {node.name} has no metadata")
+            else:
+                raise ImportError_(f"input {node.name} is a {type(val).__name__}")
+        for i, node, val in scalars:
+            if isinstance(val, torch.SymInt):
+                expr = as_expr(val)
+                self.env[node] = expr
+                if expr.is_Integer or expr in self.sources:
+                    continue
+                name = self._new_arg("tensor<i64>", "", "symint", i)
+                self.sources[expr] = ("scalar", name)
+            else:
+                # A symbolic float or bool computed on the host: a rank-0
+                # tensor input.
+                dtype = torch.float64 if isinstance(val, torch.SymFloat) else torch.bool
+                kind = "symfloat" if isinstance(val, torch.SymFloat) else "symbool"
+                name = self._new_arg(tensor_type((), dtype), "", kind, i)
+                self.env[node] = Val(name, dtype, ())
+
+    # --------------------------------------------------------------- body
+
+    def value_of(self, arg):
+        """An FX argument as a Val / sympy expr / python value (recursively)."""
+        if isinstance(arg, fx.Node):
+            if arg not in self.env:
+                raise ImportError_(f"{arg.name} is used before it is defined")
+            return self.env[arg]
+        if isinstance(arg, (list, tuple)):
+            return type(arg)(self.value_of(a) for a in arg)
+        return arg
+
+    def run(self) -> ImportedFunction:
+        self._add_arguments()
+        outputs = None
+        lowered = 0
+        for node in self.gm.graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                outputs = node.args[0]
+                continue
+            if node.op != "call_function":
+                raise ImportError_(f"node {node.name} is a {node.op}")
+            self.env[node] = self.lower_node(node)
+            lowered += 1
+        if not isinstance(outputs, (list, tuple)):
+            outputs = (outputs,)
+        results = []
+        for out in outputs:
+            v = self.value_of(out)
+            if not isinstance(v, Val):
+                raise ImportError_(f"output {out} is not a tensor")
+            results.append(v)
+        if not results:
+            raise ImportError_("the partition has no tensor outputs")
+        result_types = ", ".join(r.type for r in results)
+        lines = [f"func.func @{self.func_name}({', '.join(self.args_text)}) -> ({result_types}) {{"]
+        lines += self.b.lines
+        lines.append(f"  return {', '.join(r.name for r in results)} : {result_types}")
+        lines.append("}")
+        return ImportedFunction("\n".join(lines) + "\n", self.plan, len(results), lowered)
+
+    def lower_node(self, node: fx.Node):
+        target = node.target
+        if target is operator.getitem:
+            src = self.value_of(node.args[0])
+            return src[node.args[1]]
+        val = fake_value(node)
+        if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            # Host-side shape arithmetic: its value is the expression.
+            return as_expr(val) if isinstance(val, torch.SymInt) else val.node.expr
+        if isinstance(val, (int, float, bool)) and not isinstance(val, torch.Tensor) \
+                and target not in self.lowerings.LOWERINGS:
+            return val
+        lowering = self.lowerings.LOWERINGS.get(target)
+        if lowering is None:
+            raise ImportError_(f"no lowering for {target}")
+        ctx = self.lowerings.LoweringContext(self, node)
+        args = self.value_of(node.args)
+        kwargs = {k: self.value_of(v) for k, v in node.kwargs.items()}
+        try:
+            result = lowering.fn(ctx, *args, **kwargs)
+        except symbolic.UnsupportedExpr as e:
+            raise ImportError_(str(e)) from e
+        return result
+
+
+def import_graph(gm: fx.GraphModule, func_name: str = "main") -> ImportedFunction:
+    return Importer(gm, func_name).run()

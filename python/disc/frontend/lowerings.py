@@ -1,0 +1,1652 @@
+"""Core ATen ops -> `disc` ops.
+
+Each entry of LOWERINGS maps an ATen overload to a function that emits
+`disc` ops for one FX node, and optionally to a `check(node)` that returns a
+reason string when this particular use cannot be lowered (the node then runs
+in eager PyTorch and the reason is logged). Composite ops PyTorch can
+decompose (layer norm, softmax, gelu, ...) are decomposed by PyTorch's own
+tables before the importer sees them (backend.py); this file lowers what is
+left: elementwise math, views, indexing, reductions, matmul, convolution,
+pooling.
+
+Dtypes follow PyTorch: the node's FakeTensor says the result dtype; operands
+are converted to it (or to the promoted type for comparisons) first.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import sympy
+import torch
+
+from .emitter import SUPPORTED_DTYPES, ImportError_, Val, as_expr, is_static, shape_of
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+
+@dataclass
+class Lowering:
+    fn: Callable
+    check: Optional[Callable] = None
+
+
+LOWERINGS: dict = {}
+
+
+def register(*targets, check=None):
+    def decorate(fn):
+        for target in targets:
+            LOWERINGS[target] = Lowering(fn, check)
+        return fn
+    return decorate
+
+
+def fake(node):
+    return node.meta.get("val", node.meta.get("example_value"))
+
+
+class LoweringContext:
+    def __init__(self, importer, node):
+        self.importer = importer
+        self.b = importer.b
+        self.node = node
+        self.out = fake(node)
+
+    @property
+    def out_shape(self):
+        return shape_of(self.out)
+
+    def hint(self, expr) -> int:
+        """The example value of a size expression (from the shape env)."""
+        expr = as_expr(expr)
+        if expr.is_Integer:
+            return int(expr)
+        for v in _fake_values(self.node):
+            mode = getattr(v, "fake_mode", None)
+            env = getattr(mode, "shape_env", None)
+            if env is not None:
+                vals = getattr(env, "backed_var_to_val", None) or env.var_to_val
+                return int(expr.xreplace(vals))
+        raise ImportError_(f"no example value for the size {expr}")
+
+    @property
+    def out_dtype(self):
+        return self.out.dtype
+
+    def out_shape_of(self, i):
+        return shape_of(self.out[i])
+
+    # -------------------------------------------------- operand helpers
+
+    def scalar(self, value, dtype: torch.dtype) -> Val:
+        """A Python number or a SymInt expression as a rank-0 tensor."""
+        if isinstance(value, Val):
+            if value.rank != 0:
+                raise ImportError_("expected a scalar")
+            return self.b.convert(value, dtype)
+        if isinstance(value, sympy.Expr):
+            if value.is_Integer:
+                return self.b.constant(int(value), dtype)
+            if value.is_Float or value.is_Rational:
+                return self.b.constant(float(value), dtype)
+            idx = self.b.index(value)
+            i64 = self.b.fresh("s")
+            self.b.emit(f"{i64} = arith.index_cast {idx} : index to i64")
+            name = self.b.fresh("t")
+            self.b.emit(f"{name} = tensor.from_elements {i64} : tensor<i64>")
+            return self.b.convert(Val(name, torch.int64, ()), dtype)
+        if isinstance(value, bool) and dtype != torch.bool:
+            value = int(value)
+        if dtype == torch.bool:
+            return self.b.constant(bool(value), dtype)
+        if dtype.is_floating_point:
+            return self.b.constant(float(value), dtype)
+        return self.b.constant(int(value), dtype)
+
+    def operand(self, value, dtype: torch.dtype, shape=None) -> Val:
+        """A tensor or scalar operand converted to `dtype` and broadcast to
+        `shape` (default: the node's result shape)."""
+        shape = self.out_shape if shape is None else shape
+        v = value if isinstance(value, Val) and value.rank > 0 else None
+        if v is None:
+            v = self.scalar(value, dtype)
+        else:
+            v = self.b.convert(v, dtype)
+        return self.b.broadcast_to(v, shape)
+
+
+def _fake_values(node):
+    for n in [node, *node.all_input_nodes]:
+        v = fake(n)
+        for t in (v if isinstance(v, (list, tuple)) else [v]):
+            if isinstance(t, torch.Tensor):
+                yield t
+
+
+def _rank_dummy(value):
+    """Something torch.result_type accepts with the same promotion
+    category as `value` (dimensioned tensor, 0-d tensor or Python scalar)."""
+    if isinstance(value, Val):
+        return torch.empty((1,) * value.rank if value.rank else (), dtype=value.dtype)
+    if isinstance(value, sympy.Expr):
+        return 1 if value.is_integer else 1.0
+    return value
+
+
+def promoted_dtype(a, b) -> torch.dtype:
+    return torch.result_type(_rank_dummy(a), _rank_dummy(b))
+
+
+def norm_dim(dim: int, rank: int) -> int:
+    dim = int(dim)
+    return dim + rank if dim < 0 else dim
+
+
+def dims_of(dims, rank):
+    if dims is None:
+        return list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return sorted({norm_dim(d, rank) for d in dims})
+
+
+# ====================================================================
+# Elementwise
+# ====================================================================
+
+def _unary(opname, *, float_only=False):
+    def fn(ctx, x, *args, **kwargs):
+        dtype = ctx.out_dtype
+        return ctx.b.unary(opname, ctx.operand(x, dtype))
+    return fn
+
+
+for _target, _op in [
+    (aten.neg.default, "negate"), (aten.abs.default, "abs"), (aten.exp.default, "exponential"),
+    (aten.expm1.default, "exponential_minus_one"), (aten.log.default, "log"),
+    (aten.log1p.default, "log_plus_one"), (aten.sqrt.default, "sqrt"), (aten.rsqrt.default, "rsqrt"),
+    (aten.sin.default, "sine"), (aten.cos.default, "cosine"), (aten.tan.default, "tan"),
+    (aten.tanh.default, "tanh"), (aten.sigmoid.default, "logistic"), (aten.erf.default, "erf"),
+    (aten.floor.default, "floor"), (aten.ceil.default, "ceil"), (aten.round.default, "round_nearest_even"),
+    (aten.sign.default, "sign"), (aten.bitwise_not.default, "not"), (aten.logical_not.default, None),
+]:
+    if _op is not None:
+        register(_target)(_unary(_op))
+
+
+def _int_or_float_unary_check(node):
+    x = fake(node.args[0]) if hasattr(node.args[0], "meta") else None
+    return None
+
+
+@register(aten.logical_not.default)
+def _logical_not(ctx, x):
+    return ctx.b.unary("not", _to_bool(ctx, x))
+
+
+def _to_bool(ctx, x, shape=None):
+    shape = ctx.out_shape if shape is None else shape
+    if isinstance(x, Val) and x.dtype == torch.bool:
+        return ctx.b.broadcast_to(x, shape)
+    v = ctx.operand(x, x.dtype if isinstance(x, Val) else torch.float32, shape)
+    zero = ctx.b.broadcast_to(ctx.scalar(0, v.dtype), shape)
+    return ctx.b.compare("NE", v, zero)
+
+
+@register(aten.reciprocal.default)
+def _reciprocal(ctx, x):
+    v = ctx.operand(x, ctx.out_dtype)
+    one = ctx.operand(1.0, ctx.out_dtype)
+    return ctx.b.binary("divide", one, v)
+
+
+@register(aten.trunc.default)
+def _trunc(ctx, x):
+    v = ctx.operand(x, ctx.out_dtype)
+    if not v.dtype.is_floating_point:
+        return v
+    return ctx.b.binary("multiply", ctx.b.unary("sign", v),
+                        ctx.b.unary("floor", ctx.b.unary("abs", v)))
+
+
+@register(aten.relu.default)
+def _relu(ctx, x):
+    v = ctx.operand(x, ctx.out_dtype)
+    return ctx.b.binary("maximum", v, ctx.operand(0, ctx.out_dtype))
+
+
+@register(aten.isnan.default)
+def _isnan(ctx, x):
+    if not x.dtype.is_floating_point:
+        return ctx.b.full(False, torch.bool, ctx.out_shape)
+    return ctx.b.compare("NE", x, x)
+
+
+@register(aten.isinf.default)
+def _isinf(ctx, x):
+    if not x.dtype.is_floating_point:
+        return ctx.b.full(False, torch.bool, ctx.out_shape)
+    inf = ctx.operand(math.inf, x.dtype)
+    return ctx.b.compare("EQ", ctx.b.unary("abs", x), inf)
+
+
+@register(aten.isfinite.default)
+def _isfinite(ctx, x):
+    if not x.dtype.is_floating_point:
+        return ctx.b.full(True, torch.bool, ctx.out_shape)
+    return ctx.b.unary("is_finite", x, torch.bool)
+
+
+def _binary_arith(opname):
+    def fn(ctx, a, b, alpha=None, **kwargs):
+        dtype = ctx.out_dtype
+        va = ctx.operand(a, dtype)
+        vb = ctx.operand(b, dtype)
+        if alpha is not None and alpha != 1:
+            vb = ctx.b.binary("multiply", vb, ctx.operand(alpha, dtype))
+        if dtype == torch.bool and opname in ("add", "multiply", "maximum", "minimum"):
+            opname2 = {"add": "or", "multiply": "and", "maximum": "or", "minimum": "and"}[opname]
+            return ctx.b.binary(opname2, va, vb)
+        return ctx.b.binary(opname, va, vb)
+    return fn
+
+
+for _targets, _op in [
+    ((aten.add.Tensor, aten.add.Scalar), "add"),
+    ((aten.sub.Tensor, aten.sub.Scalar), "subtract"),
+    ((aten.mul.Tensor, aten.mul.Scalar), "multiply"),
+    ((aten.maximum.default,), "maximum"),
+    ((aten.minimum.default,), "minimum"),
+    ((aten.atan2.default,), "atan2"),
+    ((aten.bitwise_and.Tensor, aten.bitwise_and.Scalar), "and"),
+    ((aten.bitwise_or.Tensor, aten.bitwise_or.Scalar), "or"),
+    ((aten.bitwise_xor.Tensor, aten.bitwise_xor.Scalar), "xor"),
+    ((aten.bitwise_left_shift.Tensor,), "shift_left"),
+    ((aten.bitwise_right_shift.Tensor,), "shift_right_arithmetic"),
+]:
+    register(*_targets)(_binary_arith(_op))
+
+
+def _no_bool_sub(node):
+    if fake(node).dtype == torch.bool:
+        return "subtraction of bools"
+    return None
+
+
+LOWERINGS[aten.sub.Tensor].check = _no_bool_sub
+LOWERINGS[aten.sub.Scalar].check = _no_bool_sub
+
+
+@register(aten.rsub.Scalar, aten.rsub.Tensor)
+def _rsub(ctx, a, b, alpha=1):
+    dtype = ctx.out_dtype
+    vb = ctx.operand(b, dtype)
+    va = ctx.operand(a, dtype)
+    if alpha != 1:
+        va = ctx.b.binary("multiply", va, ctx.operand(alpha, dtype))
+    return ctx.b.binary("subtract", vb, va)
+
+
+def _floor_div_int(ctx, va, vb):
+    """Python floor division for signed ints (StableHLO divide truncates)."""
+    q = ctx.b.binary("divide", va, vb)
+    r = ctx.b.binary("remainder", va, vb)
+    zero = ctx.operand(0, va.dtype)
+    one = ctx.operand(1, va.dtype)
+    nonzero = ctx.b.compare("NE", r, zero)
+    signs_differ = ctx.b.binary("xor", ctx.b.compare("LT", r, zero), ctx.b.compare("LT", vb, zero))
+    adjust = ctx.b.binary("and", nonzero, signs_differ)
+    return ctx.b.select(adjust, ctx.b.binary("subtract", q, one), q)
+
+
+@register(aten.div.Tensor, aten.div.Scalar, aten.true_divide.Tensor, aten.div.Tensor_mode,
+          aten.div.Scalar_mode, aten.floor_divide.default)
+def _div(ctx, a, b, rounding_mode=None):
+    if ctx.node.target is aten.floor_divide.default:
+        rounding_mode = "floor"
+    dtype = ctx.out_dtype
+    va, vb = ctx.operand(a, dtype), ctx.operand(b, dtype)
+    if dtype.is_floating_point:
+        q = ctx.b.binary("divide", va, vb)
+        if rounding_mode == "trunc":
+            return ctx.b.binary("multiply", ctx.b.unary("sign", q),
+                                ctx.b.unary("floor", ctx.b.unary("abs", q)))
+        if rounding_mode == "floor":
+            return ctx.b.unary("floor", q)
+        return q
+    if rounding_mode == "floor":
+        return _floor_div_int(ctx, va, vb)
+    return ctx.b.binary("divide", va, vb)
+
+
+def _div_check(node):
+    mode = node.kwargs.get("rounding_mode", node.args[2] if len(node.args) > 2 else None)
+    out = fake(node)
+    if not out.dtype.is_floating_point and mode is None and node.target is not aten.floor_divide.default:
+        return "integer true division"
+    return None
+
+
+for _t in (aten.div.Tensor_mode, aten.div.Scalar_mode, aten.floor_divide.default):
+    LOWERINGS[_t].check = _div_check
+
+
+@register(aten.remainder.Tensor, aten.remainder.Scalar)
+def _remainder(ctx, a, b):
+    """Python modulo: the result has the divisor's sign."""
+    dtype = ctx.out_dtype
+    va, vb = ctx.operand(a, dtype), ctx.operand(b, dtype)
+    r = ctx.b.binary("remainder", va, vb)
+    zero = ctx.operand(0, dtype)
+    nonzero = ctx.b.compare("NE", r, zero)
+    signs_differ = ctx.b.binary("xor", ctx.b.compare("LT", r, zero), ctx.b.compare("LT", vb, zero))
+    adjust = ctx.b.binary("and", nonzero, signs_differ)
+    return ctx.b.select(adjust, ctx.b.binary("add", r, vb), r)
+
+
+@register(aten.fmod.Tensor, aten.fmod.Scalar)
+def _fmod(ctx, a, b):
+    dtype = ctx.out_dtype
+    return ctx.b.binary("remainder", ctx.operand(a, dtype), ctx.operand(b, dtype))
+
+
+@register(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.pow.Scalar)
+def _pow(ctx, a, b):
+    dtype = ctx.out_dtype
+    va = ctx.operand(a, dtype)
+    if ctx.node.target is aten.pow.Tensor_Scalar and not isinstance(b, (Val, sympy.Expr)):
+        # The special exponents PyTorch's CPU kernel computes exactly.
+        if b == 1:
+            return va
+        if b == 2:
+            return ctx.b.binary("multiply", va, va)
+        if b == 3:
+            return ctx.b.binary("multiply", ctx.b.binary("multiply", va, va), va)
+        if dtype.is_floating_point:
+            if b == 0.5:
+                return ctx.b.unary("sqrt", va)
+            if b == -0.5:
+                return ctx.b.unary("rsqrt", va)
+            if b == -1:
+                return ctx.b.binary("divide", ctx.operand(1.0, dtype), va)
+            if b == -2:
+                return ctx.b.binary("divide", ctx.operand(1.0, dtype), ctx.b.binary("multiply", va, va))
+    return ctx.b.binary("power", va, ctx.operand(b, dtype))
+
+
+def _pow_check(node):
+    if not fake(node).dtype.is_floating_point:
+        exponent = node.args[1]
+        if isinstance(exponent, (int, float)) and exponent < 0:
+            return "integer power with a negative exponent"
+    return None
+
+
+for _t in (aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, aten.pow.Scalar):
+    LOWERINGS[_t].check = _pow_check
+
+
+def _compare(direction):
+    def fn(ctx, a, b):
+        dtype = promoted_dtype(a, b)
+        return ctx.b.compare(direction, ctx.operand(a, dtype), ctx.operand(b, dtype))
+    return fn
+
+
+for _name, _dir in [("eq", "EQ"), ("ne", "NE"), ("lt", "LT"), ("le", "LE"), ("gt", "GT"), ("ge", "GE")]:
+    _op = getattr(aten, _name)
+    register(_op.Tensor, _op.Scalar)(_compare(_dir))
+
+
+def _logical(opname):
+    def fn(ctx, a, b):
+        return ctx.b.binary(opname, _to_bool(ctx, a), _to_bool(ctx, b))
+    return fn
+
+
+register(aten.logical_and.default)(_logical("and"))
+register(aten.logical_or.default)(_logical("or"))
+register(aten.logical_xor.default)(_logical("xor"))
+
+
+@register(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)
+def _where(ctx, cond, a, b):
+    dtype = ctx.out_dtype
+    pred = _to_bool(ctx, cond)
+    return ctx.b.select(pred, ctx.operand(a, dtype), ctx.operand(b, dtype))
+
+
+@register(aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default, aten.clamp_max.default,
+          aten.clamp_min.Tensor, aten.clamp_max.Tensor)
+def _clamp(ctx, x, lo=None, hi=None):
+    t = ctx.node.target
+    if t in (aten.clamp_max.default, aten.clamp_max.Tensor):
+        lo, hi = None, lo
+    dtype = ctx.out_dtype
+    v = ctx.operand(x, dtype)
+    if lo is not None:
+        v = ctx.b.binary("maximum", v, ctx.operand(lo, dtype))
+    if hi is not None:
+        v = ctx.b.binary("minimum", v, ctx.operand(hi, dtype))
+    return v
+
+
+@register(aten.hardtanh.default)
+def _hardtanh(ctx, x, lo=-1.0, hi=1.0):
+    dtype = ctx.out_dtype
+    v = ctx.operand(x, dtype)
+    return ctx.b.binary("minimum", ctx.b.binary("maximum", v, ctx.operand(lo, dtype)),
+                        ctx.operand(hi, dtype))
+
+
+@register(aten.leaky_relu.default)
+def _leaky_relu(ctx, x, slope=0.01):
+    dtype = ctx.out_dtype
+    v = ctx.operand(x, dtype)
+    positive = ctx.b.compare("GT", v, ctx.operand(0, dtype))
+    return ctx.b.select(positive, v, ctx.b.binary("multiply", v, ctx.operand(slope, dtype)))
+
+
+# ====================================================================
+# Conversions, copies, constants
+# ====================================================================
+
+@register(aten._to_copy.default, prims.convert_element_type.default, aten.clone.default,
+          aten.alias.default, aten.lift_fresh_copy.default, aten.detach.default,
+          aten.contiguous.default)
+def _convert(ctx, x, *args, **kwargs):
+    return ctx.operand(x, ctx.out_dtype)
+
+
+def _to_copy_check(node):
+    out = fake(node)
+    if out.device.type != "cpu":
+        return f"device {out.device}"
+    return None
+
+
+LOWERINGS[aten._to_copy.default].check = _to_copy_check
+
+
+@register(aten.copy.default)
+def _copy(ctx, dst, src, non_blocking=False):
+    return ctx.operand(src, ctx.out_dtype)
+
+
+@register(aten.scalar_tensor.default)
+def _scalar_tensor(ctx, value, **kwargs):
+    return ctx.scalar(value, ctx.out_dtype)
+
+
+@register(aten.full.default, aten.full_like.default, aten.new_full.default)
+def _full(ctx, *args, **kwargs):
+    t = ctx.node.target
+    value = args[1] if t is not aten.new_full.default else args[2]
+    return ctx.b.broadcast_to(ctx.scalar(value, ctx.out_dtype), ctx.out_shape)
+
+
+@register(aten.zeros.default, aten.zeros_like.default, aten.new_zeros.default,
+          aten.empty.memory_format, aten.empty_like.default, aten.new_empty.default,
+          aten.empty_strided.default, aten.empty_permuted.default)
+def _zeros(ctx, *args, **kwargs):
+    # empty: any value is valid; zeros keeps results deterministic.
+    return ctx.b.full(0, ctx.out_dtype, ctx.out_shape)
+
+
+@register(aten.ones.default, aten.ones_like.default, aten.new_ones.default)
+def _ones(ctx, *args, **kwargs):
+    return ctx.b.full(1, ctx.out_dtype, ctx.out_shape)
+
+
+@register(aten.arange.start_step, aten.arange.start, aten.arange.default)
+def _arange(ctx, *args, **kwargs):
+    t = ctx.node.target
+    if t is aten.arange.default:
+        start, step = 0, 1
+    elif t is aten.arange.start:
+        start, step = args[0], 1
+    else:
+        start = args[0]
+        step = args[2] if len(args) > 2 else kwargs.get("step", 1)
+    dtype = ctx.out_dtype
+    n = ctx.out_shape
+    compute = torch.float64 if dtype.is_floating_point else torch.int64
+    if dtype.is_floating_point and dtype != torch.float64:
+        compute = torch.float32
+    idx = ctx.b.iota(n, 0, compute)
+    v = idx
+    if step != 1:
+        v = ctx.b.binary("multiply", v, ctx.operand(step, compute, n))
+    if not (isinstance(start, (int, float)) and start == 0):
+        v = ctx.b.binary("add", v, ctx.operand(start, compute, n))
+    return ctx.b.convert(v, dtype)
+
+
+# ====================================================================
+# Views and data movement
+# ====================================================================
+
+@register(aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+          aten.squeeze.dims, aten.squeeze.dim, aten.squeeze.default, aten.unsqueeze.default,
+          aten.view_as.default, aten.flatten.using_ints)
+def _reshape(ctx, x, *args, **kwargs):
+    return ctx.b.reshape(x, ctx.out_shape)
+
+
+@register(aten.expand.default, aten.expand_as.default, aten.broadcast_to.default)
+def _expand(ctx, x, *args, **kwargs):
+    return ctx.b.broadcast_to(x, ctx.out_shape)
+
+
+@register(aten.permute.default)
+def _permute(ctx, x, dims):
+    return ctx.b.transpose(x, [norm_dim(d, x.rank) for d in dims])
+
+
+@register(aten.t.default)
+def _t(ctx, x):
+    return ctx.b.transpose(x, [1, 0] if x.rank == 2 else list(range(x.rank)))
+
+
+@register(aten.transpose.int)
+def _transpose(ctx, x, d0, d1):
+    perm = list(range(x.rank))
+    d0, d1 = norm_dim(d0, x.rank), norm_dim(d1, x.rank)
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return ctx.b.transpose(x, perm)
+
+
+INT64_MAX = 2**63 - 1
+
+
+def _slice_bounds(size, start, end, step, out_size):
+    """(start, limit) expressions for x[start:end:step] along a dim of
+    `size`, giving `out_size` elements (PyTorch's clamping rules)."""
+    size = as_expr(size)
+    if start is None:
+        start = 0
+    if isinstance(start, int):
+        if start < 0:
+            start = size + start
+            if is_static(size):
+                start = max(int(start), 0)
+        elif is_static(size):
+            start = min(start, int(size))
+    start = as_expr(start)
+    out_size = as_expr(out_size)
+    if step == 1:
+        limit = start + out_size
+    else:
+        limit = sympy.Max(start, start + (out_size - 1) * step + 1)
+    return start, limit
+
+
+@register(aten.slice.Tensor)
+def _slice(ctx, x, dim=0, start=None, end=None, step=1):
+    dim = norm_dim(dim, x.rank)
+    out_shape = ctx.out_shape
+    start, limit = _slice_bounds(x.shape[dim], start, end, step, out_shape[dim])
+    starts = [0] * x.rank
+    limits = list(x.shape)
+    strides = [1] * x.rank
+    starts[dim], limits[dim], strides[dim] = start, limit, step
+    return ctx.b.slice(x, starts, limits, strides, out_shape)
+
+
+def _slice_check(node):
+    step = node.args[4] if len(node.args) > 4 else node.kwargs.get("step", 1)
+    if not isinstance(step, int) or step < 1:
+        return f"slice step {step}"
+    return None
+
+
+LOWERINGS[aten.slice.Tensor].check = _slice_check
+
+
+def slice_along(b, x, dim, start, stop):
+    """x[..., start:stop, ...] along `dim` (unit stride)."""
+    starts = [0] * x.rank
+    limits = list(x.shape)
+    starts[dim], limits[dim] = start, stop
+    shape = list(x.shape)
+    shape[dim] = as_expr(stop) - as_expr(start)
+    return b.slice(x, starts, limits, [1] * x.rank, shape)
+
+
+@register(aten.select.int)
+def _select(ctx, x, dim, index):
+    dim = norm_dim(dim, x.rank)
+    index = as_expr(index)
+    if index.is_Integer and int(index) < 0:
+        index = x.shape[dim] + index
+    return ctx.b.reshape(slice_along(ctx.b, x, dim, index, index + 1), ctx.out_shape)
+
+
+@register(aten.split_with_sizes.default, aten.split.Tensor)
+def _split(ctx, x, sizes, dim=0):
+    dim = norm_dim(dim, x.rank)
+    outs = []
+    offset = sympy.Integer(0)
+    for part in ctx.out:
+        stop = offset + shape_of(part)[dim]
+        outs.append(slice_along(ctx.b, x, dim, offset, stop))
+        offset = stop
+    return tuple(outs)
+
+
+@register(aten.unbind.int)
+def _unbind(ctx, x, dim=0):
+    dim = norm_dim(dim, x.rank)
+    return tuple(ctx.b.reshape(slice_along(ctx.b, x, dim, i, i + 1), shape_of(part))
+                 for i, part in enumerate(ctx.out))
+
+
+def _unbind_check(node):
+    x = fake(node.args[0])
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+    if not isinstance(x.shape[dim], int):
+        return "unbind along a dynamic dim"
+    return None
+
+
+LOWERINGS[aten.unbind.int].check = _unbind_check
+
+
+@register(aten.cat.default, aten.concat.default)
+def _cat(ctx, tensors, dim=0):
+    dtype = ctx.out_dtype
+    out_shape = ctx.out_shape
+    rank = len(out_shape)
+    dim = norm_dim(dim, rank)
+    parts = [ctx.b.convert(t, dtype) for t in tensors
+             if not (t.rank == 1 and t.shape[0] == 0 and rank != 1)]  # legacy empty inputs
+    return ctx.b.concatenate(parts, dim, out_shape)
+
+
+@register(aten.stack.default)
+def _stack(ctx, tensors, dim=0):
+    out_shape = ctx.out_shape
+    dim = norm_dim(dim, len(out_shape))
+    parts = []
+    for t in tensors:
+        shape = list(t.shape)
+        shape.insert(dim, sympy.Integer(1))
+        parts.append(ctx.b.reshape(ctx.b.convert(t, ctx.out_dtype), shape))
+    return ctx.b.concatenate(parts, dim, out_shape)
+
+
+@register(aten.constant_pad_nd.default)
+def _constant_pad(ctx, x, pad, value=0):
+    rank = x.rank
+    low = [sympy.Integer(0)] * rank
+    high = [sympy.Integer(0)] * rank
+    for i in range(len(pad) // 2):
+        d = rank - 1 - i
+        low[d] = as_expr(pad[2 * i])
+        high[d] = as_expr(pad[2 * i + 1])
+    dynamic = not all(is_static(p) for p in (*low, *high))
+    if dynamic and any(not is_static(p) or int(p) < 0 for p in (*low, *high)) and \
+            any(is_static(p) and int(p) < 0 for p in (*low, *high)):
+        raise ImportError_("negative padding with dynamic padding amounts")
+    return ctx.b.pad(x, ctx.scalar(value, x.dtype), low, high, [0] * rank, ctx.out_shape)
+
+
+def _pad_check(node):
+    pad = node.args[1]
+    if any(not isinstance(p, int) for p in pad) and any(isinstance(p, int) and p < 0 for p in pad):
+        return "negative padding together with dynamic padding"
+    return None
+
+
+LOWERINGS[aten.constant_pad_nd.default].check = _pad_check
+
+
+@register(aten.repeat.default)
+def _repeat(ctx, x, repeats):
+    rank = len(repeats)
+    v = x
+    if v.rank < rank:
+        v = ctx.b.reshape(v, (sympy.Integer(1),) * (rank - v.rank) + v.shape)
+    # [r0, d0, r1, d1, ...] by broadcasting, then merge pairs.
+    expanded_shape = []
+    dims = []
+    for i, r in enumerate(repeats):
+        expanded_shape += [as_expr(r), v.shape[i]]
+        dims.append(2 * i + 1)
+    e = ctx.b.broadcast_in_dim(v, expanded_shape, dims)
+    return ctx.b.reshape(e, ctx.out_shape)
+
+
+@register(aten.flip.default)
+def _flip(ctx, x, dims):
+    return _reverse(ctx, x, [norm_dim(d, x.rank) for d in dims])
+
+
+def _reverse(ctx, x: Val, dims):
+    if not dims:
+        return x
+    dims_text = "[" + ", ".join(str(d) for d in dims) + "]"
+    return ctx.b.op(f"disc.reverse {x.name}, dims = {dims_text}", x.dtype, x.shape, signature=x.type)
+
+
+# ====================================================================
+# Reductions
+# ====================================================================
+
+def _reduce_common(ctx, x, dims, keepdim, kind, dtype):
+    v = ctx.b.convert(x, dtype)
+    dims = dims_of(dims, x.rank) if x.rank else []
+    r = ctx.b.reduce(v, dims, kind) if dims else v
+    return ctx.b.reshape(r, ctx.out_shape) if keepdim else r
+
+
+@register(aten.sum.dim_IntList, aten.sum.default)
+def _sum(ctx, x, dims=None, keepdim=False, dtype=None):
+    if ctx.node.target is aten.sum.default:
+        dims, keepdim = None, False
+    if dims is not None and len(dims) == 0:
+        dims = None
+    out_dtype = ctx.out_dtype
+    if out_dtype == torch.bool:
+        return _reduce_common(ctx, x, dims, keepdim, "or", torch.bool)
+    return _reduce_common(ctx, x, dims, keepdim, "sum", out_dtype)
+
+
+@register(aten.prod.dim_int, aten.prod.default)
+def _prod(ctx, x, dim=None, keepdim=False, dtype=None):
+    if ctx.node.target is aten.prod.default:
+        dim, keepdim = None, False
+    return _reduce_common(ctx, x, dim, keepdim, "prod", ctx.out_dtype)
+
+
+@register(aten.amax.default, aten.amin.default)
+def _amax(ctx, x, dims=(), keepdim=False):
+    kind = "max" if ctx.node.target is aten.amax.default else "min"
+    if dims is not None and len(dims) == 0:
+        dims = None
+    if x.dtype == torch.bool:
+        kind = "or" if kind == "max" else "and"
+    return _reduce_common(ctx, x, dims, keepdim, kind, ctx.out_dtype)
+
+
+@register(aten.max.default, aten.min.default)
+def _max_all(ctx, x):
+    kind = "max" if ctx.node.target is aten.max.default else "min"
+    if x.dtype == torch.bool:
+        kind = "or" if kind == "max" else "and"
+    return _reduce_common(ctx, x, None, False, kind, ctx.out_dtype)
+
+
+@register(aten.any.dim, aten.any.dims, aten.any.default, aten.all.dim, aten.all.dims, aten.all.default)
+def _any_all(ctx, x, dims=None, keepdim=False):
+    kind = "or" if ctx.node.target in (aten.any.dim, aten.any.dims, aten.any.default) else "and"
+    if ctx.node.target in (aten.any.default, aten.all.default):
+        dims = None
+    b = _to_bool(ctx, x, x.shape)
+    if dims is not None and isinstance(dims, (list, tuple)) and len(dims) == 0:
+        dims = None
+    return _reduce_common(ctx, b, dims, keepdim, kind, torch.bool)
+
+
+def _argreduce(ctx, x, dim, keepdim, is_max):
+    """Index of the first max (min); NaN counts as the max (min), as in
+    PyTorch."""
+    rank = x.rank
+    if dim is None:
+        flat = ctx.b.reshape(x, (sympy.Mul(*x.shape) if rank else sympy.Integer(1),))
+        idx = _argreduce(ctx, flat, 0, False, is_max)
+        return ctx.b.reshape(idx, ctx.out_shape) if keepdim else idx
+    dim = norm_dim(dim, rank)
+    kind = "max" if is_max else "min"
+    extreme = ctx.b.reduce(x, [dim], kind)
+    kept = [d for d in range(rank) if d != dim]
+    eb = ctx.b.broadcast_in_dim(extreme, x.shape, kept)
+    hit = ctx.b.compare("EQ", x, eb)
+    if x.dtype.is_floating_point:
+        both_nan = ctx.b.binary("and", ctx.b.compare("NE", x, x), ctx.b.compare("NE", eb, eb))
+        hit = ctx.b.binary("or", hit, both_nan)
+    iota = ctx.b.iota(x.shape, dim, torch.int64)
+    big = ctx.b.broadcast_to(ctx.b.constant(INT64_MAX, torch.int64), x.shape)
+    candidates = ctx.b.select(hit, iota, big)
+    idx = ctx.b.reduce(candidates, [dim], "min")
+    return ctx.b.reshape(idx, ctx.out_shape) if keepdim else idx
+
+
+@register(aten.argmax.default, aten.argmin.default)
+def _argmax(ctx, x, dim=None, keepdim=False):
+    return _argreduce(ctx, x, dim, keepdim, ctx.node.target is aten.argmax.default)
+
+
+@register(aten.max.dim, aten.min.dim)
+def _max_dim(ctx, x, dim, keepdim=False):
+    is_max = ctx.node.target is aten.max.dim
+    kind = "max" if is_max else "min"
+    if x.dtype == torch.bool:
+        kind = "or" if is_max else "and"
+    values = _reduce_common(ctx, x, [dim], False, kind, x.dtype)
+    shape0 = ctx.out_shape_of(0)
+    if keepdim:
+        values = ctx.b.reshape(values, shape0)
+    indices = _argreduce(ctx, x, dim, False, is_max)
+    if keepdim:
+        indices = ctx.b.reshape(indices, ctx.out_shape_of(1))
+    return (values, indices)
+
+
+def _float_or_int_check(node):
+    x = fake(node.args[0])
+    if x.dtype == torch.bool:
+        return "arg-reduction of bools"
+    return None
+
+
+for _t in (aten.argmax.default, aten.argmin.default, aten.max.dim, aten.min.dim):
+    LOWERINGS[_t].check = _float_or_int_check
+
+
+# ====================================================================
+# Matmul and convolution
+# ====================================================================
+
+MATMUL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _matmul_check(node):
+    if fake(node).dtype not in MATMUL_DTYPES:
+        return f"matmul in {fake(node).dtype} (oneDNN: f32, f16, bf16)"
+    return None
+
+
+@register(aten.mm.default, check=_matmul_check)
+def _mm(ctx, a, b):
+    return ctx.b.dot_general(a, b, [], [], [1], [0])
+
+
+@register(aten.bmm.default, check=_matmul_check)
+def _bmm(ctx, a, b):
+    return ctx.b.dot_general(a, b, [0], [0], [2], [1])
+
+
+@register(aten.addmm.default, check=_matmul_check)
+def _addmm(ctx, bias, a, b, beta=1, alpha=1):
+    dtype = ctx.out_dtype
+    r = ctx.b.dot_general(a, b, [], [], [1], [0])
+    if alpha != 1:
+        r = ctx.b.binary("multiply", r, ctx.operand(alpha, dtype))
+    c = ctx.operand(bias, dtype)
+    if beta != 1:
+        c = ctx.b.binary("multiply", c, ctx.operand(beta, dtype))
+    return ctx.b.binary("add", r, c)
+
+
+@register(aten.convolution.default, check=_matmul_check)
+def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    spatial = x.rank - 2
+    stride = list(stride) * (spatial if len(stride) == 1 else 1)
+    padding = list(padding) * (spatial if len(padding) == 1 else 1)
+    dilation = list(dilation) * (spatial if len(dilation) == 1 else 1)
+    out_shape = ctx.out_shape
+    if transposed:
+        y = _conv_transpose(ctx, x, w, stride, padding, dilation, list(output_padding), groups, out_shape)
+    else:
+        y = ctx.b.convolution(x, w, stride, padding, padding, dilation, groups, out_shape)
+    if bias is not None:
+        y = ctx.b.binary("add", y, ctx.b.broadcast_in_dim(bias, out_shape, [1]))
+    return y
+
+
+def _conv_transpose(ctx, x, w, stride, padding, dilation, output_padding, groups, out_shape):
+    """A transposed convolution as a direct one: the input dilated by the
+    stride, the kernel flipped with in/out channels swapped. Kernel sizes
+    may be symbolic; whether an edge pads or crops is decided from the
+    example sizes, and the padding op checks the sign at run time."""
+    spatial = x.rank - 2
+    ks = [w.shape[2 + i] for i in range(spatial)]
+    cin, cout_g = w.shape[0], w.shape[1]
+    g = int(groups)
+    # w: [Cin, Cout/g, k...] -> [g, Cin/g, Cout/g, k...] -> [g, Cout/g, Cin/g, k...]
+    from torch.utils._sympy.functions import FloorDiv
+    cin_g = sympy.Integer(int(cin) // g) if is_static(cin) else FloorDiv(cin, g)
+    wg = ctx.b.reshape(w, (sympy.Integer(g), cin_g, cout_g, *ks))
+    wt = ctx.b.transpose(wg, [0, 2, 1] + list(range(3, 3 + spatial)))
+    wk = ctx.b.reshape(wt, (g * cout_g, cin_g, *ks))
+    wk = _reverse(ctx, wk, list(range(2, 2 + spatial)))
+    low, high = [0, 0], [0, 0]
+    for i in range(spatial):
+        edge = dilation[i] * (ks[i] - 1)
+        low.append(edge - padding[i])
+        high.append(edge - padding[i] + output_padding[i])
+    low = [as_expr(v) for v in low]
+    high = [as_expr(v) for v in high]
+    crops = any(ctx.hint(v) < 0 for v in low + high)
+    interior = [0, 0] + [s - 1 for s in stride]
+    dil_shape = list(x.shape[:2]) + [x.shape[2 + i] + (x.shape[2 + i] - 1) * (stride[i] - 1)
+                                     for i in range(spatial)]
+    padded_shape = list(x.shape[:2]) + [dil_shape[2 + i] + low[2 + i] + high[2 + i]
+                                        for i in range(spatial)]
+    zero = ctx.scalar(0, x.dtype)
+    if crops and not all(is_static(v) for v in low + high):
+        raise ImportError_("transposed convolution whose padding crops, with a dynamic kernel")
+    if crops and any(s != 1 for s in stride):
+        # Dilate first, then pad/crop (the static pad op crops).
+        xd = ctx.b.pad(x, zero, [0] * x.rank, [0] * x.rank, interior, dil_shape)
+        xp = ctx.b.pad(xd, zero, low, high, [0] * x.rank, padded_shape)
+    else:
+        xp = ctx.b.pad(x, zero, low, high, interior, padded_shape)
+    return ctx.b.convolution(xp, wk, [1] * spatial, [0] * spatial, [0] * spatial, dilation, g, out_shape)
+
+
+def _conv_check(node):
+    reason = _matmul_check(node)
+    if reason:
+        return reason
+    x = fake(node.args[0])
+    if x.dim() not in (3, 4, 5):
+        return f"convolution of rank {x.dim()}"
+
+    padding = node.args[4]
+    if isinstance(padding, str):
+        return f"padding mode {padding}"
+    return None
+
+
+LOWERINGS[aten.convolution.default].check = _conv_check
+
+
+# ====================================================================
+# Pooling
+# ====================================================================
+
+def _window_slices(ctx, xp: Val, kernel, stride, dilation, out_spatial):
+    """For each kernel offset, the strided slice of the padded input that
+    lines up with the output."""
+    spatial = len(kernel)
+    lead = xp.rank - spatial
+    slices = []
+    import itertools
+    for offsets in itertools.product(*[range(k) for k in kernel]):
+        starts = [0] * lead + [o * d for o, d in zip(offsets, dilation)]
+        limits = list(xp.shape[:lead]) + [
+            as_expr(o * d) + (out_spatial[i] - 1) * stride[i] + 1
+            for i, (o, d) in enumerate(zip(offsets, dilation))]
+        strides = [1] * lead + list(stride)
+        shape = list(xp.shape[:lead]) + list(out_spatial)
+        slices.append(ctx.b.slice(xp, starts, limits, strides, shape))
+    return slices
+
+
+def _pool_padding(x_shape, kernel, stride, padding, dilation, out_spatial):
+    """Low/high padding so that every window fits (ceil_mode windows may
+    reach past the padded input)."""
+    spatial = len(kernel)
+    low, high = [], []
+    for i in range(spatial):
+        size = x_shape[len(x_shape) - spatial + i]
+        needed = (out_spatial[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1
+        extra = sympy.Max(0, needed - (size + 2 * padding[i]))
+        extra = sympy.Integer(int(extra)) if extra.is_Integer else extra
+        low.append(sympy.Integer(padding[i]))
+        high.append(padding[i] + extra)
+    return low, high
+
+
+def _pool_params(kernel, stride, padding, dilation, spatial):
+    def expand(v, default):
+        if v is None or (isinstance(v, (list, tuple)) and len(v) == 0):
+            v = default
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        return v * spatial if len(v) == 1 else v
+    kernel = expand(kernel, None)
+    stride = expand(stride, kernel)
+    padding = expand(padding, [0])
+    dilation = expand(dilation, [1])
+    return [int(k) for k in kernel], [int(s) for s in stride], [int(p) for p in padding], \
+        [int(d) for d in dilation]
+
+
+@register(aten.max_pool2d_with_indices.default, aten.max_pool2d.default,
+          aten.max_pool1d.default, aten.max_pool3d_with_indices.default)
+def _max_pool(ctx, x, kernel, stride=None, padding=0, dilation=1, ceil_mode=False):
+    with_indices = isinstance(ctx.out, (tuple, list))
+    out_shape = ctx.out_shape_of(0) if with_indices else ctx.out_shape
+    spatial = len(out_shape) - (x.rank - len(kernel)) if False else len(kernel) if isinstance(kernel, (list, tuple)) else 1
+    kernel, stride, padding, dilation = _pool_params(kernel, stride, padding, dilation, spatial)
+    out_spatial = list(out_shape[-spatial:])
+    low, high = _pool_padding(x.shape, kernel, stride, padding, dilation, out_spatial)
+    lead = x.rank - spatial
+    init = -math.inf if x.dtype.is_floating_point else torch.iinfo(x.dtype).min
+    padded_shape = list(x.shape[:lead]) + [x.shape[lead + i] + low[i] + high[i] for i in range(spatial)]
+    xp = ctx.b.pad(x, ctx.scalar(init, x.dtype), [0] * lead + low, [0] * lead + high,
+                   [0] * x.rank, padded_shape)
+    windows = _window_slices(ctx, xp, kernel, stride, dilation, out_spatial)
+    result = windows[0]
+    for w in windows[1:]:
+        result = ctx.b.binary("maximum", result, w)
+    if with_indices:
+        return (result, None)
+    return result
+
+
+def _max_pool_check(node):
+    if node.target in (aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default):
+        users = list(node.users)
+        for u in users:
+            if u.target is operator.getitem and u.args[1] == 1:
+                return "the indices of max_pool are used"
+            if u.target is not operator.getitem:
+                return "max_pool result used as a tuple"
+    kernel = node.args[1]
+    if int(math.prod(kernel if isinstance(kernel, (list, tuple)) else [kernel])) > 64:
+        return "pooling window larger than 64 elements"
+    return None
+
+
+for _t in (aten.max_pool2d_with_indices.default, aten.max_pool2d.default,
+           aten.max_pool1d.default, aten.max_pool3d_with_indices.default):
+    LOWERINGS[_t].check = _max_pool_check
+
+
+@register(aten.avg_pool2d.default, aten.avg_pool1d.default, aten.avg_pool3d.default)
+def _avg_pool(ctx, x, kernel, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+              divisor_override=None):
+    spatial = len(kernel) if isinstance(kernel, (list, tuple)) else 1
+    kernel, stride, padding, dilation = _pool_params(kernel, stride, padding, 1, spatial)
+    out_shape = ctx.out_shape
+    out_spatial = list(out_shape[-spatial:])
+    low, high = _pool_padding(x.shape, kernel, stride, padding, dilation, out_spatial)
+    lead = x.rank - spatial
+    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    xc = ctx.b.convert(x, compute)
+    padded_shape = list(x.shape[:lead]) + [x.shape[lead + i] + low[i] + high[i] for i in range(spatial)]
+    zero = ctx.scalar(0, compute)
+    xp = ctx.b.pad(xc, zero, [0] * lead + low, [0] * lead + high, [0] * x.rank, padded_shape)
+    windows = _window_slices(ctx, xp, kernel, stride, dilation, out_spatial)
+    total = windows[0]
+    for w in windows[1:]:
+        total = ctx.b.binary("add", total, w)
+    if divisor_override:
+        result = ctx.b.binary("divide", total, ctx.operand(float(divisor_override), compute, total.shape))
+    else:
+        # Count per window: 1 inside the input (and inside the explicit
+        # padding when count_include_pad), 0 in the ceil_mode overhang.
+        in_spatial = [x.shape[lead + i] for i in range(spatial)]
+        ones = ctx.b.full(1.0, compute, in_spatial)
+        pad_value = ctx.scalar(1.0 if count_include_pad else 0.0, compute)
+        explicit_shape = [in_spatial[i] + 2 * padding[i] for i in range(spatial)]
+        counted = ctx.b.pad(ones, pad_value, [padding[i] for i in range(spatial)],
+                            [padding[i] for i in range(spatial)], [0] * spatial, explicit_shape)
+        full_shape = [in_spatial[i] + low[i] + high[i] for i in range(spatial)]
+        counted = ctx.b.pad(counted, zero, [0] * spatial, [high[i] - padding[i] for i in range(spatial)],
+                            [0] * spatial, full_shape)
+        cwin = _window_slices(ctx, counted, kernel, stride, dilation, out_spatial)
+        count = cwin[0]
+        for w in cwin[1:]:
+            count = ctx.b.binary("add", count, w)
+        result = ctx.b.binary("divide", total, ctx.b.broadcast_to(count, total.shape))
+    return ctx.b.convert(result, ctx.out_dtype)
+
+
+def _avg_pool_check(node):
+    kernel = node.args[1]
+    if int(math.prod(kernel if isinstance(kernel, (list, tuple)) else [kernel])) > 64:
+        return "pooling window larger than 64 elements"
+    return None
+
+
+for _t in (aten.avg_pool2d.default, aten.avg_pool1d.default, aten.avg_pool3d.default):
+    LOWERINGS[_t].check = _avg_pool_check
+
+
+@register(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default,
+          aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool1d.default)
+def _adaptive_avg_pool(ctx, x, output_size):
+    out_shape = ctx.out_shape
+    spatial = len(output_size)
+    lead = x.rank - spatial
+    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    xc = ctx.b.convert(x, compute)
+    if all(int(o) == 1 for o in output_size):
+        s = ctx.b.reduce(xc, list(range(lead, x.rank)), "sum")
+        count = sympy.Mul(*x.shape[lead:])
+        mean = ctx.b.binary("divide", s, ctx.operand(count, compute, s.shape))
+        return ctx.b.convert(ctx.b.reshape(mean, out_shape), ctx.out_dtype)
+    # Static sizes divisible by the output: fixed windows via reshape.
+    split_shape = list(x.shape[:lead])
+    reduce_dims = []
+    for i in range(spatial):
+        n, o = int(x.shape[lead + i]), int(output_size[i])
+        split_shape += [sympy.Integer(o), sympy.Integer(n // o)]
+        reduce_dims.append(lead + 2 * i + 1)
+    r = ctx.b.reshape(xc, split_shape)
+    s = ctx.b.reduce(r, reduce_dims, "sum")
+    count = math.prod(int(x.shape[lead + i]) // int(output_size[i]) for i in range(spatial))
+    mean = ctx.b.binary("divide", s, ctx.operand(float(count), compute, s.shape))
+    return ctx.b.convert(mean, ctx.out_dtype)
+
+
+def _adaptive_check(node):
+    x = fake(node.args[0])
+    out = node.args[1]
+    spatial = len(out)
+    if all(int(o) == 1 for o in out):
+        return None
+    for i in range(spatial):
+        n = x.shape[x.dim() - spatial + i]
+        if not isinstance(n, int) or n % int(out[i]) != 0:
+            return "adaptive pooling with windows of different sizes"
+    return None
+
+
+for _t in (aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default,
+           aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool1d.default):
+    LOWERINGS[_t].check = _adaptive_check
+
+
+# ====================================================================
+# Indexing: gather / scatter
+# ====================================================================
+
+def _wrap_negative(ctx, idx: Val, size) -> Val:
+    """PyTorch indices may be negative (count from the end)."""
+    idx64 = ctx.b.convert(idx, torch.int64)
+    zero = ctx.b.broadcast_to(ctx.b.constant(0, torch.int64), idx64.shape)
+    neg = ctx.b.compare("LT", idx64, zero)
+    size_v = ctx.b.broadcast_to(ctx.scalar(as_expr(size), torch.int64), idx64.shape)
+    return ctx.b.select(neg, ctx.b.binary("add", idx64, size_v), idx64)
+
+
+@register(aten.embedding.default)
+def _embedding(ctx, weight, indices, *args):
+    idx = ctx.b.convert(indices, torch.int64)
+    rank = idx.rank
+    out_shape = ctx.out_shape
+    return ctx.b.gather(weight, idx, [1, weight.shape[1]], [rank], [0], [0], rank, out_shape)
+
+
+@register(aten.index_select.default)
+def _index_select(ctx, x, dim, index):
+    dim = norm_dim(dim, x.rank)
+    idx = _wrap_negative(ctx, index, x.shape[dim])
+    if idx.rank == 0:
+        idx = ctx.b.reshape(idx, (sympy.Integer(1),))
+    sizes = list(x.shape)
+    sizes[dim] = sympy.Integer(1)
+    offset_dims = [d for d in range(x.rank) if d != dim]
+    return ctx.b.gather(x, idx, sizes, offset_dims, [dim], [dim], 1, ctx.out_shape)
+
+
+def _full_coordinates(ctx, index: Val, dim: int):
+    """[..., rank] int64 coordinates: the iota of each dim, with `index`'s
+    values at `dim` (torch.gather / scatter addressing)."""
+    rank = index.rank
+    shape = index.shape
+    parts = []
+    for d in range(rank):
+        v = ctx.b.convert(index, torch.int64) if d == dim else ctx.b.iota(shape, d, torch.int64)
+        parts.append(ctx.b.reshape(v, tuple(shape) + (sympy.Integer(1),)))
+    return ctx.b.concatenate(parts, rank, tuple(shape) + (sympy.Integer(rank),))
+
+
+@register(aten.gather.default)
+def _gather(ctx, x, dim, index, sparse_grad=False):
+    dim = norm_dim(dim, x.rank)
+    rank = x.rank
+    coords = _full_coordinates(ctx, index, dim)
+    return ctx.b.gather(x, coords, [1] * rank, [], list(range(rank)), list(range(rank)), rank,
+                        ctx.out_shape)
+
+
+def _scatter_full(ctx, x, dim, index, src, kind):
+    dim = norm_dim(dim, x.rank)
+    dtype = ctx.out_dtype
+    xv = ctx.b.convert(x, dtype)
+    if not isinstance(src, Val) or src.rank == 0:
+        src = ctx.operand(src, dtype, index.shape)
+    else:
+        src = ctx.b.convert(src, dtype)
+        if src.shape != index.shape:
+            # Only the leading index-shaped part of src is used.
+            src = ctx.b.slice(src, [0] * src.rank, list(index.shape), [1] * src.rank, index.shape)
+    coords = _full_coordinates(ctx, index, dim)
+    rank = x.rank
+    return ctx.b.scatter(xv, coords, src, kind, [], list(range(rank)), list(range(rank)), rank)
+
+
+@register(aten.scatter.src, aten.scatter.value)
+def _scatter(ctx, x, dim, index, src, reduce=None):
+    return _scatter_full(ctx, x, dim, index, src, "replace")
+
+
+@register(aten.scatter_add.default)
+def _scatter_add(ctx, x, dim, index, src):
+    return _scatter_full(ctx, x, dim, index, src, "add")
+
+
+@register(aten.scatter_reduce.two)
+def _scatter_reduce(ctx, x, dim, index, src, reduce, include_self=True):
+    kind = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min"}[reduce]
+    return _scatter_full(ctx, x, dim, index, src, kind)
+
+
+def _scatter_reduce_check(node):
+    reduce = node.args[4] if len(node.args) > 4 else node.kwargs.get("reduce")
+    include_self = node.args[5] if len(node.args) > 5 else node.kwargs.get("include_self", True)
+    if reduce not in ("sum", "prod", "amax", "amin"):
+        return f"scatter_reduce with reduce={reduce}"
+    if not include_self:
+        return "scatter_reduce with include_self=False"
+    return None
+
+
+LOWERINGS[aten.scatter_reduce.two].check = _scatter_reduce_check
+
+
+def _scatter_check(node):
+    if len(node.args) > 4 or "reduce" in node.kwargs:
+        return "scatter with a reduce argument"
+    return None
+
+
+for _t in (aten.scatter.src, aten.scatter.value):
+    LOWERINGS[_t].check = _scatter_check
+
+
+@register(aten.index_add.default)
+def _index_add(ctx, x, dim, index, src, alpha=1):
+    dim = norm_dim(dim, x.rank)
+    dtype = ctx.out_dtype
+    idx = _wrap_negative(ctx, index, x.shape[dim])
+    idx = ctx.b.reshape(idx, (idx.shape[0] if idx.rank else sympy.Integer(1), sympy.Integer(1)))
+    srcv = ctx.b.convert(src, dtype)
+    if alpha != 1:
+        srcv = ctx.b.binary("multiply", srcv, ctx.operand(alpha, dtype, srcv.shape))
+    # updates [n_index at dim, other dims...]: move the indexed dim first.
+    perm = [dim] + [d for d in range(x.rank) if d != dim]
+    upd = ctx.b.transpose(srcv, perm)
+    window_dims = list(range(1, x.rank))
+    inserted = [dim]
+    return ctx.b.scatter(ctx.b.convert(x, dtype), idx, upd, "add", window_dims, inserted, [dim], 1)
+
+
+def _advanced_index_layout(x_rank, indexed_dims):
+    adjacent = indexed_dims == list(range(indexed_dims[0], indexed_dims[0] + len(indexed_dims)))
+    return adjacent
+
+
+def _index_coordinates(ctx, x, indices):
+    """Broadcast the index tensors together and stack them along a new last
+    dim: ([..., k] int64 coordinates, indexed dims, broadcast index shape)."""
+    indexed = [i for i, t in enumerate(indices) if t is not None]
+    tensors = [indices[i] for i in indexed]
+    from torch._refs import _broadcast_shapes  # noqa
+    shape = _broadcast_index_shape([t.shape for t in tensors])
+    cols = []
+    for d, t in zip(indexed, tensors):
+        w = _wrap_negative(ctx, t, x.shape[d])
+        w = ctx.b.broadcast_to(w, shape)
+        cols.append(ctx.b.reshape(w, tuple(shape) + (sympy.Integer(1),)))
+    coords = ctx.b.concatenate(cols, len(shape), tuple(shape) + (sympy.Integer(len(cols)),))
+    return coords, indexed, tuple(shape)
+
+
+def _broadcast_index_shape(shapes):
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        non_one = [d for d in dims if not (is_static(d) and int(d) == 1)]
+        out.append(non_one[0] if non_one else sympy.Integer(1))
+    return out
+
+
+@register(aten.index.Tensor, aten._unsafe_index.Tensor)
+def _index(ctx, x, indices):
+    indices = list(indices) + [None] * (x.rank - len(indices))
+    coords, indexed, ishape = _index_coordinates(ctx, x, indices)
+    remaining = [d for d in range(x.rank) if d not in indexed]
+    nb = len(ishape)
+    if _advanced_index_layout(x.rank, indexed):
+        p = indexed[0]
+        # result: x.shape[:p] + ishape + x.shape[after]
+        offset_dims = list(range(p)) + list(range(p + nb, p + nb + len(remaining) - p))
+    else:
+        offset_dims = list(range(nb, nb + len(remaining)))
+    sizes = [sympy.Integer(1) if d in indexed else x.shape[d] for d in range(x.rank)]
+    return ctx.b.gather(x, coords, sizes, offset_dims, indexed, indexed, nb, ctx.out_shape)
+
+
+def _index_check(node):
+    indices = node.args[1]
+    for t in indices:
+        if t is None:
+            continue
+        v = fake(t)
+        if v.dtype in (torch.bool, torch.uint8):
+            return "boolean-mask indexing (data-dependent shape)"
+        if v.dtype not in (torch.int64, torch.int32):
+            return f"index tensor of dtype {v.dtype}"
+    return None
+
+
+LOWERINGS[aten.index.Tensor].check = _index_check
+LOWERINGS[aten._unsafe_index.Tensor].check = _index_check
+
+
+@register(aten.index_put.default, aten._unsafe_index_put.default)
+def _index_put(ctx, x, indices, values, accumulate=False):
+    indices = list(indices) + [None] * (x.rank - len(indices))
+    coords, indexed, ishape = _index_coordinates(ctx, x, indices)
+    dtype = ctx.out_dtype
+    remaining = [d for d in range(x.rank) if d not in indexed]
+    nb = len(ishape)
+    if _advanced_index_layout(x.rank, indexed):
+        p = indexed[0]
+        upd_shape = list(x.shape[:p]) + list(ishape) + [x.shape[d] for d in remaining if d > p]
+        window_dims = list(range(p)) + list(range(p + nb, p + nb + len(remaining) - p))
+    else:
+        upd_shape = list(ishape) + [x.shape[d] for d in remaining]
+        window_dims = list(range(nb, nb + len(remaining)))
+    upd = ctx.operand(values, dtype, tuple(upd_shape))
+    kind = "add" if accumulate else "replace"
+    if window_dims and _advanced_index_layout(x.rank, indexed) and indexed[0] > 0:
+        # StableHLO wants the scatter batch dims first in the updates when
+        # window dims precede them: move them.
+        p = indexed[0]
+        perm = list(range(p, p + nb)) + list(range(p)) + list(range(p + nb, len(upd_shape)))
+        upd = ctx.b.transpose(upd, perm)
+        window_dims = list(range(nb, len(upd_shape)))
+    return ctx.b.scatter(ctx.b.convert(x, dtype), coords, upd, kind, window_dims, indexed, indexed, nb)
+
+
+LOWERINGS[aten.index_put.default].check = _index_check
+LOWERINGS[aten._unsafe_index_put.default].check = _index_check
+
+
+def _scatter_into(ctx, x: Val, src: Val, dim: int, start, step, count) -> Val:
+    """x with the positions start, start+step, ... (count of them) along `dim`
+    replaced by src: pad src into x's shape, select with an iota mask."""
+    rank = x.rank
+    low = [sympy.Integer(0)] * rank
+    high = [sympy.Integer(0)] * rank
+    interior = [sympy.Integer(0)] * rank
+    size = x.shape[dim]
+    start = as_expr(start)
+    count = as_expr(count)
+    low[dim] = start
+    span = count + (count - 1) * (step - 1) if step != 1 else count
+    high[dim] = size - start - span
+    interior[dim] = sympy.Integer(step - 1)
+    srcv = ctx.b.convert(src, x.dtype)
+    zero = ctx.scalar(0, x.dtype)
+    padded = ctx.b.pad(srcv, zero, low, high, interior, x.shape)
+    pos = ctx.b.iota(x.shape, dim, torch.int64)
+    startv = ctx.b.broadcast_to(ctx.scalar(start, torch.int64), x.shape)
+    endv = ctx.b.broadcast_to(ctx.scalar(start + span, torch.int64), x.shape)
+    inside = ctx.b.binary("and", ctx.b.compare("GE", pos, startv), ctx.b.compare("LT", pos, endv))
+    if step != 1:
+        rel = ctx.b.binary("subtract", pos, startv)
+        stepv = ctx.operand(step, torch.int64, x.shape)
+        on_step = ctx.b.compare("EQ", ctx.b.binary("remainder", rel, stepv), ctx.operand(0, torch.int64, x.shape))
+        inside = ctx.b.binary("and", inside, on_step)
+    return ctx.b.select(inside, padded, x)
+
+
+@register(aten.slice_scatter.default)
+def _slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
+    dim = norm_dim(dim, x.rank)
+    count = src.shape[dim]
+    start, _ = _slice_bounds(x.shape[dim], start, end, step, count)
+    return _scatter_into(ctx, ctx.b.convert(x, ctx.out_dtype), src, dim, start, step, count)
+
+
+@register(aten.select_scatter.default)
+def _select_scatter(ctx, x, src, dim, index):
+    dim = norm_dim(dim, x.rank)
+    index = as_expr(index)
+    if index.is_Integer and int(index) < 0:
+        index = x.shape[dim] + index
+    shape = list(x.shape)
+    shape[dim] = sympy.Integer(1)
+    s = ctx.b.reshape(ctx.b.convert(src, ctx.out_dtype), shape)
+    return _scatter_into(ctx, ctx.b.convert(x, ctx.out_dtype), s, dim, index, 1, 1)
+
+
+# ====================================================================
+# Shape-only ops
+# ====================================================================
+
+@register(aten.sym_size.int, aten.sym_numel.default, aten.sym_stride.int)
+def _sym(ctx, *args):
+    raise ImportError_("symbolic size ops are host computations")
+
+
+@register(aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
+          aten._assert_tensor_metadata.default)
+def _assert(ctx, *args, **kwargs):
+    return None
+
+
+# ====================================================================
+# Support check
+# ====================================================================
+
+# Ops that are free in eager PyTorch (views and no-ops): a partition of
+# only these stays in eager, where they cost nothing.
+NO_COMPUTE = frozenset({
+    aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.squeeze.dims,
+    aten.squeeze.dim, aten.squeeze.default, aten.unsqueeze.default, aten.alias.default,
+    aten.permute.default, aten.expand.default, aten.t.default, aten.transpose.int,
+    aten.slice.Tensor, aten.select.int, aten._assert_scalar.default, aten.detach.default,
+})
+
+
+def _tensor_values(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensor_values(v)
+
+
+def unsupported_reason(node) -> Optional[str]:
+    """None when the importer can lower `node`, else why not."""
+    lowering = LOWERINGS.get(node.target)
+    if lowering is None:
+        return "no lowering"
+    values = list(_tensor_values(fake(node)))
+    for arg in node.all_input_nodes:
+        values += list(_tensor_values(fake(arg)))
+    for v in values:
+        if v.dtype not in SUPPORTED_DTYPES:
+            return f"dtype {v.dtype}"
+        if v.device.type != "cpu":
+            return f"device {v.device}"
+        if v.is_sparse or v.is_quantized:
+            return "sparse or quantized tensor"
+    if lowering.check is not None:
+        return lowering.check(node)
+    return None
+
+
+# ====================================================================
+# prims (what some of PyTorch's reference decompositions produce)
+# ====================================================================
+
+@register(prims.broadcast_in_dim.default)
+def _prims_broadcast(ctx, x, shape, broadcast_dimensions):
+    return ctx.b.broadcast_in_dim(x, ctx.out_shape, list(broadcast_dimensions))
+
+
+@register(prims.sum.default)
+def _prims_sum(ctx, x, dims, output_dtype=None):
+    return _reduce_common(ctx, x, list(dims), False,
+                          "or" if ctx.out_dtype == torch.bool else "sum", ctx.out_dtype)
+
+
+@register(prims.prod.default)
+def _prims_prod(ctx, x, dims, output_dtype=None):
+    return _reduce_common(ctx, x, list(dims), False, "prod", ctx.out_dtype)
+
+
+@register(prims.amax.default, prims.amin.default)
+def _prims_amax(ctx, x, dims, output_dtype=None):
+    kind = "max" if ctx.node.target is prims.amax.default else "min"
+    return _reduce_common(ctx, x, list(dims), False, kind, ctx.out_dtype)
+
+
+@register(prims.var.default)
+def _prims_var(ctx, x, dims, correction=1, output_dtype=None):
+    """sum((x - mean)^2) / (N - correction), computed in the result dtype."""
+    dtype = ctx.out_dtype
+    v = ctx.b.convert(x, dtype)
+    dims = dims_of(dims, x.rank)
+    kept = [d for d in range(x.rank) if d not in dims]
+    count = sympy.Mul(*[x.shape[d] for d in dims]) if dims else sympy.Integer(1)
+    total = ctx.b.reduce(v, dims, "sum")
+    mean = ctx.b.binary("divide", total, ctx.operand(count, dtype, total.shape))
+    centered = ctx.b.binary("subtract", v, ctx.b.broadcast_in_dim(mean, v.shape, kept))
+    sq = ctx.b.reduce(ctx.b.binary("multiply", centered, centered), dims, "sum")
+    if float(correction) != int(correction):
+        raise ImportError_(f"variance with a fractional correction {correction}")
+    denom = ctx.operand(count - int(correction), dtype, sq.shape)
+    return ctx.b.binary("divide", sq, denom)
+
+
+@register(prims.div.default)
+def _prims_div(ctx, a, b):
+    dtype = ctx.out_dtype
+    # prims.div truncates for integers.
+    return ctx.b.binary("divide", ctx.operand(a, dtype), ctx.operand(b, dtype))
+
+
+for _name, _op in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                   ("maximum", "maximum"), ("minimum", "minimum")]:
+    register(getattr(prims, _name).default)(_binary_arith(_op))
+
+for _name, _op in [("neg", "negate"), ("abs", "abs"), ("exp", "exponential"), ("log", "log"),
+                   ("sqrt", "sqrt"), ("rsqrt", "rsqrt"), ("tanh", "tanh"), ("sin", "sine"),
+                   ("cos", "cosine"), ("erf", "erf"), ("floor", "floor"), ("ceil", "ceil")]:
+    register(getattr(prims, _name).default)(_unary(_op))
+
+
+@register(prims.squeeze.default, prims.collapse_view.default, prims.split_dim.default,
+          prims.reshape.default, prims.view_of.default)
+def _prims_reshape(ctx, x, *args):
+    return ctx.b.reshape(x, ctx.out_shape)
+
+
+@register(prims.transpose.default)
+def _prims_transpose(ctx, x, perm):
+    return ctx.b.transpose(x, list(perm))
+
+
+@register(prims.where.default)
+def _prims_where(ctx, pred, a, b):
+    return _where(ctx, pred, a, b)
+
+
+@register(prims.iota.default)
+def _prims_iota(ctx, length, *, start, step, dtype, device, requires_grad):
+    n = ctx.out_shape
+    compute = torch.int64 if not dtype.is_floating_point else dtype
+    v = ctx.b.iota(n, 0, compute)
+    if step != 1:
+        v = ctx.b.binary("multiply", v, ctx.operand(step, compute, n))
+    if not (isinstance(start, int) and start == 0):
+        v = ctx.b.binary("add", v, ctx.operand(start, compute, n))
+    return ctx.b.convert(v, ctx.out_dtype)
+
+
+# ====================================================================
+# Scans, roll, as_strided
+# ====================================================================
+
+@register(aten.cumsum.default, aten.cumprod.default)
+def _cumsum(ctx, x, dim, dtype=None):
+    kind = "sum" if ctx.node.target is aten.cumsum.default else "prod"
+    v = ctx.b.convert(x, ctx.out_dtype)
+    if v.rank == 0:
+        return v
+    if v.dtype == torch.bool:
+        raise ImportError_("scan over bools")
+    d = norm_dim(dim, v.rank)
+    return ctx.b.op(f"disc.scan {v.name}, dim = {d}, kind = {kind}", v.dtype, v.shape,
+                    signature=v.type)
+
+
+@register(aten.roll.default)
+def _roll(ctx, x, shifts, dims=()):
+    if isinstance(shifts, (int, sympy.Expr)):
+        shifts = [shifts]
+    if not dims:
+        flat = ctx.b.reshape(x, (sympy.Mul(*x.shape),))
+        rolled = _roll_dim(ctx, flat, as_expr(shifts[0]), 0)
+        return ctx.b.reshape(rolled, x.shape)
+    v = x
+    for shift, dim in zip(shifts, dims):
+        v = _roll_dim(ctx, v, as_expr(shift), norm_dim(dim, x.rank))
+    return v
+
+
+def _roll_dim(ctx, x: Val, shift, dim: int) -> Val:
+    """cat(x[n - s:], x[:n - s]) along dim, s = shift mod n."""
+    n = x.shape[dim]
+    s = sympy.Mod(shift, n) if not (is_static(n) and shift.is_Integer) \
+        else sympy.Integer(int(shift) % max(int(n), 1))
+    if s == 0:
+        return x
+    cut = n - s
+    head_shape = list(x.shape)
+    head_shape[dim] = s
+    tail_shape = list(x.shape)
+    tail_shape[dim] = cut
+    starts = [0] * x.rank
+    limits = list(x.shape)
+    starts[dim] = cut
+    head = ctx.b.slice(x, starts, limits, [1] * x.rank, head_shape)
+    starts[dim], limits[dim] = 0, cut
+    tail = ctx.b.slice(x, starts, limits, [1] * x.rank, tail_shape)
+    return ctx.b.concatenate([head, tail], dim, x.shape)
+
+
+@register(aten.as_strided.default)
+def _as_strided(ctx, x, size, stride, storage_offset=None):
+    """An as_strided view of a contiguous tensor: a reshape when the view
+    is contiguous, else a gather of computed linear positions."""
+    out_shape = ctx.out_shape
+    offset = as_expr(storage_offset or 0)
+    strides = [as_expr(s) for s in stride]
+    contiguous = []
+    acc = sympy.Integer(1)
+    for d in reversed(out_shape):
+        contiguous.insert(0, acc)
+        acc = acc * d
+    numel = sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
+    flat = ctx.b.reshape(x, (numel,))
+    if offset == 0 and all(sympy.simplify(a - b) == 0 or (is_static(d) and int(d) == 1)
+                           for a, b, d in zip(strides, contiguous, out_shape)) \
+            and sympy.simplify(acc - numel) == 0:
+        return ctx.b.reshape(x, out_shape)
+    pos = ctx.b.broadcast_to(ctx.scalar(offset, torch.int64), out_shape)
+    for d, st in enumerate(strides):
+        if is_static(out_shape[d]) and int(out_shape[d]) == 1:
+            continue
+        term = ctx.b.binary("multiply", ctx.b.iota(out_shape, d, torch.int64),
+                            ctx.b.broadcast_to(ctx.scalar(st, torch.int64), out_shape))
+        pos = ctx.b.binary("add", pos, term)
+    idx = ctx.b.reshape(pos, tuple(out_shape) + (sympy.Integer(1),))
+    return ctx.b.gather(flat, idx, [1], [], [0], [0], len(out_shape), out_shape)
+
+
+def _as_strided_check(node):
+    x = fake(node.args[0])
+    if not x.is_contiguous():
+        return "as_strided of a non-contiguous tensor"
+    return None
+
+
+LOWERINGS[aten.as_strided.default].check = _as_strided_check

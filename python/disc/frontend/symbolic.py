@@ -1,0 +1,88 @@
+"""Symbolic sizes: PyTorch's sympy expressions over the graph's input
+symbols, printed for `disc.dims` and computed on the host as `index`
+arithmetic (`arith` ops on `tensor.dim` values)."""
+from __future__ import annotations
+
+from typing import Callable
+
+import sympy
+from torch.utils._sympy import functions as torch_fns
+
+
+class UnsupportedExpr(Exception):
+    pass
+
+
+def to_string(expr: sympy.Expr) -> str:
+    return str(expr)
+
+
+def simplify(expr: sympy.Expr) -> sympy.Expr:
+    return sympy.simplify(expr) if not expr.is_Integer else expr
+
+
+def _binary(builder, op: str, a: str, b: str) -> str:
+    name = builder.fresh("i")
+    builder.emit(f"{name} = arith.{op} {a}, {b} : index")
+    return name
+
+
+def emit_index(builder, expr: sympy.Expr) -> str:
+    """Emits index arithmetic for `expr`; returns the SSA name. Uses
+    builder.index() for sub-expressions so that they are shared."""
+    if expr.is_Integer:
+        name = builder.fresh("c")
+        builder.emit(f"{name} = arith.constant {int(expr)} : index")
+        return name
+    if isinstance(expr, sympy.Symbol):
+        raise UnsupportedExpr(f"the size symbol {expr} is not available in this partition")
+    sub = builder.index
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        op = "addi" if isinstance(expr, sympy.Add) else "muli"
+        terms = [sub(a) for a in expr.args]
+        out = terms[0]
+        for t in terms[1:]:
+            out = _binary(builder, op, out, t)
+        return out
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and int(expr.exp) > 0:
+        base = sub(expr.base)
+        out = base
+        for _ in range(int(expr.exp) - 1):
+            out = _binary(builder, "muli", out, base)
+        return out
+    if isinstance(expr, getattr(torch_fns, "PowByNatural", ())) and expr.args[1].is_Integer:
+        return sub(sympy.Pow(expr.args[0], expr.args[1], evaluate=False)) \
+            if int(expr.args[1]) > 0 else sub(sympy.Integer(1))
+    if isinstance(expr, torch_fns.FloorDiv):
+        return _binary(builder, "floordivsi", sub(expr.args[0]), sub(expr.args[1]))
+    if isinstance(expr, getattr(torch_fns, "CleanDiv", ())):
+        return _binary(builder, "divsi", sub(expr.args[0]), sub(expr.args[1]))
+    if isinstance(expr, getattr(torch_fns, "CeilDiv", ())):
+        return _binary(builder, "ceildivsi", sub(expr.args[0]), sub(expr.args[1]))
+    if isinstance(expr, (sympy.Mod, getattr(torch_fns, "Mod", sympy.Mod),
+                         getattr(torch_fns, "PythonMod", sympy.Mod))):
+        a, b = sub(expr.args[0]), sub(expr.args[1])
+        q = _binary(builder, "floordivsi", a, b)
+        return _binary(builder, "subi", a, _binary(builder, "muli", q, b))
+    if isinstance(expr, getattr(torch_fns, "ModularIndexing", ())):
+        x, div, mod = (sub(a) for a in expr.args)
+        q = _binary(builder, "floordivsi", x, div)
+        q2 = _binary(builder, "floordivsi", q, mod)
+        return _binary(builder, "subi", q, _binary(builder, "muli", q2, mod))
+    if isinstance(expr, (sympy.Max, getattr(torch_fns, "Max", sympy.Max))):
+        args = [sub(a) for a in expr.args]
+        out = args[0]
+        for a in args[1:]:
+            out = _binary(builder, "maxsi", out, a)
+        return out
+    if isinstance(expr, (sympy.Min, getattr(torch_fns, "Min", sympy.Min))):
+        args = [sub(a) for a in expr.args]
+        out = args[0]
+        for a in args[1:]:
+            out = _binary(builder, "minsi", out, a)
+        return out
+    raise UnsupportedExpr(f"size expression {expr} ({type(expr).__name__}) is not supported")
+
+
+def free_symbols(expr: sympy.Expr) -> set:
+    return set(expr.free_symbols) if isinstance(expr, sympy.Expr) else set()

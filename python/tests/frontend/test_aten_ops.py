@@ -1,0 +1,313 @@
+"""OpInfo-style suite: each PyTorch op through torch.compile(backend="disc",
+dynamic=True) against eager, at 3 shapes on one compiled graph, in the
+dtypes it applies to, with the compile count and zero fallbacks asserted."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from .harness import check_compiled
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+SHAPES = [(4, 7), (6, 9), (16, 33)]  # avoid sizes PyTorch specialises (0, 1, 2)
+
+
+def rnd(shape, dtype=torch.float32, low=None, high=None):
+    if dtype == torch.bool:
+        return torch.rand(shape) < 0.5
+    if not dtype.is_floating_point:
+        return torch.randint(-20 if low is None else low, 20 if high is None else high, shape, dtype=dtype)
+    if low is not None:
+        return (torch.rand(shape) * (high - low) + low).to(dtype)
+    return torch.randn(shape).to(dtype)
+
+
+def ids(dtypes):
+    return [str(d).replace("torch.", "") for d in dtypes]
+
+
+UNARY = {
+    "abs": torch.abs, "neg": torch.neg, "exp": torch.exp, "log": lambda x: torch.log(x.abs() + 0.1),
+    "sqrt": lambda x: torch.sqrt(x.abs()), "rsqrt": lambda x: torch.rsqrt(x.abs() + 0.1),
+    "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
+    "relu": torch.relu, "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "silu": F.silu, "hardswish": F.hardswish, "hardsigmoid": F.hardsigmoid,
+    "hardtanh": F.hardtanh, "leaky_relu": lambda x: F.leaky_relu(x, 0.2), "elu": F.elu,
+    "erf": torch.erf, "floor": torch.floor, "ceil": torch.ceil, "round": torch.round,
+    "trunc": torch.trunc, "sign": torch.sign, "reciprocal": lambda x: torch.reciprocal(x + 5),
+    "softplus": F.softplus, "mish": F.mish, "log1p": lambda x: torch.log1p(x.abs()),
+    "expm1": torch.expm1, "square": torch.square, "pow3": lambda x: x ** 3,
+    "pow_half": lambda x: x.abs() ** 0.5, "clamp": lambda x: x.clamp(-0.5, 0.7),
+    "clamp_min": lambda x: x.clamp(min=0.1), "relu6": F.relu6, "logsigmoid": F.logsigmoid,
+    "isnan": torch.isnan, "isinf": torch.isinf, "nan_to_num": torch.nan_to_num,
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary(name, dtype):
+    fn = UNARY[name]
+    tol = None
+    if dtype == torch.float32 and name in ("mish", "softplus", "logsigmoid", "expm1", "gelu_tanh"):
+        tol = dict(rtol=1e-4, atol=1e-5)
+    check_compiled(fn, [(rnd(s, dtype),) for s in SHAPES], tol=tol)
+
+
+BINARY = {
+    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+    "add_alpha": lambda a, b: torch.add(a, b, alpha=2.5), "maximum": torch.maximum,
+    "minimum": torch.minimum, "pow": lambda a, b: torch.pow(a.abs() + 0.5, b),
+    "atan2": torch.atan2, "remainder": lambda a, b: torch.remainder(a, b.abs() + 0.5),
+    "fmod": lambda a, b: torch.fmod(a, b.abs() + 0.5),
+    "floor_divide": lambda a, b: torch.floor_divide(a, b.abs() + 0.5),
+    "div_trunc": lambda a, b: torch.div(a, b.abs() + 0.5, rounding_mode="trunc"),
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": torch.lt, "le": torch.le,
+    "gt": torch.gt, "ge": torch.ge, "where": lambda a, b: torch.where(a > b, a, b),
+    "masked_fill": lambda a, b: a.masked_fill(a > b, -1.5),
+    "lerp": lambda a, b: torch.lerp(a, b, 0.3), "hypot_like": lambda a, b: torch.sqrt(a * a + b * b),
+    "rsub": lambda a, b: 1 - a, "bias_row": lambda a, b: a + b[0],
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary(name, dtype):
+    check_compiled(BINARY[name], [(rnd(s, dtype), rnd(s, dtype)) for s in SHAPES])
+
+
+INT_DTYPES = [torch.int32, torch.int64]
+INT_BINARY = {
+    "add": torch.add, "sub": torch.sub, "mul": torch.mul, "maximum": torch.maximum,
+    "floor_divide": lambda a, b: torch.floor_divide(a, torch.where(b == 0, 1, b)),
+    "remainder": lambda a, b: torch.remainder(a, torch.where(b == 0, 1, b)),
+    "div_trunc": lambda a, b: torch.div(a, torch.where(b == 0, 1, b), rounding_mode="trunc"),
+    "true_div": lambda a, b: a / torch.where(b == 0, 1, b),
+    "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or,
+    "bitwise_xor": torch.bitwise_xor, "eq": torch.eq, "lt": torch.lt,
+    "mixed_float": lambda a, b: a * 0.5 + b, "abs": lambda a, b: torch.abs(a) - b,
+    "neg": lambda a, b: -a, "bitwise_not": lambda a, b: ~a,
+}
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=ids(INT_DTYPES))
+@pytest.mark.parametrize("name", sorted(INT_BINARY))
+def test_int_binary(name, dtype):
+    check_compiled(INT_BINARY[name], [(rnd(s, dtype), rnd(s, dtype)) for s in SHAPES])
+
+
+BOOL_OPS = {
+    "logical_and": torch.logical_and, "logical_or": torch.logical_or,
+    "logical_xor": torch.logical_xor, "logical_not": lambda a, b: torch.logical_not(a),
+    "bitwise_not": lambda a, b: ~a, "and": lambda a, b: a & b, "or": lambda a, b: a | b,
+    "any": lambda a, b: (a | b).any(dim=1), "all": lambda a, b: a.all(dim=0),
+    "to_float": lambda a, b: a.float() + b.float(), "where": lambda a, b: torch.where(a, 1.0, 2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOOL_OPS))
+def test_bool_ops(name):
+    check_compiled(BOOL_OPS[name], [(rnd(s, torch.bool), rnd(s, torch.bool)) for s in SHAPES])
+
+
+CONVERSIONS = [(torch.float32, torch.float16), (torch.float32, torch.bfloat16),
+               (torch.bfloat16, torch.float32), (torch.float32, torch.int64),
+               (torch.int64, torch.float32), (torch.int32, torch.int64), (torch.float32, torch.bool),
+               (torch.bool, torch.float32), (torch.float16, torch.float64)]
+
+
+@pytest.mark.parametrize("src,dst", CONVERSIONS, ids=[f"{a}-{b}".replace("torch.", "") for a, b in CONVERSIONS])
+def test_to_dtype(src, dst):
+    check_compiled(lambda x: x.to(dst) if dst != torch.bool else x.to(dst).logical_not(),
+                   [(rnd(s, src) * (3 if src.is_floating_point else 1),) for s in SHAPES])
+
+
+REDUCTIONS = {
+    "sum": lambda x: x.sum(dim=-1), "sum_keep": lambda x: x.sum(dim=0, keepdim=True),
+    "sum_all": lambda x: x.sum(), "mean": lambda x: x.mean(dim=-1), "mean_all": torch.mean,
+    "amax": lambda x: x.amax(dim=1), "amin": lambda x: x.amin(dim=0), "max_all": torch.max,
+    "max_dim": lambda x: x.max(dim=1), "min_dim": lambda x: x.min(dim=0, keepdim=True),
+    "argmax": lambda x: x.argmax(dim=1), "argmin": lambda x: x.argmin(dim=0),
+    "argmax_all": lambda x: x.argmax(), "prod": lambda x: (x * 0.2 + 1).prod(dim=1),
+    "var": lambda x: x.var(dim=1), "std": lambda x: x.std(dim=0),
+    "var_mean": lambda x: torch.var_mean(x, dim=1, correction=0),
+    "norm": lambda x: x.norm(dim=-1), "logsumexp": lambda x: torch.logsumexp(x, dim=1),
+    "softmax": lambda x: torch.softmax(x, dim=-1), "log_softmax": lambda x: F.log_softmax(x, dim=0),
+    "cumsum": lambda x: torch.cumsum(x, dim=1),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions(name, dtype):
+    tol = None
+    if dtype == torch.float32:
+        tol = dict(rtol=1e-4, atol=1e-4)
+    check_compiled(REDUCTIONS[name], [(rnd(s, dtype),) for s in SHAPES], tol=tol)
+
+
+VIEWS = {
+    "view": lambda x: x.view(-1) * 2, "reshape_split": lambda x: x.reshape(x.shape[0], -1, 1) + 1,
+    "transpose": lambda x: x.t() + 1, "permute3": lambda x: x.unsqueeze(0).permute(2, 0, 1) * 2,
+    "expand": lambda x: x[:, :1].expand(-1, x.shape[1]) + x, "unsqueeze": lambda x: x.unsqueeze(1) * 3,
+    "squeeze": lambda x: x[:1].squeeze(0) + 1, "flatten": lambda x: torch.flatten(x.unsqueeze(0), 1) + 1,
+    "slice": lambda x: x[1:, ::2] * 2, "slice_neg": lambda x: x[:, -2:] + x[:, :2],
+    "select": lambda x: x[:, 0:1] + x[-1], "narrow": lambda x: x.narrow(1, 1, 2) * 2,
+    "cat": lambda x: torch.cat([x, x * 2, x[:, :1]], dim=1),
+    "cat0": lambda x: torch.cat([x, x[:1]], dim=0), "stack": lambda x: torch.stack([x, -x], dim=1),
+    "split": lambda x: torch.split(x[:, :6], 2, dim=1)[1] + 1, "chunk": lambda x: x.chunk(2, dim=0)[1] * 2,
+    "unbind": lambda x: x[:, :2].unbind(1)[1] + 1, "repeat": lambda x: x.repeat(2, 3),
+    "flip": lambda x: torch.flip(x, [0, 1]) + 1, "roll": lambda x: torch.roll(x, 1, 1),
+    "pad": lambda x: F.pad(x, (1, 2, 0, 3), value=0.5), "pad_crop": lambda x: F.pad(x, (-1, 1)),
+    "pad_reflect": lambda x: F.pad(x.unsqueeze(0), (2, 2), mode="reflect"),
+    "triu": lambda x: torch.triu(x), "tril": lambda x: torch.tril(x, -1),
+    "contiguous": lambda x: x.t().contiguous() * 1.5, "clone": lambda x: x.clone() + 1,
+    "masked_assign": lambda x: _assign(x), "inplace": lambda x: _inplace(x),
+    "arange": lambda x: x + torch.arange(x.shape[1], dtype=x.dtype),
+    "full_like": lambda x: torch.full_like(x, 3.0) + x, "zeros": lambda x: torch.zeros(x.shape[0], 2) + x[:, :1],
+    "ones_like": lambda x: torch.ones_like(x) * x, "new_zeros": lambda x: x.new_zeros(x.shape) - x,
+    "meshgrid": lambda x: torch.meshgrid(x[:, 0], x[0], indexing="ij")[0] + 1,
+}
+
+
+def _assign(x):
+    y = x.clone()
+    y[:, 0] = 5.0
+    y[1:, 1:] = x[1:, 1:] * 2
+    return y
+
+
+def _inplace(x):
+    y = x * 1
+    y += 1
+    y.mul_(2)
+    y[0] += 3
+    return y
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_views_and_data_movement(name):
+    check_compiled(VIEWS[name], [(rnd(s),) for s in SHAPES])
+
+
+def test_views_bf16():
+    check_compiled(lambda x: torch.cat([x.t().reshape(-1), x.flatten()]) * 2,
+                   [(rnd(s, torch.bfloat16),) for s in SHAPES])
+
+
+INDEXING = {
+    "embedding": (lambda w, i: F.embedding(i, w), lambda s: (rnd((s[0] * 3, 8)), torch.randint(0, s[0] * 3, (s[1], 2)))),
+    "index_select": (lambda x, i: x.index_select(0, i), lambda s: (rnd(s), torch.randint(0, s[0], (s[1],)))),
+    "index_tensor": (lambda x, i: x[i], lambda s: (rnd(s), torch.randint(-s[0], s[0], (s[1],)))),
+    "index_2d": (lambda x, i: x[:, i], lambda s: (rnd(s), torch.randint(0, s[1], (3, s[0])))),
+    "index_pair": (lambda x, i: x[i, i % x.shape[1]], lambda s: (rnd(s), torch.randint(0, min(s), (s[1],)))),
+    "gather": (lambda x, i: torch.gather(x, 1, i), lambda s: (rnd(s), torch.randint(0, s[1], (s[0], 3)))),
+    "scatter_add": (lambda x, i: torch.zeros(x.shape[0], 10).scatter_add(1, i, x),
+                    lambda s: (rnd(s), torch.randint(0, 10, s))),
+    "scatter": (lambda x, i: torch.zeros(x.shape[0] + 3, x.shape[1]).scatter(0, i, x),
+                lambda s: (rnd(s), torch.stack([torch.randperm(s[0] + 3)[:s[0]] for _ in range(s[1])], 1))),
+    "scatter_reduce_amax": (lambda x, i: torch.zeros(4, x.shape[1]).scatter_reduce(0, i, x, "amax"),
+                            lambda s: (rnd(s), torch.randint(0, 4, s))),
+    "index_add": (lambda x, i: torch.zeros(7, x.shape[1]).index_add(0, i, x),
+                  lambda s: (rnd(s), torch.randint(0, 7, (s[0],)))),
+    "index_put": (lambda x, i: x.index_put((i,), torch.tensor(9.0)),
+                  lambda s: (rnd(s), torch.randint(0, s[0], (2,)))),
+    "index_put_acc": (lambda x, i: torch.zeros(5, x.shape[1]).index_put((i,), x, accumulate=True),
+                      lambda s: (rnd(s), torch.randint(0, 5, (s[0],)))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXING))
+def test_indexing(name):
+    fn, make = INDEXING[name]
+    check_compiled(fn, [make(s) for s in SHAPES])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+def test_linear_and_matmuls(dtype):
+    w = rnd((16, 8), dtype)
+    b = rnd((16,), dtype)
+
+    def fn(x, y):
+        h = F.linear(x, w, b)
+        return h @ h.transpose(-1, -2), torch.bmm(h, y), torch.einsum("bij,bjk->bik", h, y)
+
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else None
+    check_compiled(fn, [(rnd((s[0], s[1], 8), dtype), rnd((s[0], 16, 3), dtype)) for s in SHAPES], tol=tol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+def test_sdpa(dtype):
+    def fn(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    def make(s):
+        b, l = s[0], s[1]
+        return (rnd((b, 2, l, 8), dtype), rnd((b, 2, l, 8), dtype), rnd((b, 2, l, 8), dtype),
+                torch.rand(l, l) < 0.8)
+
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else None
+    check_compiled(fn, [make(s) for s in SHAPES], tol=tol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids(FLOATS))
+def test_norms(dtype):
+    ln_w, ln_b = rnd((12,), dtype), rnd((12,), dtype)
+    gn_w, gn_b = rnd((6,), dtype), rnd((6,), dtype)
+    bn = [rnd((6,), dtype), rnd((6,), dtype).abs() + 0.5, rnd((6,), dtype), rnd((6,), dtype)]
+
+    def fn(x, y):
+        a = F.layer_norm(x, (12,), ln_w, ln_b)
+        g = F.group_norm(y, 3, gn_w, gn_b)
+        n = F.batch_norm(y, bn[0], bn[1], bn[2], bn[3], training=False)
+        r = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)  # RMS norm
+        i = F.instance_norm(y)
+        return a, g, n, r, i
+
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=3e-2, atol=3e-2)
+    check_compiled(fn, [(rnd((s[0], s[1], 12), dtype), rnd((s[0], 6, s[1], 5), dtype)) for s in SHAPES],
+                   tol=tol)
+
+
+CONV_CASES = {
+    "conv2d": lambda x, w: F.conv2d(x, w, padding=1),
+    "conv2d_stride": lambda x, w: F.conv2d(x, w, stride=2, padding=1, dilation=1),
+    "conv2d_dilation": lambda x, w: F.conv2d(x, w, padding=2, dilation=2),
+    "conv2d_groups": lambda x, w: F.conv2d(x, w[:, :2], groups=2, padding=1),
+    "conv_transpose2d": lambda x, w: F.conv_transpose2d(x, w.transpose(0, 1)[:4], stride=2, padding=1,
+                                                        output_padding=1),
+    "max_pool": lambda x, w: F.max_pool2d(x, 3, 2, 1),
+    "max_pool_ceil": lambda x, w: F.max_pool2d(x, 2, 2, ceil_mode=True),
+    "avg_pool": lambda x, w: F.avg_pool2d(x, 3, 2, 1),
+    "avg_pool_nopad": lambda x, w: F.avg_pool2d(x, 2, 2, count_include_pad=False, ceil_mode=True),
+    "adaptive_avg": lambda x, w: F.adaptive_avg_pool2d(x, 1),
+    "upsample_nearest": lambda x, w: F.interpolate(x, scale_factor=2, mode="nearest"),
+    "upsample_bilinear": lambda x, w: F.interpolate(x, scale_factor=2, mode="bilinear"),
+    "upsample_bilinear_ac": lambda x, w: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
+    "pixel_shuffle": lambda x, w: F.pixel_shuffle(x, 2),
+}
+
+
+# PyTorch's convolution guards the batch size to 2..15 (its own kernel
+# selection), and equal sizes at the first call share a symbol ("duck
+# sizing"): these shapes avoid both.
+IMAGE_SHAPES = [(5, 11), (7, 13), (9, 17)]
+
+
+@pytest.mark.parametrize("name", sorted(CONV_CASES))
+def test_conv_and_pooling(name):
+    w = rnd((6, 4, 3, 3)) * 0.3
+    check_compiled(CONV_CASES[name], [(rnd((s[0], 4, s[1] + 2, s[1] + 3)), w) for s in IMAGE_SHAPES],
+                   tol=dict(rtol=1e-4, atol=1e-4))
+
+
+def test_conv1d():
+    w = rnd((8, 4, 3)) * 0.3
+    check_compiled(lambda x: F.conv1d(x, w, stride=2, padding=1).relu(),
+                   [(rnd((s[0], 4, s[1] * 4)),) for s in IMAGE_SHAPES], tol=dict(rtol=1e-4, atol=1e-4))
+
+
+def test_conv_bf16():
+    w = (rnd((6, 4, 3, 3)) * 0.3).bfloat16()
+    check_compiled(lambda x: F.conv2d(x, w, padding=1).relu(),
+                   [(rnd((s[0], 4, s[1] + 2, s[1] + 3), torch.bfloat16),) for s in IMAGE_SHAPES])
