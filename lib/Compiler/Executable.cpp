@@ -287,14 +287,22 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   if (!targetMachine)
     return fail("cannot create a target machine: " +
                 llvm::toString(targetMachine.takeError()));
-  auto transformer = makeOptimizingTransformer(3, 0, targetMachine->get());
+  unsigned optLevel = 3;
+  if (const char *env = std::getenv("DISC_LLVM_OPT"))
+    optLevel = std::atoi(env);
+  auto transformer = makeOptimizingTransformer(optLevel, 0, targetMachine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engineOptions.jitCodeGenOptLevel = optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                                     : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                     : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                                     : llvm::CodeGenOptLevel::None;
   SmallVector<StringRef, 1> libs{DISC_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enablePerfNotificationListener = false;
+  engineOptions.enableObjectDump = std::getenv("DISC_DUMP_OBJECT") != nullptr;
+  engineOptions.llvmModuleBuilder = nullptr;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
     return fail("JIT compilation failed: " +
@@ -315,6 +323,8 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
     return fail("cannot find the compiled entry: " +
                 llvm::toString(function.takeError()));
   timer.phase("codegen");
+  if (const char *obj = std::getenv("DISC_DUMP_OBJECT"))
+    (*engine)->dumpToObjectFile(obj);
   result->impl->function = *function;
   result->impl->engine = std::move(*engine);
   result->impl->context = defaultContext();

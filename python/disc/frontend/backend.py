@@ -17,7 +17,7 @@ import torch.fx as fx
 from .. import _log
 from .emitter import ImportError_
 from .importer import fake_value, import_graph
-from . import lowerings
+from . import lowerings, symbolic
 
 aten = torch.ops.aten
 
@@ -172,18 +172,33 @@ def _warn_once(message: str) -> None:
 
 # ------------------------------------------------------------ partitioning
 
+_ASSERT_TARGETS = (aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
+                   aten._assert_tensor_metadata.default)
+
+
 def _is_shape_node(node: fx.Node) -> bool:
     """Host-side shape arithmetic (SymInt values) and assertions: they stay
     in Python in every case and count neither as compiled nor fallback."""
     val = fake_value(node)
     if isinstance(val, (torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool)):
         return True
-    return node.target in (aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
-                           aten._assert_tensor_metadata.default, torch.ops.aten.sym_size.int)
+    return node.target in _ASSERT_TARGETS or node.target is aten.sym_size.int
+
+
+def _importable_shape_node(node: fx.Node) -> bool:
+    """A shape node whose value the importer can compute inside a partition
+    (a SymInt, or a SymFloat that is ToFloat of a SymInt)."""
+    if node.target in _ASSERT_TARGETS or not node.users:
+        return False
+    val = fake_value(node)
+    if isinstance(val, torch.SymFloat):
+        return symbolic.is_float_of_int(val.node.expr)
+    return isinstance(val, (torch.SymInt, int))
 
 
 def _classify(gm: fx.GraphModule):
     supported, reasons = set(), {}
+    shape_nodes = []
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
@@ -192,12 +207,21 @@ def _classify(gm: fx.GraphModule):
                 supported.add(node)
             continue
         if _is_shape_node(node):
+            shape_nodes.append(node)
             continue
         reason = lowerings.unsupported_reason(node)
         if reason is None:
             supported.add(node)
         else:
             reasons[node] = reason
+    # Host shape arithmetic (sym_size of an intermediate, size products...)
+    # whose users are all compiled goes into their partition: the importer
+    # computes it from the symbolic expression. Left outside, it would sit
+    # between a partition's producer and its consumer and cut the partition
+    # in two. Assertions stay in Python.
+    for node in reversed(shape_nodes):
+        if _importable_shape_node(node) and all(u in supported for u in node.users):
+            supported.add(node)
     # A multi-output node is only compiled if all its used outputs are
     # tensors that the importer produces (getitem of supported nodes).
     return supported, reasons
@@ -269,10 +293,10 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
     for partition in partitions:
         nodes = list(partition.nodes)
         compute = [n for n in nodes if n.target is not operator.getitem
-                   and n.target not in lowerings.NO_COMPUTE]
+                   and n.target not in lowerings.NO_COMPUTE and not _is_shape_node(n)]
         if opts.skip_view_only_partitions and not compute:
             for n in nodes:
-                if n.target is not operator.getitem:
+                if n.target is not operator.getitem and not _is_shape_node(n):
                     reasons[n] = "view-only partition (free in eager)"
             continue
         kept.append(partition)

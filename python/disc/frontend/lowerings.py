@@ -22,6 +22,7 @@ from typing import Callable, Optional, Sequence
 import sympy
 import torch
 
+from . import symbolic
 from .emitter import SUPPORTED_DTYPES, ImportError_, Val, as_expr, is_static, shape_of
 
 aten = torch.ops.aten
@@ -93,6 +94,9 @@ class LoweringContext:
                 return self.b.constant(int(value), dtype)
             if value.is_Float or value.is_Rational:
                 return self.b.constant(float(value), dtype)
+            if symbolic.is_float_of_int(value):
+                # ToFloat(n): the integer size expression, converted.
+                return self.scalar(value.args[0], dtype)
             idx = self.b.index(value)
             i64 = self.b.fresh("s")
             self.b.emit(f"{i64} = arith.index_cast {idx} : index to i64")
@@ -961,22 +965,30 @@ LOWERINGS[aten.convolution.default].check = _conv_check
 # Pooling
 # ====================================================================
 
-def _window_slices(ctx, xp: Val, kernel, stride, dilation, out_spatial):
-    """For each kernel offset, the strided slice of the padded input that
-    lines up with the output."""
+def _separable_window_reduce(ctx, xp: Val, kernel, stride, dilation, out_spatial, combine):
+    """Reduces every pooling window of the padded input `xp` with the
+    elementwise op `combine` ("maximum" or "add"), one spatial dim at a time:
+    k0 + k1 + ... strided slices instead of k0 * k1 * ... (both max and sum
+    are separable over a rectangular window)."""
     spatial = len(kernel)
     lead = xp.rank - spatial
-    slices = []
-    import itertools
-    for offsets in itertools.product(*[range(k) for k in kernel]):
-        starts = [0] * lead + [o * d for o, d in zip(offsets, dilation)]
-        limits = list(xp.shape[:lead]) + [
-            as_expr(o * d) + (out_spatial[i] - 1) * stride[i] + 1
-            for i, (o, d) in enumerate(zip(offsets, dilation))]
-        strides = [1] * lead + list(stride)
-        shape = list(xp.shape[:lead]) + list(out_spatial)
-        slices.append(ctx.b.slice(xp, starts, limits, strides, shape))
-    return slices
+    cur = xp
+    for i in range(spatial):
+        dim = lead + i
+        result = None
+        for o in range(kernel[i]):
+            starts = [0] * cur.rank
+            limits = list(cur.shape)
+            strides = [1] * cur.rank
+            shape = list(cur.shape)
+            starts[dim] = o * dilation[i]
+            limits[dim] = as_expr(o * dilation[i]) + (out_spatial[i] - 1) * stride[i] + 1
+            strides[dim] = stride[i]
+            shape[dim] = out_spatial[i]
+            w = ctx.b.slice(cur, starts, limits, strides, shape)
+            result = w if result is None else ctx.b.binary(combine, result, w)
+        cur = result
+    return cur
 
 
 def _pool_padding(x_shape, kernel, stride, padding, dilation, out_spatial):
@@ -1022,13 +1034,21 @@ def _max_pool(ctx, x, kernel, stride=None, padding=0, dilation=1, ceil_mode=Fals
     padded_shape = list(x.shape[:lead]) + [x.shape[lead + i] + low[i] + high[i] for i in range(spatial)]
     xp = ctx.b.pad(x, ctx.scalar(init, x.dtype), [0] * lead + low, [0] * lead + high,
                    [0] * x.rank, padded_shape)
-    windows = _window_slices(ctx, xp, kernel, stride, dilation, out_spatial)
-    result = windows[0]
-    for w in windows[1:]:
-        result = ctx.b.binary("maximum", result, w)
+    result = _separable_window_reduce(ctx, xp, kernel, stride, dilation, out_spatial, "maximum")
     if with_indices:
         return (result, None)
     return result
+
+
+MAX_POOL_WINDOW = 128
+
+
+def _window_check(node):
+    kernel = node.args[1]
+    kernel = kernel if isinstance(kernel, (list, tuple)) else [kernel]
+    if max(int(k) for k in kernel) > MAX_POOL_WINDOW:
+        return f"pooling window wider than {MAX_POOL_WINDOW} along one dim (one slice per offset)"
+    return None
 
 
 def _max_pool_check(node):
@@ -1039,10 +1059,7 @@ def _max_pool_check(node):
                 return "the indices of max_pool are used"
             if u.target is not operator.getitem:
                 return "max_pool result used as a tuple"
-    kernel = node.args[1]
-    if int(math.prod(kernel if isinstance(kernel, (list, tuple)) else [kernel])) > 64:
-        return "pooling window larger than 64 elements"
-    return None
+    return _window_check(node)
 
 
 for _t in (aten.max_pool2d_with_indices.default, aten.max_pool2d.default,
@@ -1064,10 +1081,7 @@ def _avg_pool(ctx, x, kernel, stride=None, padding=0, ceil_mode=False, count_inc
     padded_shape = list(x.shape[:lead]) + [x.shape[lead + i] + low[i] + high[i] for i in range(spatial)]
     zero = ctx.scalar(0, compute)
     xp = ctx.b.pad(xc, zero, [0] * lead + low, [0] * lead + high, [0] * x.rank, padded_shape)
-    windows = _window_slices(ctx, xp, kernel, stride, dilation, out_spatial)
-    total = windows[0]
-    for w in windows[1:]:
-        total = ctx.b.binary("add", total, w)
+    total = _separable_window_reduce(ctx, xp, kernel, stride, dilation, out_spatial, "add")
     if divisor_override:
         result = ctx.b.binary("divide", total, ctx.operand(float(divisor_override), compute, total.shape))
     else:
@@ -1082,68 +1096,110 @@ def _avg_pool(ctx, x, kernel, stride=None, padding=0, ceil_mode=False, count_inc
         full_shape = [in_spatial[i] + low[i] + high[i] for i in range(spatial)]
         counted = ctx.b.pad(counted, zero, [0] * spatial, [high[i] - padding[i] for i in range(spatial)],
                             [0] * spatial, full_shape)
-        cwin = _window_slices(ctx, counted, kernel, stride, dilation, out_spatial)
-        count = cwin[0]
-        for w in cwin[1:]:
-            count = ctx.b.binary("add", count, w)
+        count = _separable_window_reduce(ctx, counted, kernel, stride, dilation, out_spatial, "add")
         result = ctx.b.binary("divide", total, ctx.b.broadcast_to(count, total.shape))
     return ctx.b.convert(result, ctx.out_dtype)
 
 
 def _avg_pool_check(node):
-    kernel = node.args[1]
-    if int(math.prod(kernel if isinstance(kernel, (list, tuple)) else [kernel])) > 64:
-        return "pooling window larger than 64 elements"
-    return None
+    return _window_check(node)
 
 
 for _t in (aten.avg_pool2d.default, aten.avg_pool1d.default, aten.avg_pool3d.default):
     LOWERINGS[_t].check = _avg_pool_check
 
 
+MAX_ADAPTIVE_OUTPUT = 64
+
+
+def _adaptive_windows(n, o):
+    """PyTorch's adaptive pooling windows along one dim of size n to o
+    outputs: [floor(j*n/o), ceil((j+1)*n/o)) for j in 0..o-1."""
+    from torch.utils._sympy.functions import FloorDiv
+    n = as_expr(n)
+    return [(FloorDiv(j * n, o), FloorDiv((j + 1) * n + o - 1, o)) for j in range(o)]
+
+
+def _adaptive_pool(ctx, x, output_size, kind):
+    """Adaptive pooling (kind "sum" = average, "max"), one spatial dim at a
+    time (both are separable over rectangular windows): a whole-dim reduction
+    for output size 1, a reshape + reduction when the size is a static
+    multiple of the output, else one slice + reduction per output index
+    (window bounds computed from the run-time size) and a concatenate."""
+    spatial = len(output_size)
+    lead = x.rank - spatial
+    average = kind == "sum"
+    compute = torch.float32 if average and x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    cur = ctx.b.convert(x, compute)
+
+    def reduce_keepdim(v, dim, count):
+        kept = list(v.shape)
+        kept[dim] = sympy.Integer(1)
+        r = ctx.b.reshape(ctx.b.reduce(v, [dim], kind), kept)
+        return ctx.b.binary("divide", r, ctx.operand(count, compute, kept)) if average else r
+
+    for i in range(spatial):
+        dim = lead + i
+        n, o = as_expr(cur.shape[dim]), int(output_size[i])
+        if n == o:
+            continue
+        if o == 1:
+            cur = reduce_keepdim(cur, dim, n)
+        elif n.is_Integer and int(n) % o == 0:
+            split = list(cur.shape[:dim]) + [sympy.Integer(o), sympy.Integer(int(n) // o)] + \
+                list(cur.shape[dim + 1:])
+            cur = ctx.b.reduce(ctx.b.reshape(cur, split), [dim + 1], kind)
+            if average:
+                cur = ctx.b.binary("divide", cur, ctx.operand(float(int(n) // o), compute, cur.shape))
+        else:
+            parts = [reduce_keepdim(slice_along(ctx.b, cur, dim, start, stop), dim, stop - start)
+                     for start, stop in _adaptive_windows(n, o)]
+            shape = list(cur.shape)
+            shape[dim] = sympy.Integer(o)
+            cur = ctx.b.concatenate(parts, dim, shape)
+    return cur
+
+
 @register(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default,
           aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool1d.default)
 def _adaptive_avg_pool(ctx, x, output_size):
-    out_shape = ctx.out_shape
-    spatial = len(output_size)
-    lead = x.rank - spatial
-    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
-    xc = ctx.b.convert(x, compute)
-    if all(int(o) == 1 for o in output_size):
-        s = ctx.b.reduce(xc, list(range(lead, x.rank)), "sum")
-        count = sympy.Mul(*x.shape[lead:])
-        mean = ctx.b.binary("divide", s, ctx.operand(count, compute, s.shape))
-        return ctx.b.convert(ctx.b.reshape(mean, out_shape), ctx.out_dtype)
-    # Static sizes divisible by the output: fixed windows via reshape.
-    split_shape = list(x.shape[:lead])
-    reduce_dims = []
-    for i in range(spatial):
-        n, o = int(x.shape[lead + i]), int(output_size[i])
-        split_shape += [sympy.Integer(o), sympy.Integer(n // o)]
-        reduce_dims.append(lead + 2 * i + 1)
-    r = ctx.b.reshape(xc, split_shape)
-    s = ctx.b.reduce(r, reduce_dims, "sum")
-    count = math.prod(int(x.shape[lead + i]) // int(output_size[i]) for i in range(spatial))
-    mean = ctx.b.binary("divide", s, ctx.operand(float(count), compute, s.shape))
-    return ctx.b.convert(mean, ctx.out_dtype)
+    cur = _adaptive_pool(ctx, x, output_size, "sum")
+    return ctx.b.convert(ctx.b.reshape(cur, ctx.out_shape), ctx.out_dtype)
+
+
+@register(aten.adaptive_max_pool2d.default, aten.adaptive_max_pool1d.default,
+          aten.adaptive_max_pool3d.default)
+def _adaptive_max_pool(ctx, x, output_size):
+    cur = _adaptive_pool(ctx, x, output_size, "max")
+    return (ctx.b.reshape(cur, ctx.out_shape_of(0)), None)
 
 
 def _adaptive_check(node):
-    x = fake(node.args[0])
     out = node.args[1]
+    x = fake(node.args[0])
     spatial = len(out)
-    if all(int(o) == 1 for o in out):
-        return None
     for i in range(spatial):
         n = x.shape[x.dim() - spatial + i]
-        if not isinstance(n, int) or n % int(out[i]) != 0:
-            return "adaptive pooling with windows of different sizes"
+        o = int(out[i])
+        if o > MAX_ADAPTIVE_OUTPUT and not (isinstance(n, int) and (n % o == 0)):
+            return (f"adaptive pooling to {o} outputs along a dim whose size {n} is not a "
+                    f"static multiple of it (one slice per output; limit {MAX_ADAPTIVE_OUTPUT})")
     return None
+
+
+def _adaptive_max_check(node):
+    for u in node.users:
+        if u.target is not operator.getitem or u.args[1] != 0:
+            return "the indices of adaptive_max_pool are used"
+    return _adaptive_check(node)
 
 
 for _t in (aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default,
            aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool1d.default):
     LOWERINGS[_t].check = _adaptive_check
+for _t in (aten.adaptive_max_pool2d.default, aten.adaptive_max_pool1d.default,
+           aten.adaptive_max_pool3d.default):
+    LOWERINGS[_t].check = _adaptive_max_check
 
 
 # ====================================================================

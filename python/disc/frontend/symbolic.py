@@ -84,5 +84,11 @@ def emit_index(builder, expr: sympy.Expr) -> str:
     raise UnsupportedExpr(f"size expression {expr} ({type(expr).__name__}) is not supported")
 
 
+def is_float_of_int(expr) -> bool:
+    """ToFloat(n) of an integer size expression (a SymFloat the importer
+    computes itself)."""
+    return isinstance(expr, getattr(torch_fns, "ToFloat", ())) and len(expr.args) == 1
+
+
 def free_symbols(expr: sympy.Expr) -> set:
     return set(expr.free_symbols) if isinstance(expr, sympy.Expr) else set()

@@ -281,6 +281,12 @@ CONV_CASES = {
     "avg_pool": lambda x, w: F.avg_pool2d(x, 3, 2, 1),
     "avg_pool_nopad": lambda x, w: F.avg_pool2d(x, 2, 2, count_include_pad=False, ceil_mode=True),
     "adaptive_avg": lambda x, w: F.adaptive_avg_pool2d(x, 1),
+    # windows of different sizes, bounds computed from the run-time size
+    "adaptive_avg_7x5": lambda x, w: F.adaptive_avg_pool2d(x, (7, 5)),
+    "adaptive_max_3x4": lambda x, w: F.adaptive_max_pool2d(x, (3, 4)),
+    # wide windows: one slice per offset per dim (separable)
+    "max_pool_wide": lambda x, w: F.max_pool2d(x, (9, 13), 1, (4, 6)),
+    "avg_pool_wide": lambda x, w: F.avg_pool2d(x, (9, 5), (1, 2), (4, 2), count_include_pad=False),
     "upsample_nearest": lambda x, w: F.interpolate(x, scale_factor=2, mode="nearest"),
     "upsample_bilinear": lambda x, w: F.interpolate(x, scale_factor=2, mode="bilinear"),
     "upsample_bilinear_ac": lambda x, w: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
