@@ -8,7 +8,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -19,6 +18,9 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -60,6 +62,40 @@ Executable::run(const std::vector<ral::TensorView> &inputs) {
 namespace {
 
 /// Process-wide state set up once: LLVM targets, the pass registry.
+/// LLVM's O3 pipeline for this target, without loop unrolling. Compiled
+/// code is loop nests over memory; LLVM's loop vectoriser (with
+/// interleaving) and SLP vectoriser give the speed, while runtime and full
+/// unrolling of those nests multiply code size (and loop-strength-reduction
+/// time in the backend) several times for little gain: on a 1,000-op graph
+/// compile time drops from 14 s to 5 s. DISC_LLVM_UNROLL=1 turns unrolling
+/// back on for experiments.
+std::function<llvm::Error(llvm::Module *)>
+makeLlvmOptimizer(llvm::TargetMachine *targetMachine) {
+  const char *unrollEnv = std::getenv("DISC_LLVM_UNROLL");
+  bool unroll = unrollEnv && std::string(unrollEnv) == "1";
+  return [targetMachine, unroll](llvm::Module *module) -> llvm::Error {
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = unroll;
+    tuning.LoopInterleaving = true;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder builder(targetMachine, tuning);
+    builder.registerModuleAnalyses(mam);
+    builder.registerCGSCCAnalyses(cgam);
+    builder.registerFunctionAnalyses(fam);
+    builder.registerLoopAnalyses(lam);
+    builder.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager passes =
+        builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    passes.run(*module, mam);
+    return llvm::Error::success();
+  };
+}
+
 void initializeOnce() {
   static std::once_flag flag;
   std::call_once(flag, [] {
@@ -273,7 +309,9 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   if (failed(buildSignature(entry, result->impl->signature)))
     return fail("unsupported entry signature");
 
-  if (failed(runPipeline(cpuLowerPipeline(), "lower")))
+  const char *checksEnv = std::getenv("DISC_RUNTIME_CHECKS");
+  bool runtimeChecks = checksEnv && std::string(checksEnv) == "1";
+  if (failed(runPipeline(cpuLowerPipeline(runtimeChecks), "lower")))
     return fail("compilation failed (lowering to LLVM)");
   if (!dumpDir.empty())
     writeFile(dumpDir, "999-llvm.mlir", *module);
@@ -287,22 +325,16 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   if (!targetMachine)
     return fail("cannot create a target machine: " +
                 llvm::toString(targetMachine.takeError()));
-  unsigned optLevel = 3;
-  if (const char *env = std::getenv("DISC_LLVM_OPT"))
-    optLevel = std::atoi(env);
-  auto transformer = makeOptimizingTransformer(optLevel, 0, targetMachine->get());
+  // ExecutionEngineOptions::transformer is a function_ref: keep it alive.
+  auto optimizer = makeLlvmOptimizer(targetMachine->get());
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
-                                     : optLevel == 2 ? llvm::CodeGenOptLevel::Default
-                                     : optLevel == 1 ? llvm::CodeGenOptLevel::Less
-                                                     : llvm::CodeGenOptLevel::None;
+  engineOptions.transformer = optimizer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   SmallVector<StringRef, 1> libs{DISC_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enablePerfNotificationListener = false;
   engineOptions.enableObjectDump = std::getenv("DISC_DUMP_OBJECT") != nullptr;
-  engineOptions.llvmModuleBuilder = nullptr;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
     return fail("JIT compilation failed: " +

@@ -27,7 +27,7 @@ std::string disc::cpuPreparePipeline() {
   return "disc-select-entry,inline,symbol-dce,canonicalize,cse";
 }
 
-std::string disc::cpuLowerPipeline() {
+std::string disc::cpuLowerPipeline(bool runtimeChecks) {
   // The stages of DESIGN.md, in order. Stage 4 (fusion planning) is empty in
   // this version: each memory-bound op becomes its own loop nest, which LLVM
   // then optimises; the fusion passes slot in right after the shape
@@ -36,16 +36,25 @@ std::string disc::cpuLowerPipeline() {
          "canonicalize,cse,"
          // 3. placement: host shape code and device work share the CPU
          "disc-add-ral-context,disc-read-only-inputs,"
-         // 4. (fusion planning) + library calls
-         "disc-lower-library-calls,"
+         // 4. (fusion planning)
          // 5. codegen of memory-bound ops
          "disc-legalize-to-linalg,canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse,"
+         // Library calls last before bufferization, and nothing that moves,
+         // merges or folds ops in between: a call reads its operands through
+         // `bufferization.to_buffer` right before it, which is where one-shot
+         // bufferization sees the read. CSE would merge two to_buffer of one
+         // tensor and hide the second call's read, so bufferization could
+         // reuse the buffer in place before that call ran. The second
+         // legalize converts the transposes/reshapes the calls introduce.
+         "disc-lower-library-calls,disc-legalize-to-linalg,"
          // 6. bufferization (memory: per-call arena in the RAL)
          "one-shot-bufferize{bufferize-function-boundaries=1 "
          "function-boundary-type-conversion=identity-layout-map "
          "unknown-type-conversion=identity-layout-map},"
          "canonicalize,"
-         "func.func(convert-linalg-to-loops),"
+         "func.func(convert-linalg-to-loops)," +
+         std::string(runtimeChecks ? "generate-runtime-verification," : "") +
+         "disc-outline-loop-kernels,"
          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "disc-ral-lower-asserts,"
          // 7. to LLVM

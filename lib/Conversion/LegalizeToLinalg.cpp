@@ -1437,6 +1437,9 @@ struct LegalizeToLinalgPass
                            memref::MemRefDialect, LLVM::LLVMDialect>();
     target.addLegalOp<UnrealizedConversionCastOp>();
     target.addIllegalDialect<DiscDialect>();
+    // Library ops become runtime calls in disc-lower-library-calls, which
+    // runs right before bufferization (see Pipeline.cpp for why).
+    target.addLegalOp<DotGeneralOp, ConvolutionOp>();
     RewritePatternSet patterns(ctx);
     patterns.add<ElementwiseToLinalg>(ctx);
     patterns.add<ConstantToArith, IotaToLinalg<IotaOp>,

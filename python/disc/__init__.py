@@ -21,6 +21,7 @@ __all__ = [
     "DiscError",
     "Executable",
     "InvocationError",
+    "VerificationError",
     "backend",
     "compile",
     "compile_mlir",
@@ -150,3 +151,12 @@ def explain(model, *inputs, dynamic: bool = True):
     from .frontend.explain import explain as _explain
 
     return _explain(model, *inputs, dynamic=dynamic)
+
+
+def __getattr__(name):
+    # Front-end names that need torch: imported on first use.
+    if name == "VerificationError":
+        from .frontend.backend import VerificationError
+
+        return VerificationError
+    raise AttributeError(f"module 'disc' has no attribute {name!r}")

@@ -18,7 +18,10 @@ void registerAllPasses();
 std::string cpuPreparePipeline();
 /// Stage 2: graph-level optimisation (fusion planning goes here), library
 /// calls, disc -> linalg, bufferization, loops, LLVM dialect.
-std::string cpuLowerPipeline();
+/// `runtimeChecks` adds MLIR's runtime verification (every memref access,
+/// subview and reshape checked against its buffer's bounds; failures raise
+/// disc.InvocationError naming the op): slow, for debugging miscompiles.
+std::string cpuLowerPipeline(bool runtimeChecks = false);
 } // namespace disc
 
 #endif // DISC_COMPILER_PIPELINE_H

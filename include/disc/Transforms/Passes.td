@@ -43,4 +43,26 @@ def DiscPrintShapeConstraints
   let summary = "Test pass: print the dim-equality classes of the entry function";
 }
 
+def DiscOutlineLoopKernels
+    : Pass<"disc-outline-loop-kernels", "mlir::ModuleOp"> {
+  let summary = "Outline each outermost loop nest of the entry into a kernel function";
+  let description = [{
+    After bufferization every memory-bound op is a loop nest on memrefs
+    inside the entry function. This pass moves each outermost `scf.for` /
+    `scf.parallel` nest into its own private function
+    `@<entry>_kernel_<N>` and replaces it by a `func.call`. Values the nest
+    uses from outside become arguments (constants are cloned in instead,
+    so LLVM still sees them), loop results become results.
+
+    Why: LLVM's loop passes (loop strength reduction, scalar evolution,
+    unrolling) cost superlinear time in the size of a function; one
+    function per kernel keeps compile time linear in model size. Kernels
+    are `noinline` so LLVM does not merge them back.
+
+    A nest is left in place when it needs the runtime context: it
+    allocates or frees memory, calls a function, or contains an assert.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 #endif // DISC_TRANSFORMS_PASSES_TD

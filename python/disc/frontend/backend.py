@@ -90,6 +90,10 @@ class Options:
     dump_dir: Optional[str] = None
     # Partitions whose nodes are all free in eager (views, getitem) stay eager.
     skip_view_only_partitions: bool = True
+    # Debugging: every compiled partition also runs its FX graph in eager
+    # and raises disc.VerificationError naming the partition and output that
+    # differ (DISC_VERIFY=1). Slow; finds which partition computes wrong.
+    verify: Optional[bool] = None
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> "Options":
@@ -100,6 +104,8 @@ class Options:
         opts = cls(**kwargs)
         if opts.dump_dir is None:
             opts.dump_dir = os.environ.get("DISC_DUMP_DIR") or None
+        if opts.verify is None:
+            opts.verify = os.environ.get("DISC_VERIFY", "") not in ("", "0")
         return opts
 
 
@@ -196,9 +202,45 @@ def _importable_shape_node(node: fx.Node) -> bool:
     return isinstance(val, (torch.SymInt, int))
 
 
+def _duplicate_shape_nodes(gm: fx.GraphModule) -> None:
+    """Gives every importable shape node one user, copying it for the
+    others, so that each partition computes its own sizes and no partition
+    has to return a SymInt (which compiled code cannot produce)."""
+    for node in reversed(list(gm.graph.nodes)):
+        if node.op != "call_function" or not _is_shape_node(node) \
+                or not _importable_shape_node(node) or len(node.users) < 2:
+            continue
+        for user in list(node.users)[1:]:
+            with gm.graph.inserting_after(node):
+                copy = gm.graph.node_copy(node)
+            copy.meta = dict(node.meta)
+            user.replace_input_with(node, copy)
+
+
+def _place_shape_nodes(gm: fx.GraphModule, partitions) -> None:
+    """A shape node belongs to the partition of its (single) user: moved
+    there when the partitioner put it elsewhere, left to Python when its
+    user is not compiled."""
+    owner = {n: p for p in partitions for n in p.nodes}
+    for node in reversed(list(gm.graph.nodes)):
+        part = owner.get(node)
+        if part is None or not _is_shape_node(node):
+            continue
+        targets = {owner.get(u) for u in node.users}
+        if targets == {part}:
+            continue
+        part.remove_node(node)
+        del owner[node]
+        if len(targets) == 1 and None not in targets:
+            (target,) = targets
+            target.add_node(node)
+            owner[node] = target
+
+
 def _classify(gm: fx.GraphModule):
     supported, reasons = set(), {}
     shape_nodes = []
+    _duplicate_shape_nodes(gm)
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
@@ -233,11 +275,19 @@ def _op_name(node: fx.Node) -> str:
         if not isinstance(t, torch._ops.OpOverload) else str(t)
 
 
+class VerificationError(AssertionError):
+    """DISC_VERIFY=1 found a compiled partition whose result differs from
+    running the same FX graph in eager."""
+
+
 class DiscPartition(torch.nn.Module):
     """Runs one compiled partition: graph inputs in, tensors out."""
 
-    def __init__(self, executable, plan, num_outputs: int, single_output: bool, name: str):
+    def __init__(self, executable, plan, num_outputs: int, single_output: bool, name: str,
+                 reference: Optional[fx.GraphModule] = None, dump_dir: Optional[str] = None):
         super().__init__()
+        self.reference = reference  # set when verifying
+        self.dump_dir = dump_dir  # where a failed verification saves its inputs
         self.executable = executable
         self.plan = plan
         self.num_outputs = num_outputs
@@ -256,7 +306,44 @@ class DiscPartition(torch.nn.Module):
                 a = torch.tensor(bool(a))
             inputs.append(a)
         outs = self.executable(*inputs)
+        if self.reference is not None:
+            self._verify(args, inputs, outs)
         return outs[0] if self.single_output else outs
+
+    def _verify(self, args, inputs, outs) -> None:
+        expected = self.reference(*args)
+        expected = [expected] if self.single_output else list(expected)
+        problems = []
+        for i, (want, got) in enumerate(zip(expected, outs)):
+            if not isinstance(want, torch.Tensor):
+                continue
+            what = f"output {i} ({want.dtype}{list(want.shape)})"
+            if want.shape != got.shape or want.dtype != got.dtype:
+                problems.append(f"{what}: DISC gives {got.dtype}{list(got.shape)}")
+                continue
+            if want.is_floating_point() or want.is_complex():
+                tol = 1e-2 if want.dtype in (torch.float16, torch.bfloat16) else 1e-3
+                scale = max(1.0, want.abs().max().item()) if want.numel() else 1.0
+                ok = torch.allclose(got, want, rtol=tol, atol=tol * scale, equal_nan=True)
+            else:
+                ok = torch.equal(got, want)
+            if not ok:
+                err = (got.double() - want.double()).abs().nan_to_num(float("inf"))
+                where = tuple(int(v) for v in torch.unravel_index(err.argmax(), err.shape))
+                problems.append(
+                    f"{what}: max abs error {err.max().item():.3g} at {where} (DISC "
+                    f"{got[where].item():.6g}, eager {want[where].item():.6g}), "
+                    f"{int((err > tol * scale).sum())} of {err.numel()} elements off")
+        if problems:
+            saved = ""
+            if self.dump_dir:
+                path = os.path.join(self.dump_dir, "inputs.pt")
+                torch.save(inputs, path)
+                saved = (f"\n  the executable's inputs are saved in {path} (run "
+                         f"000-input.mlir on them with disc.compile_mlir, see docs/debugging.md)")
+            raise VerificationError(f"{self.partition_name} differs from eager:\n  "
+                                    + "\n  ".join(problems) + saved)
+        _log.log("verify", f"{self.partition_name}: {len(outs)} output(s) match eager")
 
 
 def _dump(opts: Options, graph_id: int, name: str, text: str) -> Optional[str]:
@@ -300,6 +387,8 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
                     reasons[n] = "view-only partition (free in eager)"
             continue
         kept.append(partition)
+    _place_shape_nodes(gm, kept)
+    kept = [p for p in kept if p.nodes]
     partition_nodes = {n: i for i, p in enumerate(kept) for n in p.nodes}
     fused = partitioner.fuse_partitions(kept) if kept else gm
 
@@ -339,7 +428,9 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
             continue
         out_node = next(n for n in sub.graph.nodes if n.op == "output")
         single = not isinstance(out_node.args[0], (tuple, list))
-        wrapper = DiscPartition(exe, imported.args, imported.num_outputs, single, name)
+        wrapper = DiscPartition(exe, imported.args, imported.num_outputs, single,
+                                f"graph {graph_id} {name}", sub if opts.verify else None,
+                                os.path.join(dump_root, name) if dump_root else None)
         setattr(fused, node.target, wrapper)
         compiled_nodes += n_nodes
         report.partitions += 1

@@ -1282,19 +1282,45 @@ def _scatter_add(ctx, x, dim, index, src):
     return _scatter_full(ctx, x, dim, index, src, "add")
 
 
+_SCATTER_REDUCE_KINDS = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min", "mean": "add"}
+
+
 @register(aten.scatter_reduce.two)
 def _scatter_reduce(ctx, x, dim, index, src, reduce, include_self=True):
-    kind = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min"}[reduce]
-    return _scatter_full(ctx, x, dim, index, src, kind)
+    kind = _SCATTER_REDUCE_KINDS[reduce]
+    if include_self and reduce != "mean":
+        return _scatter_full(ctx, x, dim, index, src, kind)
+    dtype = ctx.out_dtype
+    shape = x.shape
+    xv = ctx.b.convert(x, dtype)
+    if include_self:
+        start = xv
+    else:
+        # Reduce the scattered values alone, from the reduction's identity;
+        # positions no index hits keep x.
+        identity = {"add": 0, "mul": 1,
+                    "max": float("-inf") if dtype.is_floating_point else torch.iinfo(dtype).min,
+                    "min": float("inf") if dtype.is_floating_point else torch.iinfo(dtype).max}[kind]
+        start = ctx.b.full(identity, dtype, shape)
+    reduced = _scatter_full(ctx, start, dim, index, src, kind)
+    # How many values each position received.
+    counts = _scatter_full(ctx, ctx.b.full(0, dtype, shape), dim, index, 1, "add")
+    if reduce == "mean":
+        total = ctx.b.binary("add", counts, ctx.b.full(1, dtype, shape)) if include_self else counts
+        safe = ctx.b.binary("maximum", total, ctx.b.full(1, dtype, shape))
+        reduced = ctx.b.binary("divide", reduced, safe)
+    if include_self:
+        return reduced
+    hit = ctx.b.compare("GT", counts, ctx.b.full(0, dtype, shape))
+    return ctx.b.select(hit, reduced, xv)
 
 
 def _scatter_reduce_check(node):
     reduce = node.args[4] if len(node.args) > 4 else node.kwargs.get("reduce")
-    include_self = node.args[5] if len(node.args) > 5 else node.kwargs.get("include_self", True)
-    if reduce not in ("sum", "prod", "amax", "amin"):
+    if reduce not in _SCATTER_REDUCE_KINDS:
         return f"scatter_reduce with reduce={reduce}"
-    if not include_self:
-        return "scatter_reduce with include_self=False"
+    if reduce == "mean" and not fake(node).dtype.is_floating_point:
+        return "scatter_reduce mean on integers"
     return None
 
 

@@ -208,6 +208,13 @@ INDEXING = {
                 lambda s: (rnd(s), torch.stack([torch.randperm(s[0] + 3)[:s[0]] for _ in range(s[1])], 1))),
     "scatter_reduce_amax": (lambda x, i: torch.zeros(4, x.shape[1]).scatter_reduce(0, i, x, "amax"),
                             lambda s: (rnd(s), torch.randint(0, 4, s))),
+    # include_self=False: rows no index hits keep the base (0.5 + row); 10
+    # target rows, fewer source rows, so some are never hit.
+    **{f"scatter_reduce_{r}_{'self' if inc else 'noself'}": (
+        (lambda r, inc: lambda x, i: (torch.arange(10.0)[:, None] + 0.5).expand(10, x.shape[1])
+         .scatter_reduce(0, i, x, r, include_self=inc))(r, inc),
+        lambda s: (rnd(s), torch.randint(0, 10, s)))
+       for r in ("sum", "prod", "amax", "amin", "mean") for inc in (True, False)},
     "index_add": (lambda x, i: torch.zeros(7, x.shape[1]).index_add(0, i, x),
                   lambda s: (rnd(s), torch.randint(0, 7, (s[0],)))),
     "index_put": (lambda x, i: x.index_put((i,), torch.tensor(9.0)),
@@ -317,3 +324,25 @@ def test_conv_bf16():
     w = (rnd((6, 4, 3, 3)) * 0.3).bfloat16()
     check_compiled(lambda x: F.conv2d(x, w, padding=1).relu(),
                    [(rnd((s[0], 4, s[1] + 2, s[1] + 3), torch.bfloat16),) for s in IMAGE_SHAPES])
+
+
+def test_library_call_inputs_are_not_overwritten():
+    """Regression (yolo11n-pose): one tensor read by two library calls with
+    an elementwise op in between that could reuse its buffer in place. When
+    CSE merged the two calls' to_buffer ops, bufferization saw only the first
+    read and let `h + 1` overwrite h before the second conv/matmul read it."""
+    w1, w2 = rnd((8, 8, 1, 1)), rnd((8, 8, 3, 3))
+    m1, m2 = rnd((8, 11)), rnd((8, 13))
+
+    def fn(x):
+        h = F.silu(x * 2.0)
+        a = F.conv2d(h, w1)
+        g = h + 1.0
+        b = F.conv2d(h, w2, padding=1)
+        flat = h.flatten(2).transpose(1, 2)  # [N, HW, 8]
+        c = flat @ m1
+        g2 = g * 3.0
+        d = flat @ m2
+        return a, b, g2, c, d
+
+    check_compiled(fn, [(rnd((n, 8, hw, hw + 1)),) for n, hw in [(2, 5), (3, 7), (4, 4)]])

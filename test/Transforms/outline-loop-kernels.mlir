@@ -1,0 +1,70 @@
+// RUN: disc-opt %s -disc-outline-loop-kernels | FileCheck %s
+
+// A self-contained loop nest becomes a private noinline kernel; memrefs and
+// dynamic sizes are passed, constants are cloned in.
+// CHECK-LABEL: func.func private @main_kernel_0(
+// CHECK-SAME: %[[KN:.*]]: index, %[[KA:.*]]: memref<?xf32>, %[[KB:.*]]: memref<?xf32>)
+// CHECK-SAME: attributes {passthrough = ["noinline"]}
+// CHECK-DAG: arith.constant 0 : index
+// CHECK-DAG: arith.constant 1 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[KN]]
+// CHECK: memref.load %[[KA]]
+// CHECK: memref.store %{{.*}}, %[[KB]]
+// CHECK: return
+
+// A loop carrying a value returns it from its kernel.
+// CHECK-LABEL: func.func private @main_kernel_1(
+// CHECK: %[[R:.*]] = scf.for
+// CHECK: return %[[R]] : f32
+
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[A:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[N:.*]]: index
+// CHECK: call @main_kernel_0(%[[N]], %[[A]], %[[B]]) : (index, memref<?xf32>, memref<?xf32>) -> ()
+// A nest that allocates needs the runtime context: it stays.
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: memref.alloc
+// A nest with an assert stays too.
+// CHECK: scf.for
+// CHECK: cf.assert
+// CHECK: %[[SUM:.*]] = call @main_kernel_1(%[[N]], %[[A]]) : (index, memref<?xf32>) -> f32
+// CHECK-NEXT: return %[[SUM]]
+
+// Functions other than the entry are not touched.
+// CHECK-LABEL: func.func @helper
+// CHECK-NOT: call
+// CHECK: scf.for
+func.func @main(%a: memref<?xf32>, %b: memref<?xf32>, %n: index) -> f32 attributes {disc.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %a[%i] : memref<?xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %b[%i] : memref<?xf32>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %t = memref.alloc() : memref<4xf32>
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %t[%c0] : memref<4xf32>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %ok = arith.cmpi slt, %i, %n : index
+    cf.assert %ok, "in bounds"
+  }
+  %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> f32 {
+    %v = memref.load %a[%i] : memref<?xf32>
+    %s = arith.addf %acc, %v : f32
+    scf.yield %s : f32
+  }
+  return %sum : f32
+}
+
+func.func @helper(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %a[%i] : memref<?xf32>
+  }
+  return
+}
