@@ -21,6 +21,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -70,10 +71,20 @@ namespace {
 /// compile time drops from 14 s to 5 s. DISC_LLVM_UNROLL=1 turns unrolling
 /// back on for experiments.
 std::function<llvm::Error(llvm::Module *)>
-makeLlvmOptimizer(llvm::TargetMachine *targetMachine) {
+makeLlvmOptimizer(llvm::TargetMachine *targetMachine,
+                  const std::string &dumpDir) {
   const char *unrollEnv = std::getenv("DISC_LLVM_UNROLL");
   bool unroll = unrollEnv && std::string(unrollEnv) == "1";
-  return [targetMachine, unroll](llvm::Module *module) -> llvm::Error {
+  return [targetMachine, unroll, dumpDir](llvm::Module *module) -> llvm::Error {
+    auto dump = [&](const char *name) {
+      if (dumpDir.empty())
+        return;
+      std::error_code error;
+      llvm::raw_fd_ostream out(dumpDir + "/" + name, error);
+      if (!error)
+        module->print(out, nullptr);
+    };
+    dump("1000-llvm-ir.ll");
     llvm::PipelineTuningOptions tuning;
     tuning.LoopUnrolling = unroll;
     tuning.LoopInterleaving = true;
@@ -92,6 +103,7 @@ makeLlvmOptimizer(llvm::TargetMachine *targetMachine) {
     llvm::ModulePassManager passes =
         builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     passes.run(*module, mam);
+    dump("1001-llvm-ir-optimized.ll");
     return llvm::Error::success();
   };
 }
@@ -102,6 +114,15 @@ void initializeOnce() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     registerAllPasses();
+    // The entry function is one long basic block of runtime calls, each
+    // passing memref descriptors through stack slots: thousands of stores.
+    // The SelectionDAG combiner's store merging searches candidates per
+    // store and goes quadratic there (18 of 21 s of code generation on
+    // SegFormer-B0); it merges nothing useful in such code.
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto storeMerging = options.find("combiner-store-merging");
+    if (storeMerging != options.end())
+      static_cast<llvm::cl::opt<bool> *>(storeMerging->second)->setValue(false);
   });
 }
 
@@ -326,7 +347,7 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
     return fail("cannot create a target machine: " +
                 llvm::toString(targetMachine.takeError()));
   // ExecutionEngineOptions::transformer is a function_ref: keep it alive.
-  auto optimizer = makeLlvmOptimizer(targetMachine->get());
+  auto optimizer = makeLlvmOptimizer(targetMachine->get(), dumpDir);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimizer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
