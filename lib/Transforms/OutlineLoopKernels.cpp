@@ -6,6 +6,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -39,11 +40,36 @@ bool isSelfContained(Operation *nest) {
   return !result.wasInterrupted();
 }
 
-/// Values used inside `nest` that are defined outside it.
-llvm::SetVector<Value> capturedValues(Operation *nest) {
-  llvm::SetVector<Value> captured(nest->operand_begin(), nest->operand_end());
-  getUsedValuesDefinedAbove(nest->getRegions(), captured);
+/// Values used inside the nests that are defined outside them.
+llvm::SetVector<Value> capturedValues(ArrayRef<Operation *> nests) {
+  llvm::SetVector<Value> captured;
+  for (Operation *nest : nests) {
+    captured.insert(nest->operand_begin(), nest->operand_end());
+    getUsedValuesDefinedAbove(nest->getRegions(), captured);
+  }
   return captured;
+}
+
+/// At most this many nests share one kernel function: enough to amortise
+/// LLVM's per-function cost on graphs of many small kernels, few enough to
+/// keep each function small (LLVM's loop passes are superlinear in it).
+constexpr unsigned kMaxNestsPerKernel = 8;
+
+/// Whether `next` can join the group ending with `last`: same block, and
+/// everything between them only allocates or computes without touching
+/// memory, so the group's nests can all run where the last one is.
+bool canGroup(Operation *last, Operation *next) {
+  if (last->getBlock() != next->getBlock() || last->getNumResults() != 0)
+    return false;
+  for (Operation *op = last->getNextNode(); op && op != next;
+       op = op->getNextNode()) {
+    if (op->getNumRegions() != 0)
+      return false;
+    if (isa<memref::AllocOp>(op) || isMemoryEffectFree(op))
+      continue;
+    return false;
+  }
+  return true;
 }
 
 struct OutlineLoopKernelsPass
@@ -64,16 +90,27 @@ struct OutlineLoopKernelsPass
         // inner loops too: they run in the allocating loop's scope.
         return WalkResult::skip();
       });
+      SmallVector<SmallVector<Operation *>> groups;
+      for (Operation *nest : nests) {
+        if (!groups.empty() && groups.back().size() < kMaxNestsPerKernel &&
+            canGroup(groups.back().back(), nest))
+          groups.back().push_back(nest);
+        else
+          groups.push_back({nest});
+      }
       unsigned counter = 0;
-      for (Operation *nest : nests)
-        outline(entry, nest, symbols, counter);
+      for (ArrayRef<Operation *> group : groups)
+        outline(entry, group, symbols, counter);
     }
   }
 
-  void outline(func::FuncOp entry, Operation *nest, SymbolTable &symbols,
-               unsigned &counter) {
+  /// Outlines `group` (nests of one block, all but the last without
+  /// results) into one kernel called where the last nest was.
+  void outline(func::FuncOp entry, ArrayRef<Operation *> group,
+               SymbolTable &symbols, unsigned &counter) {
     MLIRContext *ctx = &getContext();
-    llvm::SetVector<Value> captured = capturedValues(nest);
+    Operation *last = group.back();
+    llvm::SetVector<Value> captured = capturedValues(group);
     // Constants are cloned into the kernel rather than passed, so that LLVM
     // still folds them (loop bounds and steps in particular).
     SmallVector<Value> arguments;
@@ -88,13 +125,13 @@ struct OutlineLoopKernelsPass
 
     OpBuilder moduleBuilder(entry);
     auto type = FunctionType::get(ctx, ValueRange(arguments).getTypes(),
-                                  nest->getResultTypes());
+                                  last->getResultTypes());
     std::string name;
     do {
       name = (entry.getSymName() + "_kernel_" + Twine(counter++)).str();
     } while (symbols.lookup(name));
     auto kernel =
-        func::FuncOp::create(moduleBuilder, nest->getLoc(), name, type);
+        func::FuncOp::create(moduleBuilder, last->getLoc(), name, type);
     kernel.setPrivate();
     // Carried to the LLVM function by convert-func-to-llvm.
     kernel->setAttr("passthrough",
@@ -108,14 +145,17 @@ struct OutlineLoopKernelsPass
       mapping.map(value, argument);
     for (Operation *constant : constants)
       builder.clone(*constant, mapping);
-    Operation *moved = builder.clone(*nest, mapping);
-    func::ReturnOp::create(builder, nest->getLoc(), moved->getResults());
+    Operation *moved = nullptr;
+    for (Operation *nest : group)
+      moved = builder.clone(*nest, mapping);
+    func::ReturnOp::create(builder, last->getLoc(), moved->getResults());
 
-    OpBuilder callBuilder(nest);
-    auto call = func::CallOp::create(callBuilder, nest->getLoc(), kernel,
+    OpBuilder callBuilder(last);
+    auto call = func::CallOp::create(callBuilder, last->getLoc(), kernel,
                                      arguments);
-    nest->replaceAllUsesWith(call.getResults());
-    nest->erase();
+    last->replaceAllUsesWith(call.getResults());
+    for (Operation *nest : group)
+      nest->erase();
   }
 };
 

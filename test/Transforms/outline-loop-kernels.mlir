@@ -1,4 +1,4 @@
-// RUN: disc-opt %s -disc-outline-loop-kernels | FileCheck %s
+// RUN: disc-opt %s -split-input-file -disc-outline-loop-kernels | FileCheck %s
 
 // A self-contained loop nest becomes a private noinline kernel; memrefs and
 // dynamic sizes are passed, constants are cloned in.
@@ -67,4 +67,40 @@ func.func @helper(%a: memref<?xf32>, %n: index) {
     memref.store %v, %a[%i] : memref<?xf32>
   }
   return
+}
+
+// -----
+
+// Adjacent nests with only allocations or memory-free ops between them
+// share one kernel (called where the last one was); an op that touches
+// memory in between splits them.
+// CHECK-LABEL: func.func private @grouped_kernel_0(
+// CHECK-COUNT-2: scf.for
+// CHECK: return
+// CHECK-LABEL: func.func private @grouped_kernel_1(
+// CHECK-COUNT-1: scf.for
+// CHECK-NOT: scf.for
+// CHECK: return
+// CHECK-LABEL: func.func @grouped(
+// CHECK: %[[T:.*]] = memref.alloc
+// CHECK-NEXT: call @grouped_kernel_0(
+// CHECK-NEXT: memref.load %[[T]]
+// CHECK-NEXT: call @grouped_kernel_1(
+func.func @grouped(%a: memref<?xf32>, %n: index) -> f32 attributes {disc.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %a[%i] : memref<?xf32>
+  }
+  %t = memref.alloc(%n) : memref<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %t[%i] : memref<?xf32>
+  }
+  %x = memref.load %t[%c0] : memref<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    memref.store %x, %a[%i] : memref<?xf32>
+  }
+  return %x : f32
 }

@@ -48,9 +48,11 @@ def DiscOutlineLoopKernels
   let summary = "Outline each outermost loop nest of the entry into a kernel function";
   let description = [{
     After bufferization every memory-bound op is a loop nest on memrefs
-    inside the entry function. This pass moves each outermost `scf.for` /
-    `scf.parallel` nest into its own private function
-    `@<entry>_kernel_<N>` and replaces it by a `func.call`. Values the nest
+    inside the entry function. This pass moves outermost `scf.for` /
+    `scf.parallel` nests into private functions `@<entry>_kernel_<N>` and
+    replaces them by a `func.call`. Adjacent nests of one block with only
+    allocations or memory-free ops between them (and no results but the
+    last one's) share a function, up to 8, called where the last one was. Values the nest
     uses from outside become arguments (constants are cloned in instead,
     so LLVM still sees them), loop results become results.
 
