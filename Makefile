@@ -10,13 +10,14 @@ BUILD_DIR   := build
 # Parallel pytest workers (pytest-xdist); CI machines have 2 cores.
 PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: help setup build test test-lit test-unit test-python demo bench clean
+.PHONY: help setup build test test-lit test-unit test-python demo bench bench-graphnet clean
 
 help:
 	@echo "make demo    set up, build, run the bundled example at several shapes"
 	@echo "make test    set up, build, run every test (lit, gtest, pytest)"
 	@echo "make build   (re)build the compiler, runtime, tools and disc._C"
 	@echo "make bench   compile-time and run-time benchmarks (bench/)"
+	@echo "make bench-graphnet  eager vs TorchInductor vs DISC on ../shared/graphnet"
 
 setup:
 	@scripts/setup.sh
@@ -49,6 +50,15 @@ demo: build
 
 bench: build
 	@$(PYTHON) bench/compile_time.py
+
+# The GraphNet benchmark (docs/graphnet.md): every sample of the shared set,
+# 3 shapes each, dynamic=True for both compilers; results.jsonl, summary.md
+# and plots in $(GRAPHNET_OUT).
+GRAPHNET_SAMPLES ?= ../shared/graphnet/samples
+GRAPHNET_OUT     ?= bench-out/graphnet
+GRAPHNET_ARGS    ?= --shapes 3 --generalize --dynamic true
+bench-graphnet: build
+	@$(PYTHON) -m disc.bench graphnet $(GRAPHNET_SAMPLES) $(GRAPHNET_ARGS) --out $(GRAPHNET_OUT)
 
 clean:
 	rm -rf $(BUILD_DIR)

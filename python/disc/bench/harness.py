@@ -1,0 +1,518 @@
+"""The GraphNet benchmark: DISC side by side with eager PyTorch and
+TorchInductor.
+
+    python -m disc.bench graphnet PATH [PATH ...] [--compilers eager,inductor,disc]
+        [--device cpu|cuda] [--threads N] [--warmup W] [--trials T]
+        [--timeout S] [--shapes K] [--generalize] [--dynamic auto|true|false]
+        [--out DIR]
+
+Each sample runs in its own subprocess (a crash or hang is recorded, never
+fatal); inside it every contender runs in the same process with the same
+thread count. Per (sample, contender, shape) one JSON record goes to
+DIR/results.jsonl; DIR/summary.md and the PNG plots are made from those
+records (`python -m disc.bench report DIR/results.jsonl` makes them again).
+docs/graphnet.md describes every field and figure.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+# The outcomes of one (sample, contender, shape), each counted separately.
+OUTCOMES = ("correct", "wrong", "compile_error", "error", "timeout", "crash",
+            "shape_unsupported", "eager_error")
+
+_DYNAMIC = {"auto": None, "true": True, "false": False}
+
+
+# ---------------------------------------------------------------- worker
+
+
+def _sync_fn(device: str):
+    import torch
+
+    if device.startswith("cuda"):
+        return torch.cuda.synchronize
+    return lambda: None
+
+
+def time_calls(fn, inputs, device: str, warmup: int, trials: int,
+               budget_s: float = 30.0) -> list:
+    """Seconds per call: `warmup` untimed calls, then up to `trials` timed
+    ones (at least 3, fewer than `trials` when they exceed `budget_s`). On
+    CUDA each call is timed with events after a synchronisation."""
+    import torch
+
+    sync = _sync_fn(device)
+    for _ in range(warmup):
+        fn(*inputs)
+    sync()
+    times = []
+    start_all = time.perf_counter()
+    for i in range(trials):
+        if device.startswith("cuda"):
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            fn(*inputs)
+            end.record()
+            torch.cuda.synchronize()
+            times.append(begin.elapsed_time(end) / 1000.0)
+        else:
+            t0 = time.perf_counter()
+            fn(*inputs)
+            times.append(time.perf_counter() - t0)
+        if i >= 2 and time.perf_counter() - start_all > budget_s:
+            break
+    return times
+
+
+def error_figures(expected, actual) -> dict:
+    """max_abs_error, max_rel_error and tol_needed (the smallest tolerance t
+    at which `outputs_match` with rtol t would accept the output; inf when no
+    tolerance would: NaN/inf misplaced, shapes, dtypes or integers differ)."""
+    import torch
+
+    from .correctness import outputs_match
+
+    def leaves(x):
+        if isinstance(x, (tuple, list)):
+            for y in x:
+                yield from leaves(y)
+        else:
+            yield x
+
+    exp, act = list(leaves(expected)), list(leaves(actual))
+    if len(exp) != len(act):
+        return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
+                "tol_needed": float("inf")}
+    abs_err = rel_err = tol = 0.0
+    for e, a in zip(exp, act):
+        if not isinstance(e, torch.Tensor) or not isinstance(a, torch.Tensor):
+            if not outputs_match(e, a)[0]:
+                return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
+                        "tol_needed": float("inf")}
+            continue
+        if e.shape != a.shape or e.dtype != a.dtype:
+            return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
+                    "tol_needed": float("inf")}
+        if e.numel() == 0:
+            continue
+        if not (e.is_floating_point() or e.is_complex()):
+            if not torch.equal(e, a):
+                return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
+                        "tol_needed": float("inf")}
+            continue
+        cast = torch.complex128 if e.is_complex() else torch.float64
+        e64, a64 = e.detach().cpu().to(cast), a.detach().cpu().to(cast)
+        finite = torch.isfinite(e64)
+        if not torch.equal(finite, torch.isfinite(a64)) or not torch.equal(
+                e64[~finite].nan_to_num(0, 1, -1), a64[~finite].nan_to_num(0, 1, -1)):
+            return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
+                    "tol_needed": float("inf")}
+        if not finite.any():
+            continue
+        ef, af = e64[finite], a64[finite]
+        diff = (af - ef).abs()
+        scale = max(1.0, ef.abs().max().item())
+        abs_err = max(abs_err, diff.max().item())
+        nonzero = ef.abs() > 0
+        if nonzero.any():
+            rel_err = max(rel_err, (diff[nonzero] / ef.abs()[nonzero]).max().item())
+        tol = max(tol, (diff / (ef.abs() + scale)).max().item())
+    return {"max_abs_error": abs_err, "max_rel_error": rel_err, "tol_needed": tol}
+
+
+def _shape_summary(inputs) -> list:
+    import torch
+
+    return [list(x.shape) if isinstance(x, torch.Tensor) else x for x in inputs][:8]
+
+
+def _dynamo_counts() -> dict:
+    import torch
+
+    counters = torch._dynamo.utils.counters
+    return {"graphs": int(counters["stats"]["unique_graphs"]),
+            "graph_breaks": int(sum(counters["graph_break"].values()))}
+
+
+def _classify_exception(exc: BaseException) -> str:
+    import torch
+
+    if isinstance(exc, torch._dynamo.exc.BackendCompilerFailed):
+        return "compile_error"
+    return "error"
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text[:1500]
+
+
+def _make_contender(name: str, module, dynamic):
+    import torch
+
+    if name == "eager":
+        return module
+    if name == "inductor":
+        return torch.compile(module, backend="inductor", dynamic=dynamic)
+    if name == "disc":
+        return torch.compile(module, backend="disc", dynamic=dynamic)
+    raise ValueError(f"unknown compiler {name!r} (eager, inductor, disc)")
+
+
+def _variant_inputs_and_references(module, sample, constraints, variants, expected, config):
+    """Inputs of every variant and eager's outputs there (into `expected`);
+    {variant: why} for those eager cannot run."""
+    from .shapes import variant_inputs
+
+    inputs, unsupported = [sample.inputs], {}
+    for i, values in enumerate(variants[1:], start=1):
+        try:
+            x = variant_inputs(sample, constraints, values, seed=config["seed"] + i,
+                               device=config["device"])
+            expected[i] = module(*x)
+            inputs.append(x)
+        except Exception as e:
+            inputs.append(None)
+            unsupported[i] = ("eager PyTorch cannot run the sample at this shape "
+                              f"(sizes pinned in model.py): {_describe(e)[:400]}")
+    return inputs, unsupported
+
+
+def _generalized(sample, constraints, variants, expected, config, base, notes, best):
+    """--generalize: the module with its pinned sizes rewritten (recording
+    factory calls, then without), kept when it gives the example's result
+    and runs more variants in eager than `best` (module, inputs,
+    unsupported)."""
+    from .correctness import outputs_match
+    from .shapes import generalize
+
+    reasons = []
+    for record_factories in (True, False):
+        try:
+            gm, report = generalize(sample.module, constraints, record_factories)
+            gm.eval()
+            ok, _, why = outputs_match(expected[0], gm(*sample.inputs))
+        except Exception as e:  # an untraceable sample keeps its pinned sizes
+            reasons.append(f"could not trace the sample: {_describe(e)[:300]}")
+            continue
+        if not ok:
+            reasons.append(f"changed the example's result ({why})")
+            continue
+        trial = list(expected)
+        inputs, unsupported = _variant_inputs_and_references(gm, sample, constraints, variants,
+                                                             trial, config)
+        if len(unsupported) < len(best[2]):
+            expected[:] = trial
+            best = (gm, inputs, unsupported)
+            base["generalized"] = True
+            base["generalize_report"] = str(report)
+        if not unsupported:
+            break
+    if not base["generalized"]:
+        notes.append("--generalize did not help: " + "; ".join(reasons) if reasons else
+                     "--generalize did not help: the rewritten module fails at the same shapes")
+    return best
+
+
+def run_sample(path: str, config: dict, emit) -> None:
+    """Runs every contender on every shape variant of one sample, calling
+    `emit(record)` for each (sample, contender, shape)."""
+    import torch
+
+    from .graphnet import load_sample
+    from .shapes import derive_variants, read_constraints
+
+    device = config["device"]
+    threads = config["threads"]
+    torch.set_num_threads(threads)
+    dynamic = _DYNAMIC[config["dynamic"]]
+    sample = load_sample(path, device=device, seed=config["seed"])
+    constraints = read_constraints(path)
+    variants = derive_variants(constraints, config["shapes"])
+    base = {"sample": sample.name, "category": sample.name.split("/")[0], "device": device,
+            "threads": threads, "dynamic": config["dynamic"], "generalized": False}
+    module = sample.module
+    notes = []
+    if config["shapes"] > 1 and constraints is None:
+        notes.append("input_tensor_constraints.py declares no dynamic dimension: "
+                     "the example shape only")
+    with torch.no_grad():
+        expected = [None] * len(variants)
+        expected[0] = sample.module(*sample.inputs)
+        inputs, unsupported = _variant_inputs_and_references(
+            module, sample, constraints, variants, expected, config)
+        if config["generalize"] and constraints is not None and unsupported:
+            module, inputs, unsupported = _generalized(sample, constraints, variants, expected,
+                                                       config, base, notes,
+                                                       (module, inputs, unsupported))
+        for name in config["compilers"]:
+            torch._dynamo.reset()
+            torch._dynamo.utils.counters.clear()
+            import disc
+
+            before = disc.stats()
+            failed = None
+            try:
+                runner = _make_contender(name, module, dynamic)
+            except Exception as e:
+                failed = ("compile_error", _describe(e))
+            for i, values in enumerate(variants):
+                record = dict(base, contender=name, shape_index=i, symbols=values, notes=notes)
+                if i in unsupported:
+                    emit(dict(record, outcome="shape_unsupported", detail=unsupported[i]))
+                    continue
+                record["input_shapes"] = _shape_summary(inputs[i])
+                if failed is not None:
+                    emit(dict(record, outcome=failed[0], detail=failed[1]))
+                    continue
+                counts_before = _dynamo_counts()
+                try:
+                    sync = _sync_fn(device)
+                    t0 = time.perf_counter()
+                    actual = runner(*inputs[i])
+                    sync()
+                    first = time.perf_counter() - t0
+                    times = time_calls(runner, inputs[i], device, config["warmup"],
+                                       config["trials"], config["budget"])
+                except Exception as e:
+                    outcome = _classify_exception(e)
+                    emit(dict(record, outcome=outcome, detail=_describe(e)))
+                    if i == 0:
+                        failed = (outcome, "failed at the example shape: " + _describe(e)[:300])
+                    continue
+                counts_after = _dynamo_counts()
+                from .correctness import outputs_match
+
+                ok, _, why = outputs_match(expected[i], actual)
+                median = statistics.median(times)
+                record.update(
+                    outcome="correct" if ok else "wrong", detail=why,
+                    median_ms=median * 1e3, min_ms=min(times) * 1e3, trials=len(times),
+                    first_call_s=first,
+                    compile_s=max(0.0, first - median) if name != "eager" else 0.0,
+                    graphs_compiled=counts_after["graphs"] - counts_before["graphs"],
+                    graph_breaks=counts_after["graph_breaks"],
+                    **error_figures(expected[i], actual))
+                if name == "disc":
+                    after = disc.stats()
+                    record.update(
+                        disc_compilations=after["compilations"] - before["compilations"],
+                        compiled_nodes=after["compiled_nodes"] - before["compiled_nodes"],
+                        fallback_nodes=after["fallback_nodes"] - before["fallback_nodes"],
+                        fallback_ops={k: v - before["fallback_ops"].get(k, 0)
+                                      for k, v in after["fallback_ops"].items()
+                                      if v != before["fallback_ops"].get(k, 0)})
+                emit(record)
+
+
+def _worker(path: str, config: dict, out_file: str) -> int:
+    def emit(record):
+        with open(out_file, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    try:
+        run_sample(path, config, emit)
+    except Exception as e:  # loading the sample itself failed
+        from .graphnet import sample_name
+
+        emit({"sample": sample_name(path), "category": sample_name(path).split("/")[0],
+              "contender": "*", "shape_index": 0, "outcome": "eager_error",
+              "detail": f"the sample does not load or run in eager: {_describe(e)}"})
+    return 0
+
+
+# ---------------------------------------------------------------- driver
+
+
+def run_isolated(path: str, config: dict, timeout: float) -> list:
+    """run_sample in a subprocess; what it reports before a crash or timeout
+    is kept, and the (contender, shape) pairs it did not reach are recorded
+    as "crash" or "timeout"."""
+    import tempfile
+
+    from .graphnet import sample_name
+
+    fd, out_file = tempfile.mkstemp(prefix="disc-bench-", suffix=".jsonl")
+    os.close(fd)
+    env = dict(os.environ, OMP_NUM_THREADS=str(config["threads"]),
+               MKL_NUM_THREADS=str(config["threads"]))
+    cmd = [sys.executable, "-m", "disc.bench.harness", "--worker", path,
+           "--config", json.dumps(config), "--worker-out", out_file]
+    start = time.time()
+    outcome, detail = None, ""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        if proc.returncode != 0:
+            outcome = "crash" if proc.returncode < 0 else "error"
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
+            detail = f"exit status {proc.returncode}: " + "\n".join(tail)
+    except subprocess.TimeoutExpired:
+        outcome, detail = "timeout", f"the sample ran past {timeout:.0f} s"
+    with open(out_file) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    os.unlink(out_file)
+    name = sample_name(path)
+    done = {(r["contender"], r["shape_index"]) for r in records}
+    if outcome is not None:
+        count = max(1, len({r["shape_index"] for r in records}))
+        for c in config["compilers"]:
+            for i in range(count):
+                if (c, i) not in done and ("*", 0) not in done:
+                    records.append({"sample": name, "category": name.split("/")[0],
+                                    "contender": c, "shape_index": i, "outcome": outcome,
+                                    "detail": detail})
+    for r in records:
+        r.setdefault("sample_seconds", round(time.time() - start, 1))
+    return records
+
+
+def machine_description(threads: int, device: str) -> dict:
+    import torch
+
+    cpu = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        flags = " ".join(x for x in ("avx2", "avx512f", "fma") if f" {x}" in text)
+    except OSError:
+        pass
+    info = {"cpu": cpu, "cpu_flags": flags, "cores": os.cpu_count(), "threads": threads,
+            "torch": torch.__version__, "python": platform.python_version(),
+            "device": device, "date": datetime.date.today().isoformat()}
+    if device.startswith("cuda") and torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name()
+    try:
+        import disc
+
+        info["disc"] = disc.__version__ if hasattr(disc, "__version__") else "dev"
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=os.path.dirname(__file__))
+        if rev.returncode == 0:
+            info["disc"] += f" ({rev.stdout.strip()})"
+    except Exception:
+        pass
+    return info
+
+
+def _progress(total: int):
+    try:
+        from tqdm import tqdm
+
+        return tqdm(total=total, unit="sample", file=sys.stderr, dynamic_ncols=True)
+    except ImportError:  # a plain counter
+        class Plain:
+            n = 0
+
+            def update(self, k=1):
+                self.n += k
+                print(f"[{self.n}/{total}]", file=sys.stderr, flush=True)
+
+            def set_postfix_str(self, s):
+                print(s, file=sys.stderr, flush=True)
+
+            def close(self):
+                pass
+
+        return Plain()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m disc.bench graphnet", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="*", help="sample directories or folders of them")
+    parser.add_argument("--compilers", default="eager,inductor,disc",
+                        help="comma-separated, from eager, inductor, disc (default: all three)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="threads for every contender (default: all cores)")
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--budget", type=float, default=30.0,
+                        help="seconds of timed calls per measurement (at least 3 trials)")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per sample")
+    parser.add_argument("--shapes", type=int, default=1,
+                        help="shape variants per sample, the example first (see --generalize)")
+    parser.add_argument("--generalize", action="store_true",
+                        help="rewrite model.py's pinned sizes into input sizes (FX pass)")
+    parser.add_argument("--dynamic", choices=sorted(_DYNAMIC), default="auto",
+                        help="torch.compile's dynamic= for the compilers (auto: None, "
+                             "PyTorch's default: static first, dynamic on a recompile)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--penalty", type=float, default=0.1,
+                        help="score of a failed sample in S(t) (see docs/graphnet.md)")
+    parser.add_argument("--out", default="bench-out", help="output folder")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-out", help=argparse.SUPPRESS)
+    parser.add_argument("--config", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        return _worker(args.worker, json.loads(args.config), args.worker_out)
+
+    from .graphnet import find_samples
+    from .report import write_report
+
+    compilers = [c.strip() for c in args.compilers.split(",") if c.strip()]
+    for c in compilers:
+        if c not in ("eager", "inductor", "disc"):
+            parser.error(f"unknown compiler {c!r}: choose from eager, inductor, disc")
+    if "eager" not in compilers:
+        compilers.insert(0, "eager")  # the baseline of every speedup
+    if args.device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            parser.error("--device cuda: this PyTorch sees no CUDA device")
+    paths = find_samples(args.paths)
+    if not paths:
+        parser.error("no samples (directories with model.py) under " + " ".join(args.paths))
+    config = {"compilers": compilers, "device": args.device, "threads": args.threads,
+              "warmup": args.warmup, "trials": args.trials, "budget": args.budget,
+              "shapes": max(1, args.shapes), "generalize": args.generalize,
+              "dynamic": args.dynamic, "seed": args.seed}
+    os.makedirs(args.out, exist_ok=True)
+    results = os.path.join(args.out, "results.jsonl")
+    meta = {"machine": machine_description(args.threads, args.device), "config": config,
+            "command": "python -m disc.bench graphnet " + " ".join(argv if argv is not None
+                                                                   else sys.argv[1:]),
+            "penalty": args.penalty}
+    with open(results, "w") as f:
+        f.write(json.dumps({"meta": meta}) + "\n")
+    bar = _progress(len(paths))
+    start = time.time()
+    for path in paths:
+        records = run_isolated(path, config, args.timeout)
+        with open(results, "a") as f:
+            for r in records:
+                f.write(json.dumps(r) + "\n")
+        first = {r["contender"]: r["outcome"] for r in records if r["shape_index"] == 0}
+        bar.set_postfix_str(f"{records[0]['sample'] if records else path}: "
+                            + " ".join(f"{k}={v}" for k, v in first.items()))
+        bar.update(1)
+    bar.close()
+    meta["wall_s"] = round(time.time() - start, 1)
+    summary = write_report(results, args.out, meta_override={"wall_s": meta["wall_s"]})
+    print(summary)
+    print(f"\nrecords: {results}\nreport: {os.path.join(args.out, 'summary.md')}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Adapters that plug DISC into other tools' harnesses (GraphNet)."""

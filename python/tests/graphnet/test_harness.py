@@ -1,0 +1,327 @@
+"""The GraphNet benchmark harness (python -m disc.bench graphnet): shape
+variant derivation, the --generalize FX pass, error figures, outcome
+classification in subprocesses, the summary, and the GraphNet back-end
+class. Samples are synthetic, written here in GraphNet's format."""
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import pytest
+import sympy
+import torch
+
+from disc.bench import harness, report, shapes
+from disc.bench.graphnet import load_sample
+
+# A batch x length model whose view / arange / slice pin the example shape
+# (batch 1, length 12), like Dynamo's printed graphs do.
+MODEL = """
+import torch
+
+
+class GraphModule(torch.nn.Module):
+    def forward(self, L_x_: torch.Tensor, L_w_: torch.nn.parameter.Parameter):
+        h = torch.nn.functional.linear(L_x_, L_w_)
+        v = h.view(1, 12, 3)
+        a = torch.arange(12)
+        m = v + a.view(12, 1).to(v.dtype)
+        s = m[:, :12]
+        return (BODY,)
+"""
+
+META = """
+class Program_weight_tensor_meta_{name}:
+    name = "{name}"
+    shape = {shape}
+    dtype = "torch.float32"
+    device = "cpu"
+    mean = 0.0
+    std = 1.0
+    data = None
+"""
+
+CONSTRAINTS = """
+from sympy import Symbol
+
+S0 = Symbol("S0")
+S1 = Symbol("S1")
+
+dynamic_dim_constraint_symbols = [S0, S1]
+
+dynamic_dim_constraint_symbol2example_value = {S0: 1, S1: 12}
+
+dynamic_dim_constraint_relations = RELATIONS
+
+dynamic_dim_constraint_input_shapes = [
+    ([S0, S1, 4], "L_x_"),
+    ([3, 4], "L_w_"),
+]
+"""
+
+
+def write_sample(root, name="syn/seq", body="s.relu()", relations="[]"):
+    d = root / "samples" / name
+    d.mkdir(parents=True)
+    (d / "model.py").write_text(MODEL.replace("BODY", body))
+    (d / "weight_meta.py").write_text(textwrap.dedent(
+        META.format(name="L_x_", shape=[1, 12, 4]) + META.format(name="L_w_", shape=[3, 4])))
+    (d / "input_tensor_constraints.py").write_text(CONSTRAINTS.replace("RELATIONS", relations))
+    return d
+
+
+def reference(x, w):
+    """What the model computes at any shape."""
+    h = torch.nn.functional.linear(x, w)
+    return (h + torch.arange(x.shape[1]).view(-1, 1).to(h.dtype)).relu()
+
+
+# ------------------------------------------------------------ variants
+
+
+def test_scale_value():
+    assert [shapes.scale_value(1, k) for k in range(3)] == [1, 2, 4]  # batch doubles
+    assert [shapes.scale_value(224, k) for k in range(3)] == [224, 288, 352]  # x32 kept
+    assert [shapes.scale_value(12, k) for k in range(3)] == [12, 16, 20]
+    assert all(shapes.scale_value(521, k) > 521 for k in (1, 2))  # odd: any growth
+
+
+def test_derive_variants_and_inputs(tmp_path):
+    d = write_sample(tmp_path)
+    c = shapes.read_constraints(str(d))
+    assert c.examples == {"S0": 1, "S1": 12}
+    variants = shapes.derive_variants(c, 3)
+    assert variants == [{"S0": 1, "S1": 12}, {"S0": 2, "S1": 16}, {"S0": 4, "S1": 20}]
+    sample = load_sample(str(d))
+    x0, w0 = shapes.variant_inputs(sample, c, variants[0])
+    assert x0 is sample.inputs[0]  # the example: the sample's own inputs
+    x, w = shapes.variant_inputs(sample, c, variants[2])
+    assert list(x.shape) == [4, 20, 4] and w is sample.inputs[1]  # only symbolic dims change
+    # Seeded: the same variant inputs every time.
+    again, _ = shapes.variant_inputs(sample, c, variants[2])
+    assert torch.equal(x, again)
+    # No constraints: only the example.
+    assert shapes.derive_variants(None, 3) == [{}]
+
+
+def test_relations_are_kept(tmp_path):
+    d = write_sample(tmp_path, relations="[__import__('sympy').Eq(S1, 12 * S0)]")
+    c = shapes.read_constraints(str(d))
+    assert len(c.relations) == 1  # read from the file
+    S0, S1 = sympy.symbols("S0 S1")
+    c.relations = [sympy.Eq(S1, 12 * S0)]
+    for values in shapes.derive_variants(c, 3):
+        assert values["S1"] == 12 * values["S0"], values
+    # A relation no integer assignment can meet drops the variants.
+    c.relations = [sympy.Eq(2 * S1, 2 * S0 + 1)]
+    assert shapes.derive_variants(c, 3) == [c.examples]
+
+
+# ----------------------------------------------------------- generalize
+
+
+def test_generalize_rewrites_pinned_sizes(tmp_path):
+    d = write_sample(tmp_path)
+    sample = load_sample(str(d))
+    c = shapes.read_constraints(str(d))
+    gm, rep = shapes.generalize(sample.module, c)
+    # view(1, 12, 3): 1 (batch, first position) and 12; view(12, 1): only 12;
+    # arange(12); the slice stop 12.
+    assert rep.rewritten == {"view": 3, "arange": 1, "slice": 1}, rep.rewritten
+    code = gm.code
+    assert "view(size, size_1, 3)" in code, code
+    # The 1 of view(12, 1) is a broadcast dim, not the batch: not rewritten.
+    assert "view(size_1, 1)" in code, code
+    with torch.no_grad():
+        torch.testing.assert_close(gm(*sample.inputs)[0], reference(*sample.inputs))
+        for values in shapes.derive_variants(c, 3)[1:]:
+            x, w = shapes.variant_inputs(sample, c, values)
+            torch.testing.assert_close(gm(x, w)[0], reference(x, w))
+        # The module as written cannot take another shape.
+        x, w = shapes.variant_inputs(sample, c, {"S0": 2, "S1": 16})
+        with pytest.raises(RuntimeError):
+            sample.module(x, w)
+
+
+def test_generalize_leaves_other_literals(tmp_path):
+    d = write_sample(tmp_path)
+    sample = load_sample(str(d))
+    c = shapes.read_constraints(str(d))
+    c.examples = {"S0": 1, "S1": 13}  # no literal equals 13
+    c.input_shapes = {"L_x_": [sympy.Symbol("S0"), sympy.Symbol("S1"), 4]}
+    gm, rep = shapes.generalize(sample.module, c)
+    assert rep.rewritten == {"view": 1}  # only the batch 1 of view(1, 12, 3)
+    assert "arange(12)" in gm.code
+
+
+# --------------------------------------------------------- error figures
+
+
+def test_error_figures_tol_needed():
+    e = torch.tensor([1.0, -2.0, 4.0])
+    f = harness.error_figures((e,), (e.clone(),))
+    assert f == {"max_abs_error": 0.0, "max_rel_error": 0.0, "tol_needed": 0.0}
+    a = e + torch.tensor([0.0, 0.0, 0.08])
+    f = harness.error_figures((e,), (a,))
+    assert math.isclose(f["max_abs_error"], 0.08, rel_tol=1e-5)
+    assert math.isclose(f["max_rel_error"], 0.02, rel_tol=1e-5)
+    assert math.isclose(f["tol_needed"], 0.08 / (4 + 4), rel_tol=1e-5)  # |e| + max|e|
+    nan = torch.tensor([float("nan"), 1.0])
+    assert harness.error_figures(nan, torch.tensor([0.0, 1.0]))["tol_needed"] == math.inf
+    assert harness.error_figures(nan, nan.clone())["tol_needed"] == 0.0
+    ints = torch.tensor([1, 2])
+    assert harness.error_figures(ints, torch.tensor([1, 3]))["tol_needed"] == math.inf
+    assert harness.error_figures(e, e.double())["tol_needed"] == math.inf  # dtype differs
+
+
+def test_compile_errors_are_told_from_runtime_errors():
+    failed = torch._dynamo.exc.BackendCompilerFailed(lambda *a: None, RuntimeError("x"), None)
+    assert harness._classify_exception(failed) == "compile_error"
+    assert harness._classify_exception(RuntimeError("x")) == "error"
+
+
+# ---------------------------------------------- whole samples, isolated
+
+
+def _config(compilers, shapes_count=3, generalize=False):
+    return {"compilers": compilers, "device": "cpu", "threads": 1, "warmup": 1, "trials": 3,
+            "budget": 5.0, "shapes": shapes_count, "generalize": generalize,
+            "dynamic": "true", "seed": 0}
+
+
+def _by(records):
+    return {(r["contender"], r["shape_index"]): r for r in records}
+
+
+def test_sample_with_variants_all_contenders(tmp_path):
+    d = write_sample(tmp_path)
+    records = harness.run_isolated(str(d), _config(["eager", "inductor", "disc"],
+                                                   generalize=True), timeout=600)
+    by = _by(records)
+    assert len(records) == 9, records
+    for (contender, i), r in by.items():
+        assert r["outcome"] == "correct", r
+        assert r["generalized"] and r["median_ms"] > 0 and r["trials"] >= 3
+        assert r["input_shapes"][0] == [[1, 12, 4], [2, 16, 4], [4, 20, 4]][i]
+    assert by[("disc", 0)]["fallback_nodes"] == 0 and by[("disc", 0)]["compiled_nodes"] > 0
+    assert by[("disc", 0)]["graphs_compiled"] == 1 and by[("inductor", 0)]["graphs_compiled"] == 1
+    # Batch 1 is specialised by PyTorch: batch 2 compiles once more, batch 4
+    # reuses that graph; DISC compiles no more than Inductor.
+    assert by[("disc", 2)]["graphs_compiled"] == 0
+    assert by[("disc", 2)]["disc_compilations"] <= 2
+
+
+def test_pinned_sample_without_generalize_is_shape_unsupported(tmp_path):
+    d = write_sample(tmp_path)
+    records = harness.run_isolated(str(d), _config(["eager", "disc"]), timeout=600)
+    by = _by(records)
+    assert by[("disc", 0)]["outcome"] == "correct"
+    for i in (1, 2):
+        r = by[("disc", i)]
+        assert r["outcome"] == "shape_unsupported" and "eager PyTorch cannot run" in r["detail"]
+
+
+def test_failures_are_classified(tmp_path):
+    # A compiled contender that fails where eager runs.
+    bad = write_sample(tmp_path, "syn/bad", body="s.relu() if torch.compiler.is_compiling() "
+                       "is False else s.view(7, 7)")
+    records = harness.run_isolated(str(bad), _config(["eager", "disc"], 1), timeout=600)
+    by = _by(records)
+    assert by[("eager", 0)]["outcome"] == "correct"
+    assert by[("disc", 0)]["outcome"] in ("error", "compile_error"), by[("disc", 0)]
+    assert "7, 7" in by[("disc", 0)]["detail"] or "[7, 7]" in by[("disc", 0)]["detail"]
+    # A sample that does not run in eager.
+    broken = write_sample(tmp_path, "syn/broken", body="s.view(7, 7)")
+    records = harness.run_isolated(str(broken), _config(["eager", "disc"]), timeout=600)
+    assert [r["outcome"] for r in records] == ["eager_error"], records
+    # A hang: every pair is a timeout.
+    slow = write_sample(tmp_path, "syn/slow", body="__import__('time').sleep(60) or s")
+    records = harness.run_isolated(str(slow), _config(["eager", "disc"], 1), timeout=8)
+    assert {(r["contender"], r["outcome"]) for r in records} == {("eager", "timeout"),
+                                                                  ("disc", "timeout")}
+    # A signal: a crash, recorded with the exit status.
+    crash = write_sample(tmp_path, "syn/crash",
+                         body="__import__('os').kill(__import__('os').getpid(), 11) or s")
+    records = harness.run_isolated(str(crash), _config(["eager", "disc"], 1), timeout=600)
+    assert {r["outcome"] for r in records} == {"crash"}
+    assert "exit status -11" in records[0]["detail"]
+
+
+# -------------------------------------------------------------- summary
+
+
+def _record(sample, contender, shape, outcome="correct", ms=None, **extra):
+    r = {"sample": sample, "category": sample.split("/")[0], "contender": contender,
+         "shape_index": shape, "outcome": outcome, "detail": "", "symbols": {"S0": shape + 1}}
+    if outcome == "correct":
+        r.update(median_ms=ms, compile_s=1.0, graphs_compiled=1 if shape == 0 else 0,
+                 graph_breaks=0, tol_needed=1e-6)
+    r.update(extra)
+    return r
+
+
+def test_summary_figures(tmp_path):
+    records = [
+        _record("a/one", "eager", 0, ms=4.0), _record("a/one", "eager", 1, ms=8.0),
+        _record("a/one", "inductor", 0, ms=2.0), _record("a/one", "inductor", 1, ms=4.0,
+                                                         graphs_compiled=1),
+        _record("a/one", "disc", 0, ms=1.0, fallback_nodes=0),
+        _record("a/one", "disc", 1, ms=2.0, fallback_nodes=0),
+        _record("b/two", "eager", 0, ms=9.0),
+        _record("b/two", "inductor", 0, ms=1.0, tol_needed=1e-2),
+        _record("b/two", "disc", 0, "compile_error"),
+    ]
+    t = report.Table(records)
+    assert t.speedup("a/one", "disc") == 4.0 and t.speedup("a/one", "disc", over="inductor") == 2.0
+    assert t.speedup("b/two", "disc") is None
+    assert t.outcome_counts("disc") == {"correct": 1, "compile_error": 1}
+    # S(t): the speedup when within t, else the penalty.
+    assert t.score("b/two", "inductor", 1e-3, 0.1) == 0.1
+    assert t.score("b/two", "inductor", 1e-1, 0.1) == 9.0
+    assert t.score("b/two", "disc", 1.0, 0.1) == 0.1
+    text = report.summary_markdown({"penalty": 0.1}, records)
+    overall = {}
+    for line in text.split("## Overall")[1].splitlines():  # the first table
+        if line.startswith("| inductor |") or line.startswith("| disc |"):
+            overall.setdefault(line.split("|")[1].strip(), line)
+    disc_cells = [c.strip() for c in overall["disc"].split("|")]
+    assert disc_cells[2] == "1/2 (50%)"  # correct at the example shape
+    assert disc_cells[5] == "4.00x"  # geomean vs eager over correct samples
+    assert disc_cells[7] == "2.00x"  # vs inductor
+    assert disc_cells[10] == "1/1 (100%)"  # compiled once across shapes
+    ind_cells = [c.strip() for c in overall["inductor"].split("|")]
+    assert ind_cells[5] == "4.24x"  # sqrt(2 * 9)
+    assert ind_cells[9] == "1" and ind_cells[10] == "0/1 (0%)"  # one recompile
+    assert "b/two / disc / shape 0: compile_error" in text
+    # The whole report from a results file, plots included.
+    path = tmp_path / "results.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [{"meta": {"penalty": 0.1}}] + records))
+    report.write_report(str(path), str(tmp_path))
+    assert (tmp_path / "summary.md").read_text().startswith("# GraphNet benchmark")
+    assert (tmp_path / "speedup.png").stat().st_size > 0
+    assert (tmp_path / "score.png").stat().st_size > 0
+
+
+# ------------------------------------------------ GraphNet's harness API
+
+
+def test_graphnet_backend_class():
+    from disc.integrations.graphnet import DiscBackend
+
+    backend = DiscBackend({})
+    assert backend.version().startswith("DISC ")
+
+    class Model(torch.nn.Module):
+        def forward(self, x, y):
+            return (x * y).sum(-1)
+
+    compiled = backend(Model())
+    with torch.no_grad():
+        for n in (3, 5):
+            x, y = torch.randn(n, 4), torch.randn(n, 4)
+            # GraphNet calls the module with keyword arguments.
+            torch.testing.assert_close(compiled(x=x, y=y), (x * y).sum(-1))
+    backend.synchronize()
+    with pytest.raises(TypeError, match="unknown disc option"):
+        DiscBackend({"no_such_option": 1})
