@@ -149,6 +149,19 @@ def overall_table(t: Table) -> str:
     return "\n".join(rows)
 
 
+def graph_break_note(t: Table) -> str:
+    """Which samples Dynamo splits (the same graph breaks under every
+    compiler) and how many DISC fallback nodes there are."""
+    breaks = sorted({s for s in t.samples for c in t.compiled()
+                     if (t.get(s, c) or {}).get("graph_breaks")})
+    fallback = sum((t.get(s, "disc") or {}).get("fallback_nodes") or 0 for s in t.samples)
+    text = (f"{len(breaks)} samples have graph breaks ({', '.join(breaks)})." if breaks
+            else "No sample has a graph break.")
+    if "disc" in t.contenders:
+        text += f" DISC fallback nodes over all samples: {fallback}."
+    return text
+
+
 def outcome_table(t: Table) -> str:
     from .harness import OUTCOMES
 
@@ -268,7 +281,7 @@ def failures_list(t: Table) -> str:
     return "\n".join(lines) if lines else "(none)"
 
 
-def plot(t: Table, out_dir: str, penalty: float) -> list:
+def plot(t: Table, out_dir: str, penalty: float, prefix: str = "") -> list:
     try:
         import matplotlib
 
@@ -293,7 +306,7 @@ def plot(t: Table, out_dir: str, penalty: float) -> list:
         ax.invert_yaxis()
         ax.legend()
         fig.tight_layout()
-        path = os.path.join(out_dir, "speedup.png")
+        path = os.path.join(out_dir, prefix + "speedup.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
         files.append(path)
@@ -309,7 +322,7 @@ def plot(t: Table, out_dir: str, penalty: float) -> list:
         ax.set_ylabel(f"S(t) (failure penalty {penalty})")
         ax.legend()
         fig.tight_layout()
-        path = os.path.join(out_dir, "score.png")
+        path = os.path.join(out_dir, prefix + "score.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
         files.append(path)
@@ -333,7 +346,9 @@ def summary_markdown(meta: dict, records: list) -> str:
                  f"{', --generalize' if cfg.get('generalize') else ''}"
                  + (f"; wall time {meta['wall_s'] / 60:.0f} min" if meta.get("wall_s") else "")
                  + ".")
-    lines += ["", "## Overall", "", overall_table(t), "", "Outcomes at the example shape:", "",
+    lines += ["", "## Overall", "", overall_table(t), "",
+              "Fully compiled: correct, with no Dynamo graph break and (DISC) no ATen node left "
+              "to eager. " + graph_break_note(t), "", "Outcomes at the example shape:", "",
               outcome_table(t), "", "## Per category", "", category_table(t), "",
               "## Per sample (example shape)", "", sample_table(t), ""]
     if any(len(v) > 1 for v in t.shapes.values()):
@@ -343,18 +358,49 @@ def summary_markdown(meta: dict, records: list) -> str:
     return "\n".join(lines)
 
 
-def write_report(results_path: str, out_dir: str, meta_override=None) -> str:
+def write_report(results_path: str, out_dir: str, meta_override=None, name: str = "") -> str:
+    """Writes out_dir/summary.md and the plots (NAME.md, NAME-speedup.png,
+    NAME-score.png with `name`); returns the Markdown."""
     meta, records = load_records(results_path)
     meta.update(meta_override or {})
     os.makedirs(out_dir, exist_ok=True)
     text = summary_markdown(meta, records)
-    files = plot(Table(records), out_dir, meta.get("penalty", 0.1))
+    files = plot(Table(records), out_dir, meta.get("penalty", 0.1), f"{name}-" if name else "")
     if files:
         text += "\nPlots: " + ", ".join(f"![{os.path.basename(f)}]({os.path.basename(f)})"
                                         for f in files) + "\n"
-    with open(os.path.join(out_dir, "summary.md"), "w") as f:
+    with open(os.path.join(out_dir, f"{name}.md" if name else "summary.md"), "w") as f:
         f.write(text)
     return text
+
+
+README_BEGIN = "<!-- graphnet-results:begin (python -m disc.bench report ... --readme README.md) -->"
+README_END = "<!-- graphnet-results:end -->"
+
+
+def readme_section(meta: dict, records: list, source: str) -> str:
+    """The README's GraphNet results: the machine, the overall table and the
+    outcome counts, with a pointer to the full report."""
+    t = Table(records)
+    m, cfg = meta.get("machine", {}), meta.get("config", {})
+    return "\n".join([
+        f"{len(t.samples)} samples of `../shared/graphnet/samples`, {m.get('cpu', '?')} "
+        f"({m.get('cores', '?')} cores), {cfg.get('threads', '?')} threads for every contender, "
+        f"torch {m.get('torch', '?')}, {m.get('date', '')}; `dynamic={cfg.get('dynamic')}`, "
+        f"shapes per sample: {cfg.get('shapes')}; medians of up to {cfg.get('trials')} calls. "
+        f"Full report: [{source}]({source}).",
+        "", overall_table(t), "", outcome_table(t)])
+
+
+def update_readme(readme: str, section: str) -> None:
+    with open(readme) as f:
+        text = f.read()
+    if README_BEGIN not in text or README_END not in text:
+        raise SystemExit(f"{readme}: no {README_BEGIN} ... {README_END} markers")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    with open(readme, "w") as f:
+        f.write(head + README_BEGIN + "\n" + section + "\n" + README_END + tail)
 
 
 def main(argv=None) -> int:
@@ -362,9 +408,17 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", help="a results.jsonl written by `disc.bench graphnet`")
     parser.add_argument("--out", help="folder for summary.md and plots (default: beside it)")
+    parser.add_argument("--name", default="",
+                        help="write NAME.md, NAME-speedup.png, NAME-score.png (default: summary.md, ...)")
+    parser.add_argument("--readme", help="also rewrite this README's GraphNet results section")
+    parser.add_argument("--link", help="the report's path as the README links it")
     args = parser.parse_args(argv)
     out = args.out or os.path.dirname(os.path.abspath(args.results))
-    print(write_report(args.results, out))
+    print(write_report(args.results, out, name=args.name))
+    if args.readme:
+        meta, records = load_records(args.results)
+        report_file = os.path.join(out, f"{args.name}.md" if args.name else "summary.md")
+        update_readme(args.readme, readme_section(meta, records, args.link or report_file))
     return 0
 
 
