@@ -63,23 +63,52 @@ def outputs_match(expected, actual) -> tuple[bool, float, str]:
     if dtype not in RTOL:
         same = torch.equal(actual, expected)
         return same, 0.0 if same else float("inf"), "" if same else "integer/bool values differ"
-    e, a = expected.detach().to(torch.complex128 if expected.is_complex() else torch.float64), \
-        actual.detach().to(torch.complex128 if expected.is_complex() else torch.float64)
-    finite = torch.isfinite(e)
-    if not torch.equal(finite, torch.isfinite(a)) or not torch.equal(e[~finite].nan_to_num(0, 1, -1),
-                                                                     a[~finite].nan_to_num(0, 1, -1)):
+    errors = float_errors(expected, actual)
+    if errors is None:
         return False, float("inf"), "NaN/inf in different places"
+    err, _, ratio, scale = errors
     rtol = RTOL[dtype]
-    scale = max(1.0, e[finite].abs().max().item()) if finite.any() else 1.0
-    err = (a - e).abs()
-    err[~finite] = 0
-    bound = rtol * e.abs().nan_to_num(0, 0, 0) + rtol * scale
-    bad = err > bound
-    worst = err.max().item()
+    bad = ratio > rtol
+    worst = err.max().item() if err.numel() else 0.0
     if bad.any():
-        return False, worst, (f"{int(bad.sum())} of {e.numel()} elements off, max abs error "
-                              f"{worst:.3g} (tolerance {rtol:g} relative, {rtol * scale:.3g} absolute)")
+        return False, worst, (f"{int(bad.sum())} of {expected.numel()} elements off, max abs "
+                              f"error {worst:.3g} (tolerance {rtol:g} relative, "
+                              f"{rtol * scale:.3g} absolute)")
     return True, worst, ""
+
+
+def float_errors(expected, actual):
+    """Errors of a floating-point or complex output of the same shape and
+    dtype as eager's, over the elements where eager is finite: (|d - e|,
+    |e|, |d - e| / (|e| + scale), scale) with scale = max(1, max|e|); the
+    tolerance rule is ratio <= rtol. None when NaN/inf are not in the same
+    places."""
+    import torch
+
+    cast = torch.complex128 if expected.is_complex() else torch.float64
+    e, a = expected.detach().cpu().to(cast), actual.detach().cpu().to(cast)
+    finite = torch.isfinite(e)
+    if not torch.equal(finite, torch.isfinite(a)) or not torch.equal(
+            e[~finite].nan_to_num(0, 1, -1), a[~finite].nan_to_num(0, 1, -1)):
+        return None
+    e, a = e[finite], a[finite]
+    magnitude = e.abs()
+    scale = max(1.0, magnitude.max().item()) if magnitude.numel() else 1.0
+    err = (a - e).abs()
+    return err, magnitude, err / (magnitude + scale), scale
+
+
+def disc_stats_delta(before: dict, after: dict) -> dict:
+    """What one compilation added to disc.stats(): compilations, compiled
+    and fallback nodes, and the fallback ops with their counts."""
+    return {
+        "disc_compilations": after["compilations"] - before["compilations"],
+        "compiled_nodes": after["compiled_nodes"] - before["compiled_nodes"],
+        "fallback_nodes": after["fallback_nodes"] - before["fallback_nodes"],
+        "fallback_ops": {k: v - before["fallback_ops"].get(k, 0)
+                         for k, v in after["fallback_ops"].items()
+                         if v != before["fallback_ops"].get(k, 0)},
+    }
 
 
 def check_sample(path: str, dynamic: bool | None = None, threads: int = 1) -> dict:
@@ -101,17 +130,15 @@ def check_sample(path: str, dynamic: bool | None = None, threads: int = 1) -> di
         actual = compiled(*sample.inputs)
     after = disc.stats()
     ok, err, detail = outputs_match(expected, actual)
-    fallback_ops = {k: v - before["fallback_ops"].get(k, 0)
-                    for k, v in after["fallback_ops"].items()
-                    if v != before["fallback_ops"].get(k, 0)}
+    delta = disc_stats_delta(before, after)
     record.update(
         outcome="correct" if ok else "wrong",
         max_abs_error=err,
         detail=detail,
-        compiled_nodes=after["compiled_nodes"] - before["compiled_nodes"],
-        fallback_nodes=after["fallback_nodes"] - before["fallback_nodes"],
-        fallback_ops=fallback_ops,
-        compilations=after["compilations"] - before["compilations"],
+        compiled_nodes=delta["compiled_nodes"],
+        fallback_nodes=delta["fallback_nodes"],
+        fallback_ops=delta["fallback_ops"],
+        compilations=delta["disc_compilations"],
         seconds=round(time.time() - start, 1),
     )
     return record

@@ -79,7 +79,7 @@ def error_figures(expected, actual) -> dict:
     tolerance would: NaN/inf misplaced, shapes, dtypes or integers differ)."""
     import torch
 
-    from .correctness import outputs_match
+    from .correctness import float_errors, outputs_match
 
     def leaves(x):
         if isinstance(x, (tuple, list)):
@@ -88,44 +88,31 @@ def error_figures(expected, actual) -> dict:
         else:
             yield x
 
+    unusable = {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
+                "tol_needed": float("inf")}
     exp, act = list(leaves(expected)), list(leaves(actual))
     if len(exp) != len(act):
-        return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
-                "tol_needed": float("inf")}
+        return unusable
     abs_err = rel_err = tol = 0.0
     for e, a in zip(exp, act):
-        if not isinstance(e, torch.Tensor) or not isinstance(a, torch.Tensor):
+        floating = (isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor)
+                    and e.shape == a.shape and e.dtype == a.dtype
+                    and (e.is_floating_point() or e.is_complex()))
+        if not floating:  # exact comparisons: equal or unusable
             if not outputs_match(e, a)[0]:
-                return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
-                        "tol_needed": float("inf")}
+                return unusable
             continue
-        if e.shape != a.shape or e.dtype != a.dtype:
-            return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
-                    "tol_needed": float("inf")}
-        if e.numel() == 0:
+        errors = float_errors(e, a)
+        if errors is None:
+            return unusable
+        err, magnitude, ratio, _ = errors
+        if err.numel() == 0:
             continue
-        if not (e.is_floating_point() or e.is_complex()):
-            if not torch.equal(e, a):
-                return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
-                        "tol_needed": float("inf")}
-            continue
-        cast = torch.complex128 if e.is_complex() else torch.float64
-        e64, a64 = e.detach().cpu().to(cast), a.detach().cpu().to(cast)
-        finite = torch.isfinite(e64)
-        if not torch.equal(finite, torch.isfinite(a64)) or not torch.equal(
-                e64[~finite].nan_to_num(0, 1, -1), a64[~finite].nan_to_num(0, 1, -1)):
-            return {"max_abs_error": float("inf"), "max_rel_error": float("inf"),
-                    "tol_needed": float("inf")}
-        if not finite.any():
-            continue
-        ef, af = e64[finite], a64[finite]
-        diff = (af - ef).abs()
-        scale = max(1.0, ef.abs().max().item())
-        abs_err = max(abs_err, diff.max().item())
-        nonzero = ef.abs() > 0
+        abs_err = max(abs_err, err.max().item())
+        nonzero = magnitude > 0
         if nonzero.any():
-            rel_err = max(rel_err, (diff[nonzero] / ef.abs()[nonzero]).max().item())
-        tol = max(tol, (diff / (ef.abs() + scale)).max().item())
+            rel_err = max(rel_err, (err[nonzero] / magnitude[nonzero]).max().item())
+        tol = max(tol, ratio.max().item())
     return {"max_abs_error": abs_err, "max_rel_error": rel_err, "tol_needed": tol}
 
 
@@ -228,6 +215,9 @@ def run_sample(path: str, config: dict, emit) -> None:
     `emit(record)` for each (sample, contender, shape)."""
     import torch
 
+    import disc
+
+    from .correctness import disc_stats_delta, outputs_match
     from .graphnet import load_sample
     from .shapes import derive_variants, read_constraints
 
@@ -257,8 +247,6 @@ def run_sample(path: str, config: dict, emit) -> None:
         for name in config["compilers"]:
             torch._dynamo.reset()
             torch._dynamo.utils.counters.clear()
-            import disc
-
             before = disc.stats()
             failed = None
             try:
@@ -290,8 +278,6 @@ def run_sample(path: str, config: dict, emit) -> None:
                         failed = (outcome, "failed at the example shape: " + _describe(e)[:300])
                     continue
                 counts_after = _dynamo_counts()
-                from .correctness import outputs_match
-
                 ok, _, why = outputs_match(expected[i], actual)
                 median = statistics.median(times)
                 record.update(
@@ -303,14 +289,7 @@ def run_sample(path: str, config: dict, emit) -> None:
                     graph_breaks=counts_after["graph_breaks"],
                     **error_figures(expected[i], actual))
                 if name == "disc":
-                    after = disc.stats()
-                    record.update(
-                        disc_compilations=after["compilations"] - before["compilations"],
-                        compiled_nodes=after["compiled_nodes"] - before["compiled_nodes"],
-                        fallback_nodes=after["fallback_nodes"] - before["fallback_nodes"],
-                        fallback_ops={k: v - before["fallback_ops"].get(k, 0)
-                                      for k, v in after["fallback_ops"].items()
-                                      if v != before["fallback_ops"].get(k, 0)})
+                    record.update(disc_stats_delta(before, disc.stats()))
                 emit(record)
 
 
@@ -378,19 +357,14 @@ def run_isolated(path: str, config: dict, timeout: float) -> list:
 def machine_description(threads: int, device: str) -> dict:
     import torch
 
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    flags = ""
+    cpu, flags = platform.processor() or "unknown", ""
     try:
         with open("/proc/cpuinfo") as f:
             text = f.read()
+        for line in text.splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
         flags = " ".join(x for x in ("avx2", "avx512f", "fma") if f" {x}" in text)
     except OSError:
         pass

@@ -289,6 +289,14 @@ def plot(t: Table, out_dir: str, penalty: float, prefix: str = "") -> list:
         import matplotlib.pyplot as plt
     except ImportError:
         return []
+    def save(fig, ax, name):
+        ax.legend()
+        fig.tight_layout()
+        path = os.path.join(out_dir, prefix + name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return path
+
     files = []
     comp = t.compiled()
     if comp:
@@ -304,12 +312,7 @@ def plot(t: Table, out_dir: str, penalty: float, prefix: str = "") -> list:
         ax.set_xscale("log")
         ax.set_xlabel("speedup over eager at the example shape (0 = not correct)")
         ax.invert_yaxis()
-        ax.legend()
-        fig.tight_layout()
-        path = os.path.join(out_dir, prefix + "speedup.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
+        files.append(save(fig, ax, "speedup.png"))
 
         fig, ax = plt.subplots(figsize=(6, 4))
         grid = [10.0 ** (e / 4) for e in range(-32, 1)]
@@ -320,12 +323,7 @@ def plot(t: Table, out_dir: str, penalty: float, prefix: str = "") -> list:
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xlabel("tolerance t")
         ax.set_ylabel(f"S(t) (failure penalty {penalty})")
-        ax.legend()
-        fig.tight_layout()
-        path = os.path.join(out_dir, prefix + "score.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        files.append(path)
+        files.append(save(fig, ax, "score.png"))
     return files
 
 

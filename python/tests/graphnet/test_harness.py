@@ -15,6 +15,8 @@ import torch
 from disc.bench import harness, report, shapes
 from disc.bench.graphnet import load_sample
 
+from .test_loader_and_runner import META  # GraphNet's metadata class format
+
 # A batch x length model whose view / arange / slice pin the example shape
 # (batch 1, length 12), like Dynamo's printed graphs do.
 MODEL = """
@@ -31,16 +33,6 @@ class GraphModule(torch.nn.Module):
         return (BODY,)
 """
 
-META = """
-class Program_weight_tensor_meta_{name}:
-    name = "{name}"
-    shape = {shape}
-    dtype = "torch.float32"
-    device = "cpu"
-    mean = 0.0
-    std = 1.0
-    data = None
-"""
 
 CONSTRAINTS = """
 from sympy import Symbol
@@ -65,8 +57,10 @@ def write_sample(root, name="syn/seq", body="s.relu()", relations="[]"):
     d = root / "samples" / name
     d.mkdir(parents=True)
     (d / "model.py").write_text(MODEL.replace("BODY", body))
-    (d / "weight_meta.py").write_text(textwrap.dedent(
-        META.format(name="L_x_", shape=[1, 12, 4]) + META.format(name="L_w_", shape=[3, 4])))
+    metas = [META.format(cls=name, name=name, shape=shape, dtype="torch.float32", mean=0.0,
+                         std=1.0, data=None, extra="")
+             for name, shape in (("L_x_", [1, 12, 4]), ("L_w_", [3, 4]))]
+    (d / "weight_meta.py").write_text(textwrap.dedent("\n".join(metas)))
     (d / "input_tensor_constraints.py").write_text(CONSTRAINTS.replace("RELATIONS", relations))
     return d
 
