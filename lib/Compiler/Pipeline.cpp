@@ -59,6 +59,9 @@ std::string disc::cpuLowerPipeline(bool runtimeChecks) {
          "disc-ral-lower-asserts,"
          // 7. to LLVM
          "math-extend-to-supported-types,"
+         // f32 transcendental ops become inline polynomials, so the loops
+         // around them vectorise (a libm call per element does not).
+         "disc-approximate-math,"
          "arith-emulate-unsupported-floats{source-types=bf16,f16 "
          "target-type=f32},"
          "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"

@@ -65,4 +65,30 @@ def DiscRalInjectContext : Pass<"disc-ral-inject-context", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def DiscApproximateMath : Pass<"disc-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replace f32 transcendental math ops by inline polynomial approximations";
+  let description = [{
+    A `math.exp`/`erf`/`tanh`/... on f32 that reaches LLVM becomes a call to
+    the scalar libm function, and a loop containing a call is not
+    vectorised: a GELU or softmax kernel then runs 10-20x slower than
+    PyTorch's vectorised ATen kernels. This pass rewrites those ops into
+    MLIR's upstream polynomial approximations (pure arith, so LLVM
+    vectorises the loop around them). Runs after
+    math-extend-to-supported-types, so f16/bf16 math is computed in f32
+    and approximated too.
+
+    Only ops whose upstream approximation is accurate to a few f32 ulp over
+    the whole range are rewritten (`ops` lists them; the test
+    `python/tests/test_math_accuracy.py` checks each against PyTorch).
+    Others (e.g. `math.tan`, `math.cbrt`, `math.powf`) and f64 stay
+    libm calls.
+  }];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "math op names to approximate (default: the accurate set)">
+  ];
+  let dependentDialects = ["mlir::math::MathDialect", "mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 #endif // DISC_CONVERSION_PASSES_TD
