@@ -7,6 +7,8 @@
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -46,6 +48,7 @@ struct Executable::Impl {
   std::string entryName;
   std::shared_ptr<ral::Context> context;
   double compileSeconds = 0;
+  KernelCounts kernels;
 };
 
 Executable::Executable() : impl(std::make_unique<Impl>()) {}
@@ -54,6 +57,7 @@ Executable::~Executable() = default;
 const ral::Signature &Executable::signature() const { return impl->signature; }
 const std::string &Executable::entryName() const { return impl->entryName; }
 double Executable::compileSeconds() const { return impl->compileSeconds; }
+const KernelCounts &Executable::kernelCounts() const { return impl->kernels; }
 
 std::vector<ral::OutputTensor>
 Executable::run(const std::vector<ral::TensorView> &inputs) {
@@ -61,6 +65,42 @@ Executable::run(const std::vector<ral::TensorView> &inputs) {
 }
 
 namespace {
+
+bool isLoopOp(Operation *op) {
+  return isa<scf::ForOp, scf::ParallelOp, scf::WhileOp, scf::ForallOp>(op);
+}
+
+/// Counts the module's kernels after disc-parallelize-loops (see
+/// KernelCounts): outermost loops and parallel-body calls of kernel
+/// functions, outermost loops of other functions, library calls, copies.
+KernelCounts countKernels(ModuleOp module) {
+  KernelCounts counts;
+  module.walk([&](Operation *op) {
+    auto func = op->getParentOfType<func::FuncOp>();
+    if (!func || func->hasAttr(kParallelBodyAttr))
+      return; // a parallel body is counted at its call
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      StringRef callee = call.getCallee();
+      if (callee.starts_with("disc_ral_matmul") ||
+          callee.starts_with("disc_ral_conv"))
+        ++counts.libraryCalls;
+      else if (auto target = module.lookupSymbol<func::FuncOp>(callee);
+               target && target->hasAttr(kParallelBodyAttr))
+        ++counts.loopKernels;
+      return;
+    }
+    if (isa<memref::CopyOp>(op)) {
+      ++counts.copies;
+      return;
+    }
+    if (isLoopOp(op) && !op->getParentOfType<scf::ForOp>() &&
+        !op->getParentOfType<scf::ParallelOp>() &&
+        !op->getParentOfType<scf::WhileOp>() &&
+        !op->getParentOfType<scf::ForallOp>())
+      ++counts.loopKernels;
+  });
+  return counts;
+}
 
 /// Process-wide state set up once: LLVM targets, the pass registry.
 /// LLVM's O3 pipeline for this target, without loop unrolling. Compiled
@@ -242,9 +282,12 @@ public:
   explicit PhaseTimer(bool enabled) : enabled(enabled) {}
   void phase(StringRef name) {
     auto now = Clock::now();
-    phases.emplace_back(name.str(),
-                        std::chrono::duration<double>(now - last).count());
+    double seconds = std::chrono::duration<double>(now - last).count();
     last = now;
+    if (!phases.empty() && phases.back().first == name)
+      phases.back().second += seconds; // a stage run in several parts
+    else
+      phases.emplace_back(name.str(), seconds);
   }
   double total() const {
     return std::chrono::duration<double>(last - start).count();
@@ -332,7 +375,10 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
 
   const char *checksEnv = std::getenv("DISC_RUNTIME_CHECKS");
   bool runtimeChecks = checksEnv && std::string(checksEnv) == "1";
-  if (failed(runPipeline(cpuLowerPipeline(runtimeChecks), "lower")))
+  if (failed(runPipeline(cpuLowerToKernelsPipeline(runtimeChecks), "lower")))
+    return fail("compilation failed (lowering to loop kernels)");
+  result->impl->kernels = countKernels(*module);
+  if (failed(runPipeline(cpuKernelsToLlvmPipeline(), "lower")))
     return fail("compilation failed (lowering to LLVM)");
   if (!dumpDir.empty())
     writeFile(dumpDir, "999-llvm.mlir", *module);

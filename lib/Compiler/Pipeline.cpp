@@ -28,6 +28,11 @@ std::string disc::cpuPreparePipeline() {
 }
 
 std::string disc::cpuLowerPipeline(bool runtimeChecks) {
+  return cpuLowerToKernelsPipeline(runtimeChecks) + "," +
+         cpuKernelsToLlvmPipeline();
+}
+
+std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks) {
   // The stages of DESIGN.md, in order. Stage 4 (fusion planning) is empty in
   // this version: each memory-bound op becomes its own loop nest, which LLVM
   // then optimises; the fusion passes slot in right after the shape
@@ -52,10 +57,16 @@ std::string disc::cpuLowerPipeline(bool runtimeChecks) {
          "function-boundary-type-conversion=identity-layout-map "
          "unknown-type-conversion=identity-layout-map},"
          "canonicalize,"
-         "func.func(convert-linalg-to-loops)," +
+         // Parallel dims become scf.parallel, reductions scf.for inside.
+         "func.func(convert-linalg-to-parallel-loops,disc-promote-accumulators)," +
          std::string(runtimeChecks ? "generate-runtime-verification," : "") +
          "disc-outline-loop-kernels,"
-         "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+         // Each kernel's outer parallel loop runs on the runtime's threads.
+         "disc-parallelize-loops";
+}
+
+std::string disc::cpuKernelsToLlvmPipeline() {
+  return "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "disc-ral-lower-asserts,"
          // 7. to LLVM
          "math-extend-to-supported-types,"
@@ -65,9 +76,13 @@ std::string disc::cpuLowerPipeline(bool runtimeChecks) {
          "arith-emulate-unsupported-floats{source-types=bf16,f16 "
          "target-type=f32},"
          "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
+         // max/min reductions vectorise only as LLVM intrinsics; arith-expand
+         // would turn them into compare+select.
+         "disc-lower-float-min-max,"
          "arith-expand{include-bf16=true},"
          "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
          "convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts,"
+         "disc-ral-lower-parallel-for,"
          "disc-ral-inject-context";
 }
 

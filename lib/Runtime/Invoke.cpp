@@ -180,6 +180,7 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
   if (!signature.results.empty())
     args.push_back(resultWords.data());
 
+  const ThreadsForCall threads(context.options().numThreads);
   if (!runProtected(ectx.get(), fn, args.data())) {
     std::string message = std::move(ectx->errorMessage);
     if (message.empty())

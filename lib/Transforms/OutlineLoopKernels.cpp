@@ -136,6 +136,7 @@ struct OutlineLoopKernelsPass
     // Carried to the LLVM function by convert-func-to-llvm.
     kernel->setAttr("passthrough",
                     ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
+    kernel->setAttr(disc::kKernelAttr, UnitAttr::get(ctx));
     symbols.insert(kernel);
 
     Block *body = kernel.addEntryBlock();

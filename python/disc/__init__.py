@@ -71,6 +71,13 @@ class Executable:
         return self._impl.compile_seconds
 
     @property
+    def kernel_counts(self) -> dict:
+        """What one call runs: {"loops": generated loop kernels (one per
+        loop nest after fusion), "library_calls": oneDNN matmul/conv calls,
+        "copies": whole-buffer copies}."""
+        return dict(self._impl.kernel_counts)
+
+    @property
     def signature(self):
         """([(name, dtype, dims, dim_classes)], [(dtype, rank)]); dims -1 = dynamic."""
         return self._impl.signature
@@ -111,10 +118,18 @@ def stats() -> dict:
     partitions      compiled partitions
     eager_graphs    graphs run entirely in eager (autograd needed)
     fallback_ops    {"op: reason": count} for the fallback nodes
+    kernels         kernels of the compiled partitions (generated loop
+                    kernels + library calls + copies; Executable.kernel_counts)
+    parallel_launches  kernel loops the runtime split across threads
+    serial_runs        kernel loops it ran on the calling thread (too little
+                       work to pay for a parallel launch): the run-time
+                       variant choice of every parallel loop
     """
     from .frontend import backend as _backend
 
-    result = {"compilations": _C.compilation_count()}
+    launches, serial = _C.parallel_stats()
+    result = {"compilations": _C.compilation_count(),
+              "parallel_launches": launches, "serial_runs": serial}
     result.update(_backend.stats())
     return result
 

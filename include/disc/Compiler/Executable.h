@@ -34,6 +34,17 @@ struct CompileOptions {
   std::string sourceName = "input.mlir";
 };
 
+/// What the compiled program runs per call, counted after kernel outlining:
+/// generated loop kernels (one per loop nest left after fusion: in kernel
+/// functions and in the entry), library calls (oneDNN matmul/convolution)
+/// and whole-buffer copies (memref.copy from bufferization).
+struct KernelCounts {
+  int64_t loopKernels = 0;
+  int64_t libraryCalls = 0;
+  int64_t copies = 0;
+  int64_t total() const { return loopKernels + libraryCalls + copies; }
+};
+
 class Executable {
 public:
   /// Compiles the public function of `mlirText` (the one named `main` if
@@ -49,6 +60,7 @@ public:
   const std::string &entryName() const;
   /// Seconds spent in compile().
   double compileSeconds() const;
+  const KernelCounts &kernelCounts() const;
 
 private:
   Executable();

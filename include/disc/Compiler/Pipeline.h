@@ -22,6 +22,10 @@ std::string cpuPreparePipeline();
 /// subview and reshape checked against its buffer's bounds; failures raise
 /// disc.InvocationError naming the op): slow, for debugging miscompiles.
 std::string cpuLowerPipeline(bool runtimeChecks = false);
+/// cpuLowerPipeline in two halves: to outlined loop kernels (memrefs, scf),
+/// where Executable counts the kernels, and from there to the LLVM dialect.
+std::string cpuLowerToKernelsPipeline(bool runtimeChecks = false);
+std::string cpuKernelsToLlvmPipeline();
 } // namespace disc
 
 #endif // DISC_COMPILER_PIPELINE_H

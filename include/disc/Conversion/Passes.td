@@ -91,4 +91,39 @@ def DiscApproximateMath : Pass<"disc-approximate-math", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def DiscLowerFloatMinMax : Pass<"disc-lower-float-min-max", "mlir::ModuleOp"> {
+  let summary = "Lower arith float max/min straight to LLVM's intrinsics";
+  let description = [{
+    `arith-expand` (needed for bf16) rewrites `arith.maximumf` into
+    compare + select with explicit NaN handling, a shape LLVM's loop
+    vectoriser does not recognise as a max reduction (a softmax row max
+    then runs one element at a time). `llvm.intr.maximum` has the same
+    semantics (NaN propagates, -0 < +0), is a recognised reduction and
+    lowers to vector code. This pass rewrites maximumf/minimumf/maxnumf/
+    minnumf on f32/f64 scalars and vectors into `llvm.intr.maximum`/
+    `minimum`/`maxnum`/`minnum`; run it before `arith-expand`, after
+    f16/bf16 arithmetic has been emulated in f32.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def DiscRalLowerParallelFor : Pass<"disc-ral-lower-parallel-for", "mlir::ModuleOp"> {
+  let summary = "Turn calls of outlined parallel loop bodies into disc_ral_parallel_for";
+  let description = [{
+    Runs on the LLVM dialect. For every function marked
+    `disc.parallel_body` (disc-parallelize-loops: arguments lo, hi, work,
+    captures..., memref descriptors already expanded), adds a packed entry
+    `@<body>_packed(!llvm.ptr args)` that loads argument i through
+    `args[i]` (a pointer to its value) and calls the body. Each call of the
+    body becomes: the arguments spilled to stack slots, an array of their
+    addresses, and
+    `disc_ral_parallel_for(@<body>_packed, array, count, units, work)`.
+    The runtime runs the packed entry once per thread with `args[0]` /
+    `args[1]` pointing at that thread's lo / hi, or once on the calling
+    thread for small ranges. The runtime needs no knowledge of the body's
+    signature.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // DISC_CONVERSION_PASSES_TD

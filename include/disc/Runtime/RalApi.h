@@ -47,6 +47,12 @@ void *disc_ral_alloc(void *ctx, int64_t bytes);
 void disc_ral_free(void *ctx, void *ptr);
 /// Reports an error and unwinds to the call boundary: never returns.
 [[noreturn]] void disc_ral_fail(void *ctx, const char *message);
+/// Runs `fn(args)` over units [0, units): args[0] / args[1] point at the
+/// int64 lo / hi of the range (0 / units on entry), args has `count`
+/// entries. Splits the range across threads when units * work is large
+/// enough, else runs it on the calling thread. `fn` must not fail.
+void disc_ral_parallel_for(void (*fn)(void **), void **args, int64_t count,
+                           int64_t units, int64_t work);
 
 /// Batched matmul C[b] = op(A[b]) x op(B[b]) on rank-3 memrefs.
 /// A is [B, M, K] ([B, K, M] when transA), B is [B, K, N] ([B, N, K] when

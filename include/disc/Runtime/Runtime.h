@@ -148,6 +148,32 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
                                  const Signature &signature,
                                  const std::vector<TensorView> &inputs);
 
+/// Parallel loops of compiled kernels (disc_ral_parallel_for) launched on
+/// this thread use `numThreads` (0: OpenMP's default) while it lives.
+class ThreadsForCall {
+public:
+  explicit ThreadsForCall(int numThreads);
+  ~ThreadsForCall();
+  ThreadsForCall(const ThreadsForCall &) = delete;
+  ThreadsForCall &operator=(const ThreadsForCall &) = delete;
+
+private:
+  int previous;
+};
+
+/// How many threads a parallel loop of `units` units of `workPerUnit`
+/// elements each gets: 1 (run on the calling thread) unless every thread
+/// gets at least DISC_PARALLEL_MIN_WORK elements (default 32768).
+int threadsForWork(int64_t units, int64_t workPerUnit, int threads);
+
+/// Process-wide counts of the run-time choice disc_ral_parallel_for made:
+/// split across threads, or run on the calling thread (small work).
+struct ParallelStats {
+  int64_t parallelLaunches = 0;
+  int64_t serialRuns = 0;
+};
+ParallelStats parallelStats();
+
 /// Only the signature check (what invoke does first).
 void checkInputs(const Signature &signature,
                  const std::vector<TensorView> &inputs);

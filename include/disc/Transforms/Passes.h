@@ -2,6 +2,7 @@
 #ifndef DISC_TRANSFORMS_PASSES_H
 #define DISC_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -17,6 +18,11 @@ namespace disc {
 inline constexpr llvm::StringLiteral kEntryAttr = "disc.entry";
 /// Name of the unit arg attribute marking the RAL context argument.
 inline constexpr llvm::StringLiteral kRalContextAttr = "disc.ral_context";
+/// Unit attribute of the kernel functions disc-outline-loop-kernels creates.
+inline constexpr llvm::StringLiteral kKernelAttr = "disc.kernel";
+/// Unit attribute of a parallel loop body outlined by disc-parallelize-loops:
+/// `(lo, hi, work, captures...)`, run by the runtime's parallel_for.
+inline constexpr llvm::StringLiteral kParallelBodyAttr = "disc.parallel_body";
 } // namespace disc
 
 #endif // DISC_TRANSFORMS_PASSES_H

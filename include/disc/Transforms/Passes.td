@@ -67,4 +67,56 @@ def DiscOutlineLoopKernels
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def DiscPromoteAccumulators
+    : Pass<"disc-promote-accumulators", "mlir::func::FuncOp"> {
+  let summary = "Keep reduction accumulators in registers (scf.for iter_args)";
+  let description = [{
+    A reduction lowered to loops reads and writes its accumulator in memory
+    on every iteration (`acc[i] = acc[i] + x[i, k]`). LLVM cannot keep it in
+    a register when it cannot prove that no other access aliases it, and
+    does not vectorise the loop. This pass turns a
+    `memref.load %M[idx]` ... `memref.store %v, %M[idx]` pair of an
+    `scf.for` body, with `idx` invariant in the loop, into a loop-carried
+    value: one load before the loop, one store after it. Applied innermost
+    first, so a reduction over several dims is promoted out of every loop
+    it is invariant in.
+
+    Only when it is safe: `%M` comes (through views) from a `memref.alloc`
+    of this function, and nothing else in the loop touches that allocation
+    or has unknown memory effects.
+
+    The combining op (`arith.addf`/`mulf`) gets the `reassoc` fast-math
+    flag, so LLVM vectorises the reduction with partial sums (the result
+    may differ from a sequential sum in the last bits, as PyTorch's own
+    vectorised reductions do). max/min are exact in any order.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
+  let summary = "Run each kernel's outer parallel loop on the runtime's threads";
+  let description = [{
+    In every kernel function (`disc.kernel`, from disc-outline-loop-kernels)
+    each top-level `scf.parallel` (from linalg-to-parallel-loops: one per
+    memory-bound op, reductions inside as `scf.for`) is split: all its
+    dims but the innermost are linearised into one range of "units" that
+    threads share; the innermost dim stays a sequential loop in the body so
+    LLVM vectorises it (a 1-d loop is itself the range). The body becomes
+    a function `@<kernel>_par<N>(lo, hi, work, captures...)`
+    (`disc.parallel_body`) running units [lo, hi); the loop becomes a call
+    with lo = 0, hi = the unit count and work = the elements per unit
+    (innermost extent times the trip counts of the reduction loops inside).
+    disc-ral-lower-parallel-for turns that call into the runtime's
+    `disc_ral_parallel_for`, which decides at run time, from
+    units x work and the thread count, whether to split the range or run
+    it on the calling thread (tiny tensors never pay for a parallel launch).
+
+    Left sequential: scf.parallel outside kernels (the entry), nested in
+    another loop, or with non-zero lower bounds / non-unit steps.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 #endif // DISC_TRANSFORMS_PASSES_TD

@@ -8,6 +8,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
@@ -142,6 +143,15 @@ NB_MODULE(_C, m) {
       .def("run", &run, nb::arg("inputs"))
       .def_prop_ro("entry_name", &Executable::entryName)
       .def_prop_ro("compile_seconds", &Executable::compileSeconds)
+      .def_prop_ro("kernel_counts",
+                   [](const Executable &exe) {
+                     const KernelCounts &k = exe.kernelCounts();
+                     nb::dict d;
+                     d["loops"] = k.loopKernels;
+                     d["library_calls"] = k.libraryCalls;
+                     d["copies"] = k.copies;
+                     return d;
+                   })
       .def_prop_ro("signature", [](const Executable &exe) {
         nb::list args;
         for (const ral::ArgSpec &a : exe.signature().args)
@@ -171,4 +181,8 @@ NB_MODULE(_C, m) {
       nb::arg("text"), nb::arg("dump_dir") = "",
       nb::arg("source_name") = "input.mlir", nb::arg("log_timing") = false);
   m.def("compilation_count", &compilationCount);
+  m.def("parallel_stats", [] {
+    ral::ParallelStats stats = ral::parallelStats();
+    return std::make_pair(stats.parallelLaunches, stats.serialRuns);
+  });
 }

@@ -104,6 +104,7 @@ def disc_stats_delta(before: dict, after: dict) -> dict:
     return {
         "disc_compilations": after["compilations"] - before["compilations"],
         "compiled_nodes": after["compiled_nodes"] - before["compiled_nodes"],
+        "kernels": after.get("kernels", 0) - before.get("kernels", 0),
         "fallback_nodes": after["fallback_nodes"] - before["fallback_nodes"],
         "fallback_ops": {k: v - before["fallback_ops"].get(k, 0)
                          for k, v in after["fallback_ops"].items()

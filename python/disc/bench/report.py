@@ -212,7 +212,7 @@ def sample_table(t: Table) -> str:
         head.append("disc vs inductor")
     head += [f"{c} compile s" for c in comp]
     if "disc" in comp:
-        head += ["disc nodes compiled / fallback"]
+        head += ["disc nodes compiled / fallback", "disc kernels (ATen ops per kernel)"]
     rows = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for s in t.samples:
         cells = [s, _cell(t, s, "eager")] + [_cell(t, s, c) for c in comp]
@@ -225,6 +225,8 @@ def sample_table(t: Table) -> str:
             r = t.get(s, "disc")
             cells.append(f"{r.get('compiled_nodes', '-')} / {r.get('fallback_nodes', '-')}"
                          if r and "compiled_nodes" in r else "-")
+            kernels = r.get("kernels") if r else None
+            cells.append(f"{kernels} ({r['compiled_nodes'] / kernels:.1f})" if kernels else "-")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

@@ -33,6 +33,7 @@ def stats() -> dict:
     with _lock:
         return {
             "compiled_nodes": _counters["compiled_nodes"],
+            "kernels": _counters["kernels"],
             "fallback_nodes": _counters["fallback_nodes"],
             "graphs": _counters["graphs"],
             "partitions": _counters["partitions"],
@@ -392,7 +393,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
     partition_nodes = {n: i for i, p in enumerate(kept) for n in p.nodes}
     fused = partitioner.fuse_partitions(kept) if kept else gm
 
-    compiled_nodes, fallback_nodes = 0, 0
+    compiled_nodes, fallback_nodes, kernels = 0, 0, 0
     for node in list(fused.graph.nodes):
         if node.op != "call_module" or not node.target.startswith("fused_"):
             continue
@@ -432,6 +433,11 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
                                 f"graph {graph_id} {name}", sub if opts.verify else None,
                                 os.path.join(dump_root, name) if dump_root else None)
         setattr(fused, node.target, wrapper)
+        counts = exe.kernel_counts
+        kernels += sum(counts.values())
+        _log.log("partition", f"graph {graph_id} {name}: {n_nodes} ATen nodes -> "
+                 f"{counts['loops']} loop kernels, {counts['library_calls']} library "
+                 f"calls, {counts['copies']} copies")
         compiled_nodes += n_nodes
         report.partitions += 1
 
@@ -445,7 +451,8 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
         _log.log("fallback", f"graph {graph_id}: {_op_name(node)} ({node.name}) runs in eager: {reason}")
 
     report.compiled_nodes, report.fallback_nodes = compiled_nodes, fallback_nodes
-    _count(compiled_nodes=compiled_nodes, fallback_nodes=fallback_nodes, partitions=report.partitions)
+    _count(compiled_nodes=compiled_nodes, fallback_nodes=fallback_nodes,
+           partitions=report.partitions, kernels=kernels)
     _log.log("partition", f"graph {graph_id}: {report.partitions} compiled partition(s), "
              f"{compiled_nodes} compiled nodes, {fallback_nodes} fallback nodes")
     _emit_report(report)

@@ -1,0 +1,123 @@
+//===- ParallelFor.cpp - the runtime's parallel loop launcher -------------===//
+//
+// Compiled kernels hand their outer loop to disc_ral_parallel_for (see
+// disc-parallelize-loops / disc-ral-lower-parallel-for in the compiler).
+// Threads come from OpenMP: the same runtime (GNU libgomp) Debian's oneDNN
+// uses, so library calls and generated loops share one thread pool instead
+// of two pools competing for the cores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "disc/Runtime/RalApi.h"
+#include "disc/Runtime/Runtime.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#ifdef DISC_RAL_HAS_OPENMP
+#include <omp.h>
+#endif
+
+namespace disc {
+namespace ral {
+
+namespace {
+
+std::atomic<int64_t> parallelLaunches{0};
+std::atomic<int64_t> serialRuns{0};
+
+/// Threads for loops launched on this thread: set per call by
+/// ThreadsForCall (the Context's numThreads), else OpenMP's default.
+thread_local int callThreads = 0;
+
+int64_t minWorkPerThread() {
+  static const int64_t value = [] {
+    const char *env = std::getenv("DISC_PARALLEL_MIN_WORK");
+    int64_t parsed = env ? std::atoll(env) : 0;
+    return parsed > 0 ? parsed : int64_t(32768);
+  }();
+  return value;
+}
+
+int availableThreads() {
+  if (callThreads > 0)
+    return callThreads;
+#ifdef DISC_RAL_HAS_OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+} // namespace
+
+ThreadsForCall::ThreadsForCall(int numThreads) : previous(callThreads) {
+  if (numThreads > 0)
+    callThreads = numThreads;
+}
+ThreadsForCall::~ThreadsForCall() { callThreads = previous; }
+
+int threadsForWork(int64_t units, int64_t workPerUnit, int threads) {
+  if (units <= 1 || threads <= 1)
+    return 1;
+  const int64_t work = std::max<int64_t>(workPerUnit, 1);
+  // Saturating units * work / minimum.
+  const int64_t minimum = minWorkPerThread();
+  int64_t byWork = units > INT64_MAX / work ? INT64_MAX / minimum
+                                            : units * work / minimum;
+  int64_t chosen = std::min<int64_t>({threads, units, byWork});
+  return static_cast<int>(std::max<int64_t>(chosen, 1));
+}
+
+ParallelStats parallelStats() {
+  return {parallelLaunches.load(), serialRuns.load()};
+}
+
+} // namespace ral
+} // namespace disc
+
+using namespace disc::ral;
+
+extern "C" void disc_ral_parallel_for(void (*fn)(void **), void **args,
+                                      int64_t count, int64_t units,
+                                      int64_t work) {
+  if (units <= 0)
+    return;
+  const int threads = threadsForWork(units, work, availableThreads());
+  if (threads <= 1) {
+    // args[0] -> 0 and args[1] -> units already: the whole range here.
+    serialRuns.fetch_add(1, std::memory_order_relaxed);
+    fn(args);
+    return;
+  }
+  parallelLaunches.fetch_add(1, std::memory_order_relaxed);
+#ifdef DISC_RAL_HAS_OPENMP
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    // Units split evenly; the first units % n threads take one more.
+    const int64_t base = units / n, extra = units % n;
+    int64_t lo = t * base + std::min(t, extra);
+    int64_t hi = lo + base + (t < extra ? 1 : 0);
+    if (lo < hi) {
+      constexpr int64_t kInline = 64;
+      void *inlineArgs[kInline];
+      std::vector<void *> heapArgs;
+      void **local = inlineArgs;
+      if (count > kInline) {
+        heapArgs.resize(count);
+        local = heapArgs.data();
+      }
+      std::memcpy(local, args, count * sizeof(void *));
+      local[0] = &lo;
+      local[1] = &hi;
+      fn(local);
+    }
+  }
+#else
+  fn(args);
+#endif
+}

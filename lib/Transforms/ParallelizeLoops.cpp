@@ -1,0 +1,194 @@
+//===- ParallelizeLoops.cpp - kernel loops onto the runtime's threads -----===//
+#include "disc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace disc {
+#define GEN_PASS_DEF_DISCPARALLELIZELOOPS
+#include "disc/Transforms/Passes.h.inc"
+} // namespace disc
+
+using namespace mlir;
+
+namespace {
+
+/// The innermost dim is cut into blocks of this many iterations, each a
+/// unit of the shared range: a [1, 1, N] tensor still splits across
+/// threads, and each block stays a long contiguous (vectorised) loop.
+constexpr int64_t kInnerBlock = 1024;
+
+bool isConstant(Value value, int64_t expected) {
+  std::optional<int64_t> constant = getConstantIntValue(value);
+  return constant && *constant == expected;
+}
+
+/// Elements one unit of the range does: the innermost block (if the
+/// innermost dim stays a loop in the body) times the trip counts of the scf.for loops inside
+/// whose bounds are known before the loop (reductions). An estimate for
+/// the runtime's "is this worth a parallel launch" decision.
+Value workPerUnit(OpBuilder &b, scf::ParallelOp loop, Value innerBlock) {
+  Location loc = loop.getLoc();
+  Value work = arith::ConstantIndexOp::create(b, loc, 1);
+  if (innerBlock)
+    work = arith::MinUIOp::create(b, loc, loop.getUpperBound().back(),
+                                  innerBlock);
+  loop.getBody()->walk([&](scf::ForOp inner) {
+    Value lb = inner.getLowerBound(), ub = inner.getUpperBound();
+    if (!isConstant(inner.getStep(), 1) ||
+        !lb.getParentRegion()->isProperAncestor(&loop.getRegion()) ||
+        !ub.getParentRegion()->isProperAncestor(&loop.getRegion()))
+      return;
+    Value trips = arith::SubIOp::create(b, loc, ub, lb);
+    work = arith::MulIOp::create(b, loc, work, trips);
+  });
+  return work;
+}
+
+struct ParallelizeLoopsPass
+    : public disc::impl::DiscParallelizeLoopsBase<ParallelizeLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(disc::kKernelAttr) && !func.isExternal())
+        kernels.push_back(func);
+    for (func::FuncOp kernel : kernels) {
+      unsigned counter = 0;
+      SmallVector<scf::ParallelOp> loops;
+      for (auto loop : kernel.front().getOps<scf::ParallelOp>())
+        loops.push_back(loop);
+      for (scf::ParallelOp loop : loops)
+        if (parallelizable(loop))
+          outline(loop, kernel, symbols, counter);
+    }
+  }
+
+  static bool parallelizable(scf::ParallelOp loop) {
+    return loop.getNumResults() == 0 &&
+           llvm::all_of(loop.getLowerBound(),
+                        [](Value v) { return isConstant(v, 0); }) &&
+           llvm::all_of(loop.getStep(),
+                        [](Value v) { return isConstant(v, 1); });
+  }
+
+  void outline(scf::ParallelOp loop, func::FuncOp kernel, SymbolTable &symbols,
+               unsigned &counter) {
+    MLIRContext *ctx = &getContext();
+    Location loc = loop.getLoc();
+    unsigned numDims = loop.getNumLoops();
+    // All dims but the innermost form the shared range; a 1-d loop is the
+    // range itself.
+    unsigned numOuter = numDims == 1 ? 1 : numDims - 1;
+    bool innerLoop = numDims > 1;
+
+    // Values the body needs: the upper bounds and whatever the loop body
+    // uses from above. Constants are cloned into the body instead.
+    llvm::SetVector<Value> used;
+    used.insert(loop.getUpperBound().begin(), loop.getUpperBound().end());
+    getUsedValuesDefinedAbove(loop.getRegion(), used);
+    SmallVector<Value> captures;
+    SmallVector<Operation *> constants;
+    for (Value value : used) {
+      Operation *def = value.getDefiningOp();
+      if (def && def->hasTrait<OpTrait::ConstantLike>())
+        constants.push_back(def);
+      else
+        captures.push_back(value);
+    }
+
+    // The call: units [0, count), and the work per unit. With an inner
+    // loop, count = outer units x blocks of the innermost dim.
+    OpBuilder b(loop);
+    Value count = loop.getUpperBound().front();
+    for (unsigned d = 1; d < numOuter; ++d)
+      count = arith::MulIOp::create(b, loc, count, loop.getUpperBound()[d]);
+    Value block, numBlocks;
+    if (innerLoop) {
+      block = arith::ConstantIndexOp::create(b, loc, kInnerBlock);
+      numBlocks = arith::CeilDivUIOp::create(
+          b, loc, loop.getUpperBound().back(), block);
+      count = arith::MulIOp::create(b, loc, count, numBlocks);
+    }
+    Value work = workPerUnit(b, loop, block);
+
+    Type index = b.getIndexType();
+    SmallVector<Type> argTypes{index, index, index};
+    for (Value value : captures)
+      argTypes.push_back(value.getType());
+    std::string name;
+    do {
+      name = (kernel.getSymName() + "_par" + Twine(counter++)).str();
+    } while (symbols.lookup(name));
+    OpBuilder moduleBuilder(kernel);
+    moduleBuilder.setInsertionPointAfter(kernel);
+    auto body = func::FuncOp::create(moduleBuilder, loc, name,
+                                     FunctionType::get(ctx, argTypes, {}));
+    body.setPrivate();
+    body->setAttr(disc::kParallelBodyAttr, UnitAttr::get(ctx));
+    body->setAttr("passthrough",
+                  ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
+    symbols.insert(body);
+
+    Block *entry = body.addEntryBlock();
+    OpBuilder bb = OpBuilder::atBlockBegin(entry);
+    IRMapping mapping;
+    for (auto [value, argument] :
+         llvm::zip(captures, entry->getArguments().drop_front(3)))
+      mapping.map(value, argument);
+    for (Operation *constant : constants)
+      bb.clone(*constant, mapping);
+    Value one = arith::ConstantIndexOp::create(bb, loc, 1);
+    auto unitLoop = scf::ForOp::create(bb, loc, entry->getArgument(0),
+                                       entry->getArgument(1), one);
+    bb.setInsertionPointToStart(unitLoop.getBody());
+    // Delinearise the unit index into the inner block and the outer
+    // induction variables.
+    Value rest = unitLoop.getInductionVar();
+    SmallVector<Value> ivs(numDims);
+    Value blockBegin, blockEnd;
+    if (innerLoop) {
+      Value extent = mapping.lookup(loop.getUpperBound().back());
+      Value blockSize = arith::ConstantIndexOp::create(bb, loc, kInnerBlock);
+      Value blocks = arith::CeilDivUIOp::create(bb, loc, extent, blockSize);
+      Value blockIndex = arith::RemUIOp::create(bb, loc, rest, blocks);
+      rest = arith::DivUIOp::create(bb, loc, rest, blocks);
+      blockBegin = arith::MulIOp::create(bb, loc, blockIndex, blockSize);
+      blockEnd = arith::MinUIOp::create(
+          bb, loc, extent,
+          arith::AddIOp::create(bb, loc, blockBegin, blockSize));
+    }
+    for (int d = numOuter - 1; d > 0; --d) {
+      Value extent = mapping.lookup(loop.getUpperBound()[d]);
+      ivs[d] = arith::RemUIOp::create(bb, loc, rest, extent);
+      rest = arith::DivUIOp::create(bb, loc, rest, extent);
+    }
+    ivs[0] = rest;
+    if (innerLoop) {
+      auto inner = scf::ForOp::create(bb, loc, blockBegin, blockEnd, one);
+      ivs.back() = inner.getInductionVar();
+      bb.setInsertionPointToStart(inner.getBody());
+    }
+    for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
+      mapping.map(iv, value);
+    for (Operation &op : loop.getBody()->without_terminator())
+      bb.clone(op, mapping);
+    bb.setInsertionPointToEnd(entry);
+    func::ReturnOp::create(bb, loc);
+
+    SmallVector<Value> operands{arith::ConstantIndexOp::create(b, loc, 0),
+                                count, work};
+    operands.append(captures);
+    func::CallOp::create(b, loc, body, operands);
+    loop.erase();
+  }
+};
+
+} // namespace
