@@ -57,8 +57,10 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks) {
          "function-boundary-type-conversion=identity-layout-map "
          "unknown-type-conversion=identity-layout-map},"
          "canonicalize,"
-         // Parallel dims become scf.parallel, reductions scf.for inside.
-         "func.func(convert-linalg-to-parallel-loops,disc-promote-accumulators)," +
+         // Strided copies become loop nests like the rest; parallel dims
+         // become scf.parallel, reductions scf.for inside.
+         "func.func(disc-lower-strided-copies,convert-linalg-to-parallel-loops,"
+         "disc-promote-accumulators)," +
          std::string(runtimeChecks ? "generate-runtime-verification," : "") +
          "disc-outline-loop-kernels,"
          // Each kernel's outer parallel loop runs on the runtime's threads.

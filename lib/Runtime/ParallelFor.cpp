@@ -14,8 +14,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
-#include <vector>
 
 #ifdef DISC_RAL_HAS_OPENMP
 #include <omp.h>
@@ -81,16 +79,15 @@ ParallelStats parallelStats() {
 
 using namespace disc::ral;
 
-extern "C" void disc_ral_parallel_for(void (*fn)(void **), void **args,
-                                      int64_t count, int64_t units,
+extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),
+                                      void *args, int64_t units,
                                       int64_t work) {
   if (units <= 0)
     return;
   const int threads = threadsForWork(units, work, availableThreads());
   if (threads <= 1) {
-    // args[0] -> 0 and args[1] -> units already: the whole range here.
     serialRuns.fetch_add(1, std::memory_order_relaxed);
-    fn(args);
+    fn(args, 0, units);
     return;
   }
   parallelLaunches.fetch_add(1, std::memory_order_relaxed);
@@ -100,24 +97,12 @@ extern "C" void disc_ral_parallel_for(void (*fn)(void **), void **args,
     const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
     // Units split evenly; the first units % n threads take one more.
     const int64_t base = units / n, extra = units % n;
-    int64_t lo = t * base + std::min(t, extra);
-    int64_t hi = lo + base + (t < extra ? 1 : 0);
-    if (lo < hi) {
-      constexpr int64_t kInline = 64;
-      void *inlineArgs[kInline];
-      std::vector<void *> heapArgs;
-      void **local = inlineArgs;
-      if (count > kInline) {
-        heapArgs.resize(count);
-        local = heapArgs.data();
-      }
-      std::memcpy(local, args, count * sizeof(void *));
-      local[0] = &lo;
-      local[1] = &hi;
-      fn(local);
-    }
+    const int64_t lo = t * base + std::min(t, extra);
+    const int64_t hi = lo + base + (t < extra ? 1 : 0);
+    if (lo < hi)
+      fn(args, lo, hi);
   }
 #else
-  fn(args);
+  fn(args, 0, units);
 #endif
 }

@@ -1,8 +1,10 @@
 //===- OutlineLoopKernels.cpp - one function per loop nest ----------------===//
+#include "Outlining.h"
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -111,17 +113,9 @@ struct OutlineLoopKernelsPass
     MLIRContext *ctx = &getContext();
     Operation *last = group.back();
     llvm::SetVector<Value> captured = capturedValues(group);
-    // Constants are cloned into the kernel rather than passed, so that LLVM
-    // still folds them (loop bounds and steps in particular).
     SmallVector<Value> arguments;
     SmallVector<Operation *> constants;
-    for (Value value : captured) {
-      Operation *def = value.getDefiningOp();
-      if (def && def->hasTrait<OpTrait::ConstantLike>())
-        constants.push_back(def);
-      else
-        arguments.push_back(value);
-    }
+    disc::splitCaptures(captured, arguments, constants);
 
     OpBuilder moduleBuilder(entry);
     auto type = FunctionType::get(ctx, ValueRange(arguments).getTypes(),
@@ -137,6 +131,10 @@ struct OutlineLoopKernelsPass
     kernel->setAttr("passthrough",
                     ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
     kernel->setAttr(disc::kKernelAttr, UnitAttr::get(ctx));
+    // Internal linkage: no C wrapper from the JIT, and LLVM may drop
+    // arguments the kernel does not use (descriptor fields).
+    kernel->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
+                                      ctx, LLVM::Linkage::Internal));
     symbols.insert(kernel);
 
     Block *body = kernel.addEntryBlock();

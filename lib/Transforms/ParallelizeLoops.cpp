@@ -1,8 +1,10 @@
 //===- ParallelizeLoops.cpp - kernel loops onto the runtime's threads -----===//
+#include "Outlining.h"
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -96,13 +98,7 @@ struct ParallelizeLoopsPass
     getUsedValuesDefinedAbove(loop.getRegion(), used);
     SmallVector<Value> captures;
     SmallVector<Operation *> constants;
-    for (Value value : used) {
-      Operation *def = value.getDefiningOp();
-      if (def && def->hasTrait<OpTrait::ConstantLike>())
-        constants.push_back(def);
-      else
-        captures.push_back(value);
-    }
+    disc::splitCaptures(used, captures, constants);
 
     // The call: units [0, count), and the work per unit. With an inner
     // loop, count = outer units x blocks of the innermost dim.
@@ -133,6 +129,10 @@ struct ParallelizeLoopsPass
                                      FunctionType::get(ctx, argTypes, {}));
     body.setPrivate();
     body->setAttr(disc::kParallelBodyAttr, UnitAttr::get(ctx));
+    // Internal linkage: no C wrapper from the JIT, and LLVM may drop
+    // arguments the body does not use (descriptor fields).
+    body->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
+                                      ctx, LLVM::Linkage::Internal));
     body->setAttr("passthrough",
                   ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
     symbols.insert(body);

@@ -4,7 +4,7 @@
 // dynamic sizes are passed, constants are cloned in.
 // CHECK-LABEL: func.func private @main_kernel_0(
 // CHECK-SAME: %[[KN:.*]]: index, %[[KA:.*]]: memref<?xf32>, %[[KB:.*]]: memref<?xf32>)
-// CHECK-SAME: attributes {disc.kernel, passthrough = ["noinline"]}
+// CHECK-SAME: attributes {disc.kernel, llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
 // CHECK-DAG: arith.constant 0 : index
 // CHECK-DAG: arith.constant 1 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[KN]]

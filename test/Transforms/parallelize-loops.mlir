@@ -13,7 +13,7 @@
 // CHECK: call @k_par0(%{{.*}}, %[[UNITS]], %[[WORK]], %[[N]], %[[M]], %[[A]], %[[B]])
 // CHECK-NOT: scf.parallel
 // CHECK: func.func private @k_par0(%[[LO:.*]]: index, %[[HI:.*]]: index, %{{.*}}: index, %{{.*}}: index, %[[PM:.*]]: index, %[[PA:.*]]: memref<?x?xf32>, %[[PB:.*]]: memref<?x?xf32>)
-// CHECK-SAME: attributes {disc.parallel_body, passthrough = ["noinline"]}
+// CHECK-SAME: attributes {disc.parallel_body, llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
 // CHECK: scf.for %[[U:.*]] = %[[LO]] to %[[HI]]
 // CHECK: %[[PNB:.*]] = arith.ceildivui %[[PM]], %{{.*}} : index
 // CHECK: %[[BI:.*]] = arith.remui %[[U]], %[[PNB]] : index

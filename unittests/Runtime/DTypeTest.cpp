@@ -80,14 +80,14 @@ TEST(StridedCopyTest, TransposeAndBroadcast) {
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 9);
+  ASSERT_EQ(count, 10);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
     EXPECT_NE(symbols[i].address, nullptr);
   }
   for (const char *name :
-       {"disc_ral_alloc", "disc_ral_free", "disc_ral_fail",
+       {"disc_ral_alloc", "disc_ral_free", "disc_ral_fail", "disc_ral_parallel_for",
         "_mlir_ciface_disc_ral_matmul_f32", "_mlir_ciface_disc_ral_matmul_f16",
         "_mlir_ciface_disc_ral_matmul_bf16", "_mlir_ciface_disc_ral_conv_f32",
         "_mlir_ciface_disc_ral_conv_f16", "_mlir_ciface_disc_ral_conv_bf16"})

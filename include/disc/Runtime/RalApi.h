@@ -47,11 +47,11 @@ void *disc_ral_alloc(void *ctx, int64_t bytes);
 void disc_ral_free(void *ctx, void *ptr);
 /// Reports an error and unwinds to the call boundary: never returns.
 [[noreturn]] void disc_ral_fail(void *ctx, const char *message);
-/// Runs `fn(args)` over units [0, units): args[0] / args[1] point at the
-/// int64 lo / hi of the range (0 / units on entry), args has `count`
-/// entries. Splits the range across threads when units * work is large
-/// enough, else runs it on the calling thread. `fn` must not fail.
-void disc_ral_parallel_for(void (*fn)(void **), void **args, int64_t count,
+/// Runs units [0, units) of a compiled loop: `fn(args, lo, hi)` once per
+/// thread on that thread's share, or `fn(args, 0, units)` on the calling
+/// thread when units * work is too small to pay for a parallel launch.
+/// `fn` must not fail.
+void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t), void *args,
                            int64_t units, int64_t work);
 
 /// Batched matmul C[b] = op(A[b]) x op(B[b]) on rank-3 memrefs.

@@ -64,7 +64,7 @@ def DiscOutlineLoopKernels
     A nest is left in place when it needs the runtime context: it
     allocates or frees memory, calls a function, or contains an assert.
   }];
-  let dependentDialects = ["mlir::func::FuncDialect"];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
 }
 
 def DiscPromoteAccumulators
@@ -115,7 +115,7 @@ def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
     Left sequential: scf.parallel outside kernels (the entry), nested in
     another loop, or with non-zero lower bounds / non-unit steps.
   }];
-  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::func::FuncDialect",
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::arith::ArithDialect"];
 }
 
