@@ -75,7 +75,7 @@ def main() -> int:
     torch.manual_seed(0)
     print(f"DISC demo: torch.compile(backend=\"disc\", dynamic=True) via disc.compile; torch "
           f"{torch.__version__}, {torch.get_num_threads()} threads for PyTorch (DISC: oneDNN on "
-          f"the same threads; generated loops single-threaded in this version)\n")
+          f"the same threads, shared with the generated loops)\n")
     ok = all([run_model(name, sizes) for name, sizes in RUNS])
     print("correct at every shape, one compile per model" if ok else "MISMATCH")
     return 0 if ok else 1
