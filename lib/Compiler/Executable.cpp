@@ -8,7 +8,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -66,10 +66,6 @@ Executable::run(const std::vector<ral::TensorView> &inputs) {
 
 namespace {
 
-bool isLoopOp(Operation *op) {
-  return isa<scf::ForOp, scf::ParallelOp, scf::WhileOp, scf::ForallOp>(op);
-}
-
 /// Counts the module's kernels after disc-parallelize-loops (see
 /// KernelCounts): outermost loops and parallel-body calls of kernel
 /// functions, outermost loops of other functions, library calls, copies.
@@ -93,10 +89,8 @@ KernelCounts countKernels(ModuleOp module) {
       ++counts.copies;
       return;
     }
-    if (isLoopOp(op) && !op->getParentOfType<scf::ForOp>() &&
-        !op->getParentOfType<scf::ParallelOp>() &&
-        !op->getParentOfType<scf::WhileOp>() &&
-        !op->getParentOfType<scf::ForallOp>())
+    if (isa<LoopLikeOpInterface>(op) &&
+        !op->getParentOfType<LoopLikeOpInterface>())
       ++counts.loopKernels;
   });
   return counts;

@@ -120,22 +120,10 @@ struct OutlineLoopKernelsPass
     OpBuilder moduleBuilder(entry);
     auto type = FunctionType::get(ctx, ValueRange(arguments).getTypes(),
                                   last->getResultTypes());
-    std::string name;
-    do {
-      name = (entry.getSymName() + "_kernel_" + Twine(counter++)).str();
-    } while (symbols.lookup(name));
-    auto kernel =
-        func::FuncOp::create(moduleBuilder, last->getLoc(), name, type);
-    kernel.setPrivate();
-    // Carried to the LLVM function by convert-func-to-llvm.
-    kernel->setAttr("passthrough",
-                    ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
-    kernel->setAttr(disc::kKernelAttr, UnitAttr::get(ctx));
-    // Internal linkage: no C wrapper from the JIT, and LLVM may drop
-    // arguments the kernel does not use (descriptor fields).
-    kernel->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
-                                      ctx, LLVM::Linkage::Internal));
-    symbols.insert(kernel);
+    auto kernel = disc::createOutlinedFunction(
+        moduleBuilder, last->getLoc(), symbols,
+        (entry.getSymName() + "_kernel_").str(), counter, type,
+        disc::kKernelAttr);
 
     Block *body = kernel.addEntryBlock();
     OpBuilder builder = OpBuilder::atBlockBegin(body);

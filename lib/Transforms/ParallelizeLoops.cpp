@@ -119,23 +119,12 @@ struct ParallelizeLoopsPass
     SmallVector<Type> argTypes{index, index, index};
     for (Value value : captures)
       argTypes.push_back(value.getType());
-    std::string name;
-    do {
-      name = (kernel.getSymName() + "_par" + Twine(counter++)).str();
-    } while (symbols.lookup(name));
     OpBuilder moduleBuilder(kernel);
     moduleBuilder.setInsertionPointAfter(kernel);
-    auto body = func::FuncOp::create(moduleBuilder, loc, name,
-                                     FunctionType::get(ctx, argTypes, {}));
-    body.setPrivate();
-    body->setAttr(disc::kParallelBodyAttr, UnitAttr::get(ctx));
-    // Internal linkage: no C wrapper from the JIT, and LLVM may drop
-    // arguments the body does not use (descriptor fields).
-    body->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
-                                      ctx, LLVM::Linkage::Internal));
-    body->setAttr("passthrough",
-                  ArrayAttr::get(ctx, {StringAttr::get(ctx, "noinline")}));
-    symbols.insert(body);
+    auto body = disc::createOutlinedFunction(
+        moduleBuilder, loc, symbols, (kernel.getSymName() + "_par").str(),
+        counter, FunctionType::get(ctx, argTypes, {}),
+        disc::kParallelBodyAttr);
 
     Block *entry = body.addEntryBlock();
     OpBuilder bb = OpBuilder::atBlockBegin(entry);
