@@ -41,12 +41,10 @@ int64_t minWorkPerThread() {
 }
 
 int availableThreads() {
-  if (callThreads > 0)
-    return callThreads;
 #ifdef DISC_RAL_HAS_OPENMP
-  return omp_get_max_threads();
+  return callThreads > 0 ? callThreads : omp_get_max_threads();
 #else
-  return 1;
+  return 1; // no threads to split across: every launch is a serial run
 #endif
 }
 
