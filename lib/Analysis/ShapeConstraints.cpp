@@ -5,6 +5,9 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cctype>
+
 using namespace mlir;
 using namespace disc;
 
@@ -31,6 +34,7 @@ void ShapeConstraints::joinSymbolic(Value value, Attribute dims) {
     int64_t ignored;
     if (!text || !text.getValue().getAsInteger(10, ignored))
       continue; // static sizes are in the type
+    expression[Key{value, (int64_t)d}] = text.getValue().str();
     auto [it, inserted] =
         firstWithSymbol.try_emplace(text.getValue(), Key{value, (int64_t)d});
     int64_t cls = classOf(value, d);
@@ -77,6 +81,112 @@ std::string ShapeConstraints::reasonOf(int64_t classId) {
   if (!op)
     return "the argument's own type";
   return opLabel(op);
+}
+
+void ShapeConstraints::DimProduct::multiply(const DimProduct &other) {
+  coefficient *= other.coefficient;
+  factors.append(other.factors.begin(), other.factors.end());
+  llvm::sort(factors);
+}
+
+ShapeConstraints::DimProduct ShapeConstraints::productOf(Value value,
+                                                         int64_t dim) {
+  DimProduct product;
+  int64_t cls = classOf(value, dim);
+  int64_t size = staticSizeOf(cls);
+  if (!ShapedType::isDynamic(size)) {
+    product.coefficient = size;
+    return product;
+  }
+  auto className = [&](int64_t c) { return "c" + std::to_string(find(c)); };
+  auto it = expression.find(Key{value, dim});
+  if (it == expression.end()) {
+    product.factors.push_back(className(cls));
+    return product;
+  }
+  // "12*s0*s1": integers and identifiers joined by single '*'.
+  SmallVector<StringRef> tokens;
+  StringRef(it->second).split(tokens, '*');
+  DimProduct parsed;
+  for (StringRef token : tokens) {
+    token = token.trim();
+    int64_t constant;
+    if (!token.getAsInteger(10, constant)) {
+      parsed.coefficient *= constant;
+      continue;
+    }
+    bool identifier =
+        !token.empty() && (isalpha(token[0]) || token[0] == '_') &&
+        llvm::all_of(token, [](char c) { return isalnum(c) || c == '_'; });
+    if (!identifier) { // a sum, a power, a division: one opaque factor
+      product.factors.push_back(className(cls));
+      return product;
+    }
+    auto symbolKey = firstWithSymbol.find(token);
+    parsed.factors.push_back(symbolKey == firstWithSymbol.end()
+                                 ? "sym:" + token.str()
+                                 : className(classOf(symbolKey->second.first,
+                                                     symbolKey->second.second)));
+  }
+  llvm::sort(parsed.factors);
+  return parsed;
+}
+
+std::optional<SmallVector<SmallVector<int64_t, 2>>>
+ShapeConstraints::reshapeGroups(Value from, Value to) {
+  auto fromType = dyn_cast<RankedTensorType>(from.getType());
+  auto toType = dyn_cast<RankedTensorType>(to.getType());
+  if (!fromType || !toType)
+    return std::nullopt;
+  bool expanding = toType.getRank() >= fromType.getRank();
+  Value narrow = expanding ? from : to, wide = expanding ? to : from;
+  int64_t narrowRank = expanding ? fromType.getRank() : toType.getRank();
+  int64_t wideRank = expanding ? toType.getRank() : fromType.getRank();
+  if (narrowRank == 0)
+    return std::nullopt; // a scalar: tensor.reshape handles it
+  SmallVector<DimProduct> wideDims;
+  for (int64_t i = 0; i < wideRank; ++i)
+    wideDims.push_back(productOf(wide, i));
+  // Does `part` divide `whole`? (coefficient divides, factors a sub-multiset)
+  auto divides = [](const DimProduct &part, const DimProduct &whole) {
+    if (part.coefficient == 0 || whole.coefficient % part.coefficient != 0)
+      return false;
+    return std::includes(whole.factors.begin(), whole.factors.end(),
+                         part.factors.begin(), part.factors.end());
+  };
+  SmallVector<SmallVector<int64_t, 2>> groups;
+  int64_t next = 0;
+  for (int64_t n = 0; n < narrowRank; ++n) {
+    DimProduct target = productOf(narrow, n);
+    SmallVector<int64_t, 2> group;
+    DimProduct accumulated;
+    // A unit dim of the narrow side takes one unit dim of the wide side.
+    if (target.isOne()) {
+      if (next >= wideRank || !wideDims[next].isOne())
+        return std::nullopt;
+      group.push_back(next++);
+    } else {
+      while (next < wideRank && !(accumulated == target)) {
+        DimProduct candidate = accumulated;
+        candidate.multiply(wideDims[next]);
+        if (!divides(candidate, target))
+          return std::nullopt;
+        accumulated = candidate;
+        group.push_back(next++);
+      }
+      if (!(accumulated == target))
+        return std::nullopt;
+    }
+    // Trailing unit dims of the wide side join this group, unless the next
+    // narrow dim is itself a unit dim that needs one.
+    while (next < wideRank && wideDims[next].isOne() &&
+           (n + 1 == narrowRank || !productOf(narrow, n + 1).isOne()))
+      group.push_back(next++);
+    groups.push_back(group);
+  }
+  if (next != wideRank)
+    return std::nullopt;
+  return groups;
 }
 
 void ShapeConstraints::join(Value a, int64_t dimA, Value b, int64_t dimB,

@@ -373,7 +373,8 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
 
   const char *checksEnv = std::getenv("DISC_RUNTIME_CHECKS");
   bool runtimeChecks = checksEnv && std::string(checksEnv) == "1";
-  if (failed(runPipeline(cpuLowerToKernelsPipeline(runtimeChecks), "lower")))
+  if (failed(runPipeline(cpuLowerToKernelsPipeline(runtimeChecks,
+                                                      options.logFusion), "lower")))
     return fail("compilation failed (lowering to loop kernels)");
   result->impl->kernels = countKernels(*module);
   if (failed(runPipeline(cpuKernelsToLlvmPipeline(), "lower")))

@@ -28,11 +28,12 @@ std::string disc::cpuPreparePipeline() {
 }
 
 std::string disc::cpuLowerPipeline(bool runtimeChecks) {
-  return cpuLowerToKernelsPipeline(runtimeChecks) + "," +
+  return cpuLowerToKernelsPipeline(runtimeChecks, false) + "," +
          cpuKernelsToLlvmPipeline();
 }
 
-std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks) {
+std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
+                                             bool logFusion) {
   // The stages of DESIGN.md, in order. Stage 4 (fusion planning) is empty in
   // this version: each memory-bound op becomes its own loop nest, which LLVM
   // then optimises; the fusion passes slot in right after the shape
@@ -43,7 +44,18 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks) {
          "disc-add-ral-context,disc-read-only-inputs,"
          // 4. (fusion planning)
          // 5. codegen of memory-bound ops
-         "disc-legalize-to-linalg,canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,cse,"
+         // Loop and input fusion: upstream elementwise fusion (producers
+         // into consumers, reductions included); unit dims (the [M, 1] of a
+         // kept-dim reduction) are dropped so reshapes do not separate ops.
+         "disc-legalize-to-linalg,linalg-generalize-named-ops,canonicalize,cse,"
+         "linalg-fuse-elementwise-ops,"
+         "linalg-fold-unit-extent-dims,canonicalize,cse,"
+         // Stitch fusion: row reductions with their elementwise stages in
+         // one loop over rows; elementwise fusion then merges the per-row
+         // stages into their users.
+         "func.func(disc-stitch-fusion" +
+         std::string(logFusion ? "{log=1}" : "") +
+         "),linalg-fuse-elementwise-ops,canonicalize,cse,"
          // Library calls last before bufferization, and nothing that moves,
          // merges or folds ops in between: a call reads its operands through
          // `bufferization.to_buffer` right before it, which is where one-shot
@@ -52,23 +64,29 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks) {
          // reuse the buffer in place before that call ran. The second
          // legalize converts the transposes/reshapes the calls introduce.
          "disc-lower-library-calls,disc-legalize-to-linalg,"
-         // 6. bufferization (memory: per-call arena in the RAL)
+         // 6. bufferization (memory: per-call arena in the RAL). A stitch
+         // kernel writes each row straight into its output slice (no
+         // row-sized temporary); its per-row scalars go on the stack.
+         "eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries=1 "
          "function-boundary-type-conversion=identity-layout-map "
          "unknown-type-conversion=identity-layout-map},"
-         "canonicalize,"
+         "cse,canonicalize,"
          // Strided copies become loop nests like the rest; parallel dims
          // become scf.parallel, reductions scf.for inside.
-         "func.func(disc-lower-strided-copies,convert-linalg-to-parallel-loops,"
+         "func.func(disc-stack-loop-temporaries,"
+         "scf-forall-to-parallel,disc-lower-strided-copies,"
+         "convert-linalg-to-parallel-loops,canonicalize,"
          "disc-promote-accumulators)," +
          std::string(runtimeChecks ? "generate-runtime-verification," : "") +
          "disc-outline-loop-kernels,"
          // Each kernel's outer parallel loop runs on the runtime's threads.
-         "disc-parallelize-loops";
+         "disc-parallelize-loops,func.func(disc-hoist-static-allocas)";
 }
 
 std::string disc::cpuKernelsToLlvmPipeline() {
-  return "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+  return "func.func(disc-lower-expand-shape),expand-strided-metadata,"
+         "lower-affine,convert-scf-to-cf,"
          "disc-ral-lower-asserts,"
          // 7. to LLVM
          "math-extend-to-supported-types,"

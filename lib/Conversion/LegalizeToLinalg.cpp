@@ -7,6 +7,7 @@
 // runtime error, see disc-ral-lower-asserts).
 //
 //===----------------------------------------------------------------------===//
+#include "disc/Analysis/ShapeConstraints.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/DiscDialect.h"
 
@@ -710,9 +711,18 @@ Value product(OpBuilder &b, Location loc, ArrayRef<Value> dims) {
   return p;
 }
 
+/// Dim groups of reshapes the shape analysis proved (see
+/// ShapeConstraints::reshapeGroups), computed before the conversion starts.
+using ReshapeGroups = llvm::DenseMap<Operation *, SmallVector<ReassociationIndices>>;
+
+/// A reshape whose dim groups are proven becomes tensor.expand_shape or
+/// tensor.collapse_shape (or both, for equal ranks): linalg fusion and
+/// tiling see through those. Any other reshape is a tensor.reshape, which
+/// they do not.
 template <typename OpTy>
 struct ReshapeToTensor : public OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+  ReshapeToTensor(MLIRContext *ctx, const ReshapeGroups &groups)
+      : OpConversionPattern<OpTy>(ctx), groups(groups) {}
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -721,19 +731,83 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
     if (failed(outDims))
       return failure();
     Value operand = adaptor.getOperand();
-    assertEqual(rewriter, loc, product(rewriter, loc, *outDims),
-                product(rewriter, loc, getDims(rewriter, loc, operand)),
-                opLabel(op) + ": the new shape does not have the operand's "
-                             "number of elements");
-    Value shape = tensor::FromElementsOp::create(
-        rewriter, loc,
-        RankedTensorType::get({(int64_t)outDims->size()},
-                              rewriter.getIndexType()),
-        *outDims);
-    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, op.getType(), operand,
-                                                   shape);
+    SmallVector<Value> inDims = getDims(rewriter, loc, operand);
+    auto resultType = cast<RankedTensorType>(op.getType());
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    auto proven = groups.find(op.getOperation());
+    if (proven == groups.end()) {
+      assertEqual(rewriter, loc, product(rewriter, loc, *outDims),
+                  product(rewriter, loc, inDims),
+                  opLabel(op) + ": the new shape does not have the operand's "
+                               "number of elements");
+      // Row-major order: flatten, then unflatten to the new shape. Both
+      // steps are views; tensor.reshape would lower to memref.reshape,
+      // which upstream expand-strided-metadata cannot follow with an
+      // expand_shape.
+      if (operandType.getRank() > 0 && resultType.getRank() > 0) {
+        Value flat = operand;
+        if (operandType.getRank() != 1) {
+          ReassociationIndices all;
+          for (int64_t i = 0; i < operandType.getRank(); ++i)
+            all.push_back(i);
+          flat = tensor::CollapseShapeOp::create(rewriter, loc, operand,
+                                                 ArrayRef<ReassociationIndices>{all});
+        }
+        Value result = flat;
+        if (resultType.getRank() != 1) {
+          ReassociationIndices all;
+          for (int64_t i = 0; i < resultType.getRank(); ++i)
+            all.push_back(i);
+          result = tensor::ExpandShapeOp::create(
+              rewriter, loc, resultType, flat,
+              ArrayRef<ReassociationIndices>{all},
+              mixedSizes(rewriter, resultType, *outDims));
+        } else if (result.getType() != resultType) {
+          result = tensor::CastOp::create(rewriter, loc, resultType, result);
+        }
+        rewriter.replaceOp(op, result);
+        return success();
+      }
+      Value shape = tensor::FromElementsOp::create(
+          rewriter, loc,
+          RankedTensorType::get({(int64_t)outDims->size()},
+                                rewriter.getIndexType()),
+          *outDims);
+      rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, op.getType(),
+                                                     operand, shape);
+      return success();
+    }
+    // Each group's product must match its dim (the analysis proved it for
+    // the symbols; this checks the run-time sizes agree with them).
+    ArrayRef<ReassociationIndices> reassociation = proven->second;
+    bool expanding = resultType.getRank() >= operandType.getRank();
+    ArrayRef<Value> narrow = expanding ? ArrayRef<Value>(inDims) : *outDims;
+    ArrayRef<Value> wide = expanding ? *outDims : ArrayRef<Value>(inDims);
+    for (auto [n, group] : llvm::enumerate(reassociation)) {
+      SmallVector<Value> members;
+      for (int64_t w : group)
+        members.push_back(wide[w]);
+      assertEqual(rewriter, loc, product(rewriter, loc, members), narrow[n],
+                  opLabel(op) + ": the new shape does not have the operand's "
+                               "number of elements");
+    }
+    Value result;
+    if (resultType.getRank() == operandType.getRank()) {
+      result = tensor::CastOp::create(rewriter, loc, resultType, operand);
+    } else if (expanding) {
+      SmallVector<OpFoldResult> shape = mixedSizes(rewriter, resultType, *outDims);
+      result = tensor::ExpandShapeOp::create(rewriter, loc, resultType, operand,
+                                             reassociation, shape);
+    } else {
+      result = tensor::CollapseShapeOp::create(rewriter, loc, resultType,
+                                               operand, reassociation);
+    }
+    rewriter.replaceOp(op, result);
     return success();
   }
+
+private:
+  const ReshapeGroups &groups;
 };
 
 struct TransposeToLinalg : public OpConversionPattern<TransposeOp> {
@@ -1446,12 +1520,30 @@ struct LegalizeToLinalgPass
                  IotaToLinalg<DynamicIotaOp>,
                  BroadcastToLinalg<BroadcastInDimOp>,
                  BroadcastToLinalg<DynamicBroadcastInDimOp>,
-                 ReshapeToTensor<ReshapeOp>, ReshapeToTensor<DynamicReshapeOp>,
                  TransposeToLinalg, ReverseToLinalg, SliceToTensor, RealDynamicSliceToTensor,
                  ConcatenateToTensor, PadToTensor<PadOp>,
                  PadToTensor<DynamicPadOp>, ReduceToLinalg,
                  GatherToLinalg<GatherOp>, GatherToLinalg<DynamicGatherOp>,
                  ScatterToLoops, ScanToLoops>(ctx);
+    // Reshape dim groups come from the shape analysis of the unconverted
+    // functions.
+    ReshapeGroups reshapeGroups;
+    getOperation()->walk([&](func::FuncOp func) {
+      ShapeConstraints shapes(func);
+      func.walk([&](Operation *op) {
+        if (!isa<ReshapeOp, DynamicReshapeOp>(op))
+          return;
+        if (auto groups =
+                shapes.reshapeGroups(op->getOperand(0), op->getResult(0))) {
+          SmallVector<ReassociationIndices> reassociation;
+          for (auto &group : *groups)
+            reassociation.emplace_back(group.begin(), group.end());
+          reshapeGroups[op] = std::move(reassociation);
+        }
+      });
+    });
+    patterns.add<ReshapeToTensor<ReshapeOp>, ReshapeToTensor<DynamicReshapeOp>>(
+        ctx, reshapeGroups);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

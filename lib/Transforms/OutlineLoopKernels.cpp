@@ -26,13 +26,18 @@ bool isLoop(Operation *op) {
 }
 
 /// Whether every op in the nest can run without the runtime context: no
-/// memory management, no calls, no asserts (these lower to RAL calls that
+/// memory management (but static stack buffers), no calls, no asserts (these lower to RAL calls that
 /// take the context argument only the entry has).
 bool isSelfContained(Operation *nest) {
   WalkResult result = nest->walk([](Operation *op) {
     if (isa<memref::AllocOp, memref::DeallocOp, memref::ReallocOp,
-            memref::AllocaOp, CallOpInterface>(op))
+            CallOpInterface>(op))
       return WalkResult::interrupt();
+    // Small stack buffers of a fixed size (per-row temporaries of stitch
+    // kernels) are fine; a dynamic one would grow the stack per iteration.
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+      if (!alloca.getType().hasStaticShape())
+        return WalkResult::interrupt();
     StringRef dialect = op->getName().getDialectNamespace();
     if (dialect == "cf" || dialect == "func" || dialect == "llvm" ||
         dialect == "bufferization" || dialect == "disc")

@@ -31,26 +31,70 @@ bool isConstant(Value value, int64_t expected) {
   return constant && *constant == expected;
 }
 
+/// Iterations of the loops in `region`, nested loops multiplied and
+/// sibling loops added: sum over the region's loops of trip count x the
+/// work of its body (at least 1 per region). Trip counts are known before
+/// `outer` runs or the loop counts as one iteration.
+Value regionWork(OpBuilder &b, Location loc, Region &region,
+                 scf::ParallelOp outer) {
+  auto definedAbove = [&](Value v) {
+    return v.getParentRegion()->isProperAncestor(&outer.getRegion());
+  };
+  Value total;
+  for (Operation &op : region.getOps()) {
+    Value trips;
+    Region *body = nullptr;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      body = &loop.getRegion();
+      if (isConstant(loop.getStep(), 1) && definedAbove(loop.getLowerBound()) &&
+          definedAbove(loop.getUpperBound()))
+        trips = arith::SubIOp::create(b, loc, loop.getUpperBound(),
+                                      loop.getLowerBound());
+    } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      body = &loop.getRegion();
+      for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
+                                           loop.getUpperBound(),
+                                           loop.getStep())) {
+        if (!isConstant(step, 1) || !definedAbove(lb) || !definedAbove(ub))
+          continue;
+        Value extent = arith::SubIOp::create(b, loc, ub, lb);
+        trips = trips ? arith::MulIOp::create(b, loc, trips, extent) : extent;
+      }
+    } else {
+      // Loops nested in other ops (scf.if, ...) count as if inline.
+      for (Region &nested : op.getRegions()) {
+        Value inner = regionWork(b, loc, nested, outer);
+        if (!isConstant(inner, 1))
+          total = total ? arith::AddIOp::create(b, loc, total, inner) : inner;
+      }
+      continue;
+    }
+    Value work = regionWork(b, loc, *body, outer);
+    if (trips)
+      work = isConstant(work, 1)
+                 ? trips
+                 : arith::MulIOp::create(b, loc, trips, work).getResult();
+    total = total ? arith::AddIOp::create(b, loc, total, work) : work;
+  }
+  return total ? total : arith::ConstantIndexOp::create(b, loc, 1).getResult();
+}
+
 /// Elements one unit of the range does: the innermost block (if the
-/// innermost dim stays a loop in the body) times the trip counts of the scf.for loops inside
-/// whose bounds are known before the loop (reductions). An estimate for
-/// the runtime's "is this worth a parallel launch" decision.
+/// innermost dim stays a loop in the body) times the work of the loops
+/// inside (reductions, and the row loops of stitch kernels). An estimate
+/// for the runtime's "is this worth a parallel launch" decision.
 Value workPerUnit(OpBuilder &b, scf::ParallelOp loop, Value innerBlock) {
   Location loc = loop.getLoc();
-  Value work = arith::ConstantIndexOp::create(b, loc, 1);
+  Value blockLength;
   if (innerBlock)
-    work = arith::MinUIOp::create(b, loc, loop.getUpperBound().back(),
-                                  innerBlock);
-  loop.getBody()->walk([&](scf::ForOp inner) {
-    Value lb = inner.getLowerBound(), ub = inner.getUpperBound();
-    if (!isConstant(inner.getStep(), 1) ||
-        !lb.getParentRegion()->isProperAncestor(&loop.getRegion()) ||
-        !ub.getParentRegion()->isProperAncestor(&loop.getRegion()))
-      return;
-    Value trips = arith::SubIOp::create(b, loc, ub, lb);
-    work = arith::MulIOp::create(b, loc, work, trips);
-  });
-  return work;
+    blockLength = arith::MinUIOp::create(b, loc, loop.getUpperBound().back(),
+                                         innerBlock);
+  Value work = regionWork(b, loc, loop.getRegion(), loop);
+  if (!blockLength)
+    return work;
+  if (isConstant(work, 1))
+    return blockLength;
+  return arith::MulIOp::create(b, loc, blockLength, work);
 }
 
 struct ParallelizeLoopsPass

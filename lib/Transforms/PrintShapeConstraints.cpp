@@ -1,6 +1,7 @@
 //===- PrintShapeConstraints.cpp - test pass for ShapeConstraints ---------===//
 #include "disc/Analysis/ShapeConstraints.h"
 #include "disc/Transforms/Passes.h"
+#include "disc/Dialect/Disc/DiscDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -43,6 +44,27 @@ struct PrintShapeConstraintsPass
       };
       for (auto arg : func.getArguments())
         print(("%arg" + Twine(arg.getArgNumber())).str(), arg);
+      // Reshapes: the dim groups the products prove, in program order.
+      unsigned reshapeIndex = 0;
+      func.walk([&](Operation *op) {
+        if (!isa<disc::ReshapeOp, disc::DynamicReshapeOp>(op))
+          return;
+        llvm::outs() << "@" << func.getSymName() << " reshape "
+                     << reshapeIndex++ << " groups ";
+        auto groups =
+            constraints.reshapeGroups(op->getOperand(0), op->getResult(0));
+        if (!groups) {
+          llvm::outs() << "unproven\n";
+          return;
+        }
+        llvm::outs() << "[";
+        llvm::interleaveComma(*groups, llvm::outs(), [&](auto &group) {
+          llvm::outs() << "[";
+          llvm::interleaveComma(group, llvm::outs());
+          llvm::outs() << "]";
+        });
+        llvm::outs() << "]\n";
+      });
       func.walk([&](func::ReturnOp ret) {
         for (auto [i, v] : llvm::enumerate(ret.getOperands()))
           print(("result" + Twine(i)).str(), v);

@@ -33,6 +33,12 @@ Value rootBuffer(Value memref) {
   return memref;
 }
 
+/// A buffer this function allocated (heap or stack).
+bool isLocalAllocation(Value buffer) {
+  return buffer.getDefiningOp<memref::AllocOp>() ||
+         buffer.getDefiningOp<memref::AllocaOp>();
+}
+
 /// Whether `op` (anywhere in the loop) may touch the buffer `root`, other
 /// than through `load`/`store`. Unknown effects count as touching.
 bool mayTouch(Operation *op, Value root, Operation *load, Operation *store) {
@@ -52,7 +58,7 @@ bool mayTouch(Operation *op, Value root, Operation *load, Operation *store) {
     Value other = rootBuffer(value);
     // Two different allocations never alias; an allocation never aliases
     // a function argument.
-    bool distinct = other != root && other.getDefiningOp<memref::AllocOp>();
+    bool distinct = other != root && isLocalAllocation(other);
     distinct |= other != root && isa<BlockArgument>(other);
     if (!distinct)
       return true;
@@ -70,7 +76,7 @@ std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
   Block *body = loop.getBody();
   for (auto store : body->getOps<memref::StoreOp>()) {
     Value root = rootBuffer(store.getMemRef());
-    if (!root.getDefiningOp<memref::AllocOp>())
+    if (!isLocalAllocation(root))
       continue;
     if (llvm::any_of(store.getIndices(), [&](Value index) {
           return !loop.isDefinedOutsideOfLoop(index);
@@ -108,6 +114,9 @@ void promote(scf::ForOp loop, Accumulator acc) {
   Value init = memref::LoadOp::create(b, loc, acc.load.getMemRef(),
                                       acc.load.getIndices());
   Value stored = acc.store.getValueToStore();
+  // The store is erased below; keep what the final store needs.
+  Value buffer = acc.store.getMemRef();
+  SmallVector<Value> indices(acc.store.getIndices());
   auto newLoop = scf::ForOp::create(
       b, loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
       loop.getStep(), ValueRange{init},
@@ -138,8 +147,7 @@ void promote(scf::ForOp loop, Accumulator acc) {
                     arith::FastMathFlags::reassoc));
   OpBuilder after(newLoop->getContext());
   after.setInsertionPointAfter(newLoop);
-  memref::StoreOp::create(after, loc, newLoop.getResult(0),
-                          acc.store.getMemRef(), acc.store.getIndices());
+  memref::StoreOp::create(after, loc, newLoop.getResult(0), buffer, indices);
   loop.erase();
 }
 

@@ -96,7 +96,8 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
     the module is malformed, does not verify, or cannot be lowered. With
     `dump_dir` (or the environment variable DISC_DUMP_DIR) the IR after every
     pass is written there, one sub-directory per compilation. DISC_LOG=compile
-    prints the time of each compile phase to stderr.
+    prints the time of each compile phase to stderr, DISC_LOG=fusion the
+    stitch kernels (row reductions fused with their elementwise stages).
     """
     if not isinstance(text, str):
         raise TypeError("compile_mlir expects the module as a str")
@@ -105,7 +106,7 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
         if dump_dir:
             dump_dir = os.path.join(dump_dir, f"compile-{os.getpid()}-{next(_dump_counter):04d}")
     return Executable(_C.compile_mlir(text, dump_dir or "", source_name,
-                                      _log.enabled("compile")))
+                                      _log.enabled("compile"), _log.enabled("fusion")))
 
 
 def stats() -> dict:

@@ -2,14 +2,16 @@
 
 Topics: ``compile`` (phase times of each MLIR compilation), ``fallback``
 (ops left to eager PyTorch, and why), ``partition`` (the partitions of each
-graph), ``import`` (the MLIR of each partition), ``all``.
+graph), ``import`` (the MLIR of each partition), ``fusion`` (the stitch
+kernels of each compilation: row reductions fused with their elementwise
+stages), ``all``.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-TOPICS = ("compile", "fallback", "partition", "import")
+TOPICS = ("compile", "fallback", "partition", "import", "fusion")
 
 
 def enabled(topic: str) -> bool:

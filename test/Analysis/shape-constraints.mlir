@@ -32,3 +32,28 @@ func.func @g(%a: tensor<?x?xf32> {disc.dims = ["s0", "s1"]}, %b: tensor<?x?xf32>
   %0 = disc.reduce %a, dims = [1], kind = sum {disc.dims = ["s0"]} : (tensor<?x?xf32>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// Products from reshapes: dims are products of a coefficient and symbols
+// ("12*s0" is 12 x s0), so a reshape's dim groups follow: s0 x s1 x 64 ->
+// (s0*s1) x 64, 768 -> 12 x 64, a unit dim joins its neighbour. Symbols
+// that are equal through an op (s2 joined to s0 by the add) are the same
+// factor. Not proven: a sum ("s0 + 1"), and a product that does not
+// divide (s0 x s1 -> s1*2).
+// CHECK: @p reshape 0 groups {{\[}}[0, 1], [2]]
+// CHECK: @p reshape 1 groups {{\[}}[0], [1, 2]]
+// CHECK: @p reshape 2 groups {{\[}}[0, 1]]
+// CHECK: @p reshape 3 groups {{\[}}[0, 1], [2]]
+// CHECK: @p reshape 4 groups unproven
+// CHECK: @p reshape 5 groups unproven
+func.func @p(%a: tensor<?x?x64xf32> {disc.dims = ["s0", "s1", "64"]}, %b: tensor<?x768xf32> {disc.dims = ["s0", "768"]}, %c: tensor<?xf32> {disc.dims = ["s0"]}, %d: tensor<?xf32> {disc.dims = ["s2"]}, %s2: tensor<2xindex>, %s3: tensor<3xindex>, %s1: tensor<1xindex>) -> () {
+  %0 = disc.dynamic_reshape %a, %s2 {disc.dims = ["s0*s1", "64"]} : (tensor<?x?x64xf32>, tensor<2xindex>) -> tensor<?x64xf32>
+  %1 = disc.dynamic_reshape %b, %s3 {disc.dims = ["s0", "12", "64"]} : (tensor<?x768xf32>, tensor<3xindex>) -> tensor<?x12x64xf32>
+  %2 = disc.dynamic_reshape %c, %s2 {disc.dims = ["s0", "1"]} : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x1xf32>
+  %e = disc.add %c, %d : tensor<?xf32>
+  %3 = disc.dynamic_reshape %a, %s2 {disc.dims = ["s1*s2", "64"]} : (tensor<?x?x64xf32>, tensor<2xindex>) -> tensor<?x64xf32>
+  %4 = disc.dynamic_reshape %c, %s2 {disc.dims = ["s0 + 1", "1"]} : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x1xf32>
+  %5 = disc.dynamic_reshape %a, %s2 {disc.dims = ["s1*2", "s0*32"]} : (tensor<?x?x64xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return
+}

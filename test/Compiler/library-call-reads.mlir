@@ -10,11 +10,13 @@
 
 // CHECK-LABEL: IR Dump Before OneShotBufferize
 // CHECK: %[[H:.*]] = linalg.generic
-// CHECK: %[[R1:.*]] = tensor.reshape %[[H]]
+// CHECK: %[[C1:.*]] = tensor.collapse_shape %[[H]]
+// CHECK: %[[R1:.*]] = tensor.expand_shape %[[C1]]
 // CHECK: bufferization.to_buffer %[[R1]] read_only
 // CHECK: call @disc_ral_matmul_f32
 // CHECK: linalg.generic {{.*}} ins(%[[H]]
-// CHECK: %[[R2:.*]] = tensor.reshape %[[H]]
+// CHECK: %[[C2:.*]] = tensor.collapse_shape %[[H]]
+// CHECK: %[[R2:.*]] = tensor.expand_shape %[[C2]]
 // CHECK: bufferization.to_buffer %[[R2]] read_only
 // CHECK: call @disc_ral_matmul_f32
 func.func @main(%x: tensor<?x8xf32>, %w1: tensor<8x4xf32>, %w2: tensor<8x4xf32>)

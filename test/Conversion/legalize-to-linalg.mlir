@@ -101,9 +101,14 @@ func.func @reduce_max(%a: tensor<?x?xf32>) -> tensor<?xf32> {
 
 // -----
 
+// A reshape the shape analysis cannot prove (no symbolic dims): row-major
+// flatten, then unflatten to the new shape (views that fusion sees through,
+// never tensor.reshape).
 // CHECK-LABEL: func @reshape_transpose
 // CHECK: cf.assert {{.*}} "disc.dynamic_reshape at {{.*}}: the new shape does not have the operand's number of elements"
-// CHECK: tensor.reshape
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+// CHECK: tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]] output_shape
+// CHECK-NOT: tensor.reshape
 // CHECK: linalg.transpose
 func.func @reshape_transpose(%a: tensor<?x?xf32>, %s: tensor<2xindex>) -> tensor<?x?xf32> {
   %0 = disc.dynamic_reshape %a, %s : (tensor<?x?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
@@ -224,4 +229,22 @@ func.func @library_ops_stay(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %x: tensor
   %0 = disc.dot_general %t, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   %1 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x2x5x5xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x5x5xf32>
   return %0, %1 : tensor<?x?xf32>, tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// Reshapes whose dim groups the symbolic dims prove: a kept reduction dim
+// (unit dim inserted), a flatten of two symbols into their product and its
+// inverse. Each group's size is checked at run time.
+// CHECK-LABEL: func @proven_reshapes
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [%{{.*}}, 1] : tensor<?xf32> into tensor<?x1xf32>
+// CHECK: cf.assert {{.*}}"disc.dynamic_reshape at
+// CHECK: tensor.collapse_shape %arg1 {{\[}}[0, 1], [2]] : tensor<?x?x64xf32> into tensor<?x64xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape
+// CHECK-NOT: tensor.reshape
+func.func @proven_reshapes(%a: tensor<?xf32> {disc.dims = ["s0"]}, %b: tensor<?x?x64xf32> {disc.dims = ["s0", "s1", "64"]}, %s1: tensor<2xindex>, %s2: tensor<2xindex>, %s3: tensor<3xindex>) -> (tensor<?x1xf32>, tensor<?x?x64xf32>) {
+  %0 = disc.dynamic_reshape %a, %s1 {disc.dims = ["s0", "1"]} : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x1xf32>
+  %1 = disc.dynamic_reshape %b, %s2 {disc.dims = ["s0*s1", "64"]} : (tensor<?x?x64xf32>, tensor<2xindex>) -> tensor<?x64xf32>
+  %2 = disc.dynamic_reshape %1, %s3 {disc.dims = ["s0", "s1", "64"]} : (tensor<?x64xf32>, tensor<3xindex>) -> tensor<?x?x64xf32>
+  return %0, %2 : tensor<?x1xf32>, tensor<?x?x64xf32>
 }

@@ -134,3 +134,32 @@ func.func private @not_these(%n: index, %a: memref<?xf32>) attributes {disc.kern
   }
   return
 }
+
+// -----
+
+// A stitch kernel's row loop: per row, two sibling loops over the row
+// (a reduction, then the elementwise stage). Work per unit (row) is their
+// sum, not their product.
+// CHECK-LABEL: func.func private @rows(
+// CHECK: %[[T1:.*]] = arith.subi %arg1, %{{.*}} : index
+// CHECK: %[[T2:.*]] = arith.subi %arg1, %{{.*}} : index
+// CHECK: %[[WORK:.*]] = arith.addi %[[T1]], %[[T2]] : index
+// CHECK: call @rows_par0(%{{.*}}, %arg0, %[[WORK]],
+func.func private @rows(%n: index, %m: index, %x: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {disc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %s = scf.for %j = %c0 to %m step %c1 iter_args(%acc = %zero) -> f32 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %t = arith.addf %acc, %v : f32
+      scf.yield %t : f32
+    }
+    scf.for %j = %c0 to %m step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %d = arith.divf %v, %s : f32
+      memref.store %d, %out[%i, %j] : memref<?x?xf32>
+    }
+  }
+  return
+}

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include <optional>
 #include <string>
 
 namespace disc {
@@ -35,6 +36,32 @@ public:
   /// op that first joined it) or "symbolic dim s0".
   std::string reasonOf(int64_t classId);
 
+  /// A dim as a product: a static coefficient times symbolic factors
+  /// (sorted). Static dims have no factors; a dynamic dim whose front-end
+  /// expression is a product ("12*s0*s1") has one factor per symbol, each
+  /// named by the class of the dims that carry that symbol alone; any
+  /// other dynamic dim is one opaque factor (its class).
+  struct DimProduct {
+    int64_t coefficient = 1;
+    llvm::SmallVector<std::string> factors;
+    bool operator==(const DimProduct &other) const {
+      return coefficient == other.coefficient && factors == other.factors;
+    }
+    void multiply(const DimProduct &other);
+    bool isOne() const { return coefficient == 1 && factors.empty(); }
+  };
+  DimProduct productOf(mlir::Value value, int64_t dim);
+
+  /// How a reshape from `from` to `to` groups dims, when the products above
+  /// prove it: each dim of the lower-rank side is the product of a run of
+  /// consecutive dims of the other side (unit dims join a neighbouring
+  /// run). Indices of the higher-rank side, one group per dim of the lower
+  /// one, as tensor.expand_shape/collapse_shape take them. std::nullopt
+  /// when the shapes do not prove such a grouping (or the ranks are equal
+  /// and the shapes differ).
+  std::optional<llvm::SmallVector<llvm::SmallVector<int64_t, 2>>>
+  reshapeGroups(mlir::Value from, mlir::Value to);
+
 private:
   using Key = std::pair<mlir::Value, int64_t>;
   int64_t idOf(mlir::Value value, int64_t dim);
@@ -52,6 +79,8 @@ private:
   llvm::SmallVector<mlir::Operation *> reason;
   llvm::SmallVector<std::string> symbol; // a class's symbolic name, if any
   llvm::StringMap<Key> firstWithSymbol;
+  /// The front end's expression of each dynamic dim that had one.
+  llvm::DenseMap<Key, std::string> expression;
 };
 
 } // namespace disc

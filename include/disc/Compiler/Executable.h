@@ -30,6 +30,8 @@ struct CompileOptions {
   std::string dumpDir;
   /// Print the wall time of each compile phase to stderr.
   bool logTiming = false;
+  /// Print the fusion decisions (stitch kernels and what they contain).
+  bool logFusion = false;
   /// Name used for the input buffer in diagnostics.
   std::string sourceName = "input.mlir";
 };

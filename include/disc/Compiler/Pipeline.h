@@ -24,7 +24,8 @@ std::string cpuPreparePipeline();
 std::string cpuLowerPipeline(bool runtimeChecks = false);
 /// cpuLowerPipeline in two halves: to outlined loop kernels (memrefs, scf),
 /// where Executable counts the kernels, and from there to the LLVM dialect.
-std::string cpuLowerToKernelsPipeline(bool runtimeChecks = false);
+std::string cpuLowerToKernelsPipeline(bool runtimeChecks = false,
+                                      bool logFusion = false);
 std::string cpuKernelsToLlvmPipeline();
 } // namespace disc
 

@@ -141,4 +141,20 @@ def DiscLowerStridedCopies : Pass<"disc-lower-strided-copies", "mlir::func::Func
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def DiscLowerExpandShape : Pass<"disc-lower-expand-shape", "mlir::func::FuncOp"> {
+  let summary = "Lower memref.expand_shape to a reinterpret_cast of its buffer's metadata";
+  let description = [{
+    Upstream `expand-strided-metadata` (LLVM 22) crashes on a
+    `memref.expand_shape` that splits a dim into dynamic sizes (it builds a
+    reinterpret_cast from a null size). This pass does that lowering
+    itself, right before: `memref.extract_strided_metadata` of the source,
+    then `memref.reinterpret_cast` of its base buffer with the source's
+    offset, the `output_shape` sizes, and strides from the source's: the
+    last dim of each group keeps its source dim's stride, each other dim
+    has the next one's stride times the next one's size. Strides and the
+    offset that the result type fixes statically are given as constants.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
 #endif // DISC_CONVERSION_PASSES_TD

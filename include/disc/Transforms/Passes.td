@@ -119,4 +119,75 @@ def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def DiscStitchFusion : Pass<"disc-stitch-fusion", "mlir::func::FuncOp"> {
+  let summary = "Fuse row reductions and the elementwise stages around them into one loop over rows";
+  let description = [{
+    Stitch fusion on CPU (DESIGN.md, fusion kinds): a softmax, layer norm or
+    RMS norm is several row reductions and elementwise stages over the same
+    rows. After upstream elementwise fusion each is still its own loop nest
+    with full-size intermediates in memory. This pass picks, last op first,
+    every linalg op ("root") whose producers (transitively, through linalg
+    ops of this block) include a row reduction: a reduction over its
+    innermost loop only. The root is tiled with tile size 1 on all loops
+    but its innermost (an `scf.forall` over rows) and its producers are
+    fused into the loop with upstream tile-and-fuse
+    (`scf::tileConsumerAndFuseProducersUsingSCF`), each computing just the
+    row the root needs. A producer used twice is computed twice per row
+    (the elementwise fusion that follows merges each copy into its user, so
+    no row-sized intermediate is written); one also used outside the group
+    is yielded from the loop as well.
+
+    Not fused (the row loop would redo whole reductions per row): a
+    reduction over an outer dim (column reduction) or over several dims,
+    or any producer whose slice for one row is more than one row (all
+    sizes but the innermost must be 1; a reduction's slice must be all 1).
+
+    `log` prints each group to stderr (`DISC_LOG=fusion`).
+  }];
+  let options = [Option<"log", "log", "bool", "false",
+                        "Print each fusion group to stderr">];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
+                           "mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
+}
+
+def DiscStackLoopTemporaries
+    : Pass<"disc-stack-loop-temporaries", "mlir::func::FuncOp"> {
+  let summary = "Small fixed-size buffers allocated inside loops go on the stack";
+  let description = [{
+    A stitch kernel's per-row scalars (a row's max, its sum) are
+    `memref.alloc`s of a few elements inside the row loop after
+    bufferization. From the runtime allocator that would be a call per
+    row, and one that is not made for several threads. Each `memref.alloc`
+    inside a loop with a static shape of at most 256 bytes whose uses (and
+    the uses of its views) stay inside the allocating region and never
+    reach a call or a return becomes a `memref.alloca` in place;
+    disc-hoist-static-allocas later gives it a fixed frame slot.
+
+    Allocations outside loops, dynamic or larger ones, and any that escape
+    are left to the runtime allocator.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def DiscHoistStaticAllocas
+    : Pass<"disc-hoist-static-allocas", "mlir::func::FuncOp"> {
+  let summary = "Move fixed-size stack buffers out of loops to the function entry";
+  let description = [{
+    A `memref.alloca` inside a loop allocates stack space on every
+    iteration (LLVM only treats allocas of the entry block as fixed
+    frame slots). Per-row temporaries of stitch kernels (a row's max and
+    sum, put on the stack by disc-stack-loop-temporaries) are such
+    allocas. Every `memref.alloca` with a static shape and no alignment
+    above 64 bytes moves to the start of its function's entry block: the
+    buffer is reused by every iteration, which is what a fresh
+    (uninitialised) buffer per iteration allows.
+
+    Run after disc-parallelize-loops: a loop body the runtime runs on
+    several threads is its own function by then, so each thread gets its
+    own buffer. Loops still in a function run sequentially. Dynamic-size
+    allocas stay where they are.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 #endif // DISC_TRANSFORMS_PASSES_TD

@@ -166,11 +166,12 @@ NB_MODULE(_C, m) {
   m.def(
       "compile_mlir",
       [](const std::string &text, const std::string &dumpDir,
-         const std::string &sourceName, bool logTiming) {
+         const std::string &sourceName, bool logTiming, bool logFusion) {
         CompileOptions options;
         options.dumpDir = dumpDir;
         options.sourceName = sourceName;
         options.logTiming = logTiming;
+        options.logFusion = logFusion;
         std::unique_ptr<Executable> exe;
         {
           nb::gil_scoped_release release;
@@ -179,7 +180,8 @@ NB_MODULE(_C, m) {
         return exe;
       },
       nb::arg("text"), nb::arg("dump_dir") = "",
-      nb::arg("source_name") = "input.mlir", nb::arg("log_timing") = false);
+      nb::arg("source_name") = "input.mlir", nb::arg("log_timing") = false,
+      nb::arg("log_fusion") = false);
   m.def("compilation_count", &compilationCount);
   m.def("parallel_stats", [] {
     ral::ParallelStats stats = ral::parallelStats();

@@ -1,0 +1,320 @@
+//===- StitchFusion.cpp - row reductions and their stages in one loop -----===//
+//
+// See DiscStitchFusion in Passes.td. The fusion itself is upstream
+// tile-and-fuse; this pass decides what to fuse (roots, the tile shape and
+// which producers) so that every fused op costs one row per iteration.
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace disc {
+#define GEN_PASS_DEF_DISCSTITCHFUSION
+#include "disc/Transforms/Passes.h.inc"
+} // namespace disc
+
+using namespace mlir;
+
+namespace {
+
+/// A reduction over its innermost loop only, every other loop parallel.
+bool isRowReduction(linalg::LinalgOp op) {
+  unsigned numLoops = op.getNumLoops();
+  if (numLoops < 2 || op.getNumReductionLoops() != 1)
+    return false;
+  return op.getIteratorTypesArray().back() == utils::IteratorType::reduction;
+}
+
+bool isAllParallel(linalg::LinalgOp op) {
+  return op.getNumLoops() == op.getNumParallelLoops();
+}
+
+/// Ops the row loop may contain: elementwise-like ops and row reductions
+/// on tensors (no library ops: those are not linalg at this point).
+bool isFusibleKind(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.hasPureTensorSemantics() &&
+         (isAllParallel(linalgOp) || isRowReduction(linalgOp));
+}
+
+/// The most ops one row loop takes (a layer norm is ~6): tile-and-fuse
+/// clones a producer per use, so the group must stay small.
+constexpr unsigned kMaxGroupOps = 24;
+
+/// The linalg producers of `root` in its block that could join its row
+/// loop, found through operands (inputs and inits): only producers whose
+/// every user is already in the group, so nothing outside needs the full
+/// tensor (no op is computed both in and outside the loop) and the group
+/// never grows into the rest of the graph.
+llvm::SetVector<Operation *> producerCone(Operation *root) {
+  llvm::SetVector<Operation *> cone;
+  auto inGroup = [&](Operation *op) {
+    return op == root || cone.contains(op);
+  };
+  for (bool changed = true; changed && cone.size() <= kMaxGroupOps;) {
+    changed = false;
+    SmallVector<Operation *> members{root};
+    members.append(cone.begin(), cone.end());
+    for (Operation *op : members)
+      for (Value operand : op->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (!producer || inGroup(producer) ||
+            producer->getBlock() != root->getBlock() ||
+            !isFusibleKind(producer) ||
+            !llvm::all_of(producer->getUsers(), inGroup))
+          continue;
+        cone.insert(producer);
+        changed = true;
+      }
+  }
+  return cone;
+}
+
+/// True when every size but the innermost is a static 1 (`allOnes`: the
+/// innermost too).
+bool isRowSlice(tensor::ExtractSliceOp slice, bool allOnes) {
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    if (!allOnes && i + 1 == sizes.size())
+      break;
+    if (!isConstantIntValue(size, 1))
+      return false;
+  }
+  return true;
+}
+
+std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName();
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    os << (isRowReduction(linalgOp) ? " (row reduction)" : "");
+  os << " at " << op->getLoc();
+  return text;
+}
+
+/// Inside the row loop, an elementwise op with several users is cloned
+/// once per user, so that elementwise fusion merges each copy into its
+/// user and no row-sized intermediate is written: recomputing an
+/// elementwise stage costs less than a round trip through memory.
+void duplicateSharedProducers(Operation *loop) {
+  SmallVector<linalg::LinalgOp> ops;
+  loop->walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && isAllParallel(op) &&
+        !isa<linalg::FillOp>(op.getOperation()) && op->getNumResults() == 1)
+      ops.push_back(op);
+  });
+  // Consumers first: a cloned consumer adds a use to its producers.
+  for (linalg::LinalgOp op : llvm::reverse(ops)) {
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getResult(0).getUses())
+      uses.push_back(&use);
+    if (uses.size() < 2 || !llvm::all_of(uses, [](OpOperand *use) {
+          return isa<linalg::LinalgOp>(use->getOwner());
+        }))
+      continue;
+    OpBuilder b(op);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      b.setInsertionPoint(use->getOwner());
+      use->set(b.clone(*op.getOperation())->getResult(0));
+    }
+  }
+}
+
+struct StitchFusionPass
+    : public disc::impl::DiscStitchFusionBase<StitchFusionPass> {
+  using DiscStitchFusionBase::DiscStitchFusionBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // The function's own blocks: ops nested in loops or conditionals are
+    // left alone.
+    for (Block &block : func.getBody())
+      if (failed(fuseBlock(&block)))
+        return signalPassFailure();
+  }
+
+  LogicalResult fuseBlock(Block *block) {
+    // Last op first: a root's producers are fused into it before they could
+    // become roots themselves. The walk goes backwards from the op before
+    // each new loop, so it never visits an op a fusion erased.
+    llvm::DenseSet<Operation *> erased; // by the fusions, seen by a listener
+    struct ErasedTracker : public RewriterBase::Listener {
+      explicit ErasedTracker(llvm::DenseSet<Operation *> &erased)
+          : erased(erased) {}
+      void notifyOperationErased(Operation *op) override { erased.insert(op); }
+      llvm::DenseSet<Operation *> &erased;
+    } tracker(erased);
+    IRRewriter rewriter(&getContext(), &tracker);
+    Operation *cursor = block->empty() ? nullptr : &block->back();
+    while (cursor) {
+      Operation *root = cursor;
+      cursor = root->getPrevNode();
+      if (!isFusibleKind(root) || root->use_empty())
+        continue;
+      auto linalgRoot = cast<linalg::LinalgOp>(root);
+      if (linalgRoot.getNumLoops() < 2)
+        continue;
+      llvm::SetVector<Operation *> cone = producerCone(root);
+      bool hasRowReduction = llvm::any_of(cone, [](Operation *op) {
+        return isRowReduction(cast<linalg::LinalgOp>(op));
+      });
+      if (!hasRowReduction)
+        continue;
+      if (cone.size() > kMaxGroupOps) {
+        if (log)
+          llvm::errs() << "[disc] fusion: not stitched (more than "
+                       << kMaxGroupOps << " producers): " << describe(root)
+                       << "\n";
+        continue;
+      }
+      FailureOr<Operation *> loop = fuse(rewriter, linalgRoot, cone, erased);
+      if (failed(loop))
+        return failure();
+      cursor = (*loop)->getPrevNode();
+    }
+    return success();
+  }
+
+  /// Returns the row loop.
+  FailureOr<Operation *> fuse(IRRewriter &rewriter, linalg::LinalgOp root,
+                     const llvm::SetVector<Operation *> &cone,
+                     llvm::DenseSet<Operation *> &erased) {
+    // One row per iteration: tile size 1 on every loop but the innermost.
+    unsigned numLoops = root.getNumLoops();
+    SmallVector<OpFoldResult> tileSizes(numLoops - 1,
+                                        rewriter.getIndexAttr(1));
+    tileSizes.push_back(rewriter.getIndexAttr(0));
+    scf::SCFTilingOptions tiling;
+    tiling.setTileSizes(tileSizes);
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+
+    llvm::DenseSet<Operation *> group(cone.begin(), cone.end());
+    group.insert(root);
+    SmallVector<std::string> fusedLog;
+    SmallVector<Operation *> fusedOps;
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    options.setFusionControlFn(
+        [&](tensor::ExtractSliceOp slice, OpResult producer,
+            bool isDestination)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          Operation *op = producer.getOwner();
+          if (!isFusibleKind(op) || !group.contains(op))
+            return std::nullopt;
+          bool reduction = isRowReduction(cast<linalg::LinalgOp>(op));
+          if (!isRowSlice(slice, /*allOnes=*/reduction))
+            return std::nullopt;
+          scf::SCFTileAndFuseOptions::ControlFnResult result;
+          // Users outside the group (in this block: the slices inside the
+          // new loop do not count) still need the whole tensor.
+          result.yieldProducerReplacement =
+              llvm::any_of(producer.getUsers(), [&](Operation *user) {
+                // Shape queries are resolved from the inits afterwards; a
+                // loop being built takes inits, not results.
+                return user->getBlock() == root->getBlock() &&
+                       !group.contains(user) &&
+                       !isa<tensor::DimOp, scf::ForallOp>(user);
+              });
+          if (log && !isa<linalg::FillOp>(op) &&
+              llvm::find(fusedOps, op) == fusedOps.end()) {
+            fusedOps.push_back(op);
+            fusedLog.push_back(describe(op) +
+                               (result.yieldProducerReplacement
+                                    ? " (also written out)"
+                                    : ""));
+          }
+          return result;
+        });
+
+    std::string rootText = describe(root);
+    FailureOr<scf::SCFTileAndFuseResult> fused =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(root.getOperation()), options);
+    if (failed(fused))
+      return root.emitOpError("stitch fusion: tiling the row loop failed");
+    // Replace the root and the yielded producers by the loop's results,
+    // where the loop comes first (an outside user between a producer and
+    // the root keeps the original producer).
+    Operation *loop = fused->loops.front().getOperation();
+    for (auto [original, replacement] : fused->replacements)
+      rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+        Operation *user =
+            loop->getBlock()->findAncestorOpInBlock(*use.getOwner());
+        return user && user != loop && loop->isBeforeInBlock(user);
+      });
+    if (!root->use_empty())
+      return root.emitOpError("stitch fusion: the root is still used");
+    duplicateSharedProducers(loop);
+    rewriter.eraseOp(root);
+    // Slices that fusion replaced are left in the loop unused.
+    SmallVector<Operation *> inLoop;
+    loop->walk([&](Operation *op) {
+      if (op != loop)
+        inLoop.push_back(op);
+    });
+    for (Operation *op : llvm::reverse(inLoop))
+      if (isOpTriviallyDead(op))
+        rewriter.eraseOp(op);
+    // Shape queries of the fused producers are answered from their inits,
+    // so the producers whose every use was fused are dead now.
+    {
+      RewritePatternSet patterns(&getContext());
+      memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+      SmallVector<Operation *> dims;
+      for (Operation *op : cone)
+        for (Operation *user : op->getUsers())
+          if (isa<tensor::DimOp>(user))
+            dims.push_back(user);
+      // Only the dims: the producers are erased below (and must not be
+      // erased twice).
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+      config.setListener(
+          static_cast<RewriterBase::Listener *>(rewriter.getListener()));
+      (void)applyOpPatternsGreedily(dims, std::move(patterns), config);
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      // Unused shape queries (tiling leaves some) do not keep a producer.
+      for (Operation *op : cone) {
+        if (erased.contains(op))
+          continue;
+        for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+          if (isa<tensor::DimOp>(user) && user->use_empty())
+            rewriter.eraseOp(user);
+      }
+      for (Operation *op : cone)
+        if (!erased.contains(op) && op->use_empty()) {
+          rewriter.eraseOp(op);
+          changed = true;
+        }
+    }
+    if (log) {
+      llvm::errs() << "[disc] fusion: stitch kernel (one loop over rows) "
+                      "rooted at "
+                   << rootText << ", with " << fusedLog.size()
+                   << " producers:";
+      for (const std::string &line : fusedLog)
+        llvm::errs() << "\n[disc] fusion:   + " << line;
+      llvm::errs() << "\n";
+    }
+    return loop;
+  }
+};
+
+} // namespace

@@ -1,0 +1,64 @@
+"""Stitch fusion (disc-stitch-fusion): a row reduction with the elementwise
+stages around it is one loop over rows. Softmax, log-softmax, layer norm
+and RMS norm must match eager PyTorch at several shapes from one
+compilation, and each must be a single loop kernel (DISC_LOG=fusion prints
+the groups). Shapes include rows longer than one 1024-element block, a
+single row, and row counts that do not divide between the threads."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import disc
+from .harness import check_compiled
+
+
+def _rms_norm(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+CASES = {
+    "softmax": (lambda x: torch.softmax(x, -1), lambda r, n: (torch.randn(r, n),)),
+    "softmax_3d": (lambda x: torch.softmax(x * 0.5, -1),
+                   lambda r, n: (torch.randn(2, r, n),)),
+    "log_softmax": (lambda x: F.log_softmax(x, -1), lambda r, n: (torch.randn(r, n),)),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b),
+                   lambda r, n: (torch.randn(r, n), torch.randn(n), torch.randn(n))),
+    "rms_norm": (_rms_norm, lambda r, n: (torch.randn(r, n), torch.randn(n))),
+}
+
+SHAPES = [(3, 5), (17, 1030), (64, 77)]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_row_reduction_chain_is_one_kernel(name):
+    fn, make = CASES[name]
+    torch.manual_seed(0)
+    inputs = [make(r, n) for r, n in SHAPES]
+    before = disc.stats()["kernels"]
+    # Sums over rows of up to 1030 elements in vectorised partial sums.
+    check_compiled(fn, inputs, tol=dict(rtol=1e-4, atol=1e-5))
+    kernels = disc.stats()["kernels"] - before
+    assert kernels == 1, f"{name}: {kernels} kernels, expected one stitch kernel"
+
+
+def test_reduction_also_returned_stays_correct():
+    def fn(x):
+        m = x.amax(-1, keepdim=True)
+        return torch.exp(x - m), m
+
+    torch.manual_seed(0)
+    check_compiled(fn, [(torch.randn(r, n),) for r, n in SHAPES])
+
+
+def test_column_reduction_is_not_stitched():
+    """x / x.sum(0): fusing the column sum into a row loop would redo it
+    per row; it stays its own kernel, apart from the divide."""
+    def fn(x):
+        return x / x.sum(0, keepdim=True)
+
+    torch.manual_seed(0)
+    before = disc.stats()["kernels"]
+    check_compiled(fn, [(torch.randn(r, n),) for r, n in SHAPES])
+    assert disc.stats()["kernels"] - before >= 2
