@@ -1,4 +1,5 @@
 //===- RalInjectContext.cpp - malloc/free -> the RAL allocator ------------===//
+#include "RuntimeFunctions.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Transforms/Passes.h"
 
@@ -10,15 +11,6 @@ namespace disc {
 using namespace mlir;
 
 namespace {
-
-LLVM::LLVMFuncOp declare(ModuleOp module, StringRef name,
-                         LLVM::LLVMFunctionType type) {
-  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return f;
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToStart(module.getBody());
-  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
-}
 
 struct RalInjectContextPass
     : public disc::impl::DiscRalInjectContextBase<RalInjectContextPass> {
@@ -45,9 +37,9 @@ struct RalInjectContextPass
         return WalkResult::interrupt();
       }
       if (!ralAlloc) {
-        ralAlloc = declare(module, "disc_ral_alloc",
+        ralAlloc = disc::declareRuntimeFunction(module, "disc_ral_alloc",
                            LLVM::LLVMFunctionType::get(ptr, {ptr, i64}));
-        ralFree = declare(module, "disc_ral_free",
+        ralFree = disc::declareRuntimeFunction(module, "disc_ral_free",
                           LLVM::LLVMFunctionType::get(voidType, {ptr, ptr}));
       }
       OpBuilder b(call);

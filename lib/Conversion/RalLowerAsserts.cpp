@@ -1,4 +1,5 @@
 //===- RalLowerAsserts.cpp - cf.assert -> disc_ral_fail -------------------===//
+#include "RuntimeFunctions.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Transforms/Passes.h"
 
@@ -14,14 +15,10 @@ using namespace mlir;
 namespace {
 
 LLVM::LLVMFuncOp declareFail(ModuleOp module) {
-  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>("disc_ral_fail"))
-    return f;
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToStart(module.getBody());
   auto ptr = LLVM::LLVMPointerType::get(module.getContext());
   auto type = LLVM::LLVMFunctionType::get(
       LLVM::LLVMVoidType::get(module.getContext()), {ptr, ptr});
-  return LLVM::LLVMFuncOp::create(b, module.getLoc(), "disc_ral_fail", type);
+  return disc::declareRuntimeFunction(module, "disc_ral_fail", type);
 }
 
 struct RalLowerAssertsPass

@@ -1,4 +1,5 @@
 //===- RalLowerParallelFor.cpp - parallel bodies -> disc_ral_parallel_for -===//
+#include "RuntimeFunctions.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Transforms/Passes.h"
 
@@ -14,16 +15,12 @@ namespace {
 /// void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),
 ///                            void *args, int64_t units, int64_t work)
 LLVM::LLVMFuncOp declareParallelFor(ModuleOp module) {
-  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>("disc_ral_parallel_for"))
-    return f;
   MLIRContext *ctx = module.getContext();
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto i64 = IntegerType::get(ctx, 64);
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
                                           {ptr, ptr, i64, i64});
-  return LLVM::LLVMFuncOp::create(b, module.getLoc(), "disc_ral_parallel_for",
-                                  type);
+  return disc::declareRuntimeFunction(module, "disc_ral_parallel_for", type);
 }
 
 /// The struct the captures (the body's arguments after lo, hi, work) are

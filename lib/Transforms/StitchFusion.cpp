@@ -219,25 +219,14 @@ struct StitchFusionPass
           bool reduction = isRowReduction(cast<linalg::LinalgOp>(op));
           if (!isRowSlice(slice, /*allOnes=*/reduction))
             return std::nullopt;
-          scf::SCFTileAndFuseOptions::ControlFnResult result;
-          // Users outside the group (in this block: the slices inside the
-          // new loop do not count) still need the whole tensor.
-          result.yieldProducerReplacement =
-              llvm::any_of(producer.getUsers(), [&](Operation *user) {
-                // Shape queries are resolved from the inits afterwards; a
-                // loop being built takes inits, not results.
-                return user->getBlock() == root->getBlock() &&
-                       !group.contains(user) &&
-                       !isa<tensor::DimOp, scf::ForallOp>(user);
-              });
+          // Every user of a group member is in the group (producerCone),
+          // so no fused producer is needed outside: nothing is yielded.
           if (log && !isa<linalg::FillOp>(op) &&
               llvm::find(fusedOps, op) == fusedOps.end()) {
             fusedOps.push_back(op);
-            fusedLog.push_back(describe(op) +
-                               (result.yieldProducerReplacement
-                                    ? " (also written out)"
-                                    : ""));
+            fusedLog.push_back(describe(op));
           }
+          scf::SCFTileAndFuseOptions::ControlFnResult result;
           return result;
         });
 
@@ -247,16 +236,11 @@ struct StitchFusionPass
             rewriter, cast<TilingInterface>(root.getOperation()), options);
     if (failed(fused))
       return root.emitOpError("stitch fusion: tiling the row loop failed");
-    // Replace the root and the yielded producers by the loop's results,
-    // where the loop comes first (an outside user between a producer and
-    // the root keeps the original producer).
+    // The loop's results replace the root's (the only replacements: no
+    // producer is yielded).
     Operation *loop = fused->loops.front().getOperation();
     for (auto [original, replacement] : fused->replacements)
-      rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
-        Operation *user =
-            loop->getBlock()->findAncestorOpInBlock(*use.getOwner());
-        return user && user != loop && loop->isBeforeInBlock(user);
-      });
+      rewriter.replaceAllUsesWith(original, replacement);
     if (!root->use_empty())
       return root.emitOpError("stitch fusion: the root is still used");
     duplicateSharedProducers(loop);

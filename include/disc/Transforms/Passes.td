@@ -134,8 +134,9 @@ def DiscStitchFusion : Pass<"disc-stitch-fusion", "mlir::func::FuncOp"> {
     (`scf::tileConsumerAndFuseProducersUsingSCF`), each computing just the
     row the root needs. A producer used twice is computed twice per row
     (the elementwise fusion that follows merges each copy into its user, so
-    no row-sized intermediate is written); one also used outside the group
-    is yielded from the loop as well.
+    no row-sized intermediate is written). A producer joins the group only
+    when all its users are in it (at most 24 ops), so nothing is computed
+    both inside and outside the row loop.
 
     Not fused (the row loop would redo whole reductions per row): a
     reduction over an outer dim (column reduction) or over several dims,
