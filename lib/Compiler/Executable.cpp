@@ -399,7 +399,10 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   SmallVector<StringRef, 1> libs{DISC_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;
   engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enablePerfNotificationListener = false;
+  // DISC_PERF=1: tell `perf` the JIT's symbols (jit-PID.dump for
+  // `perf inject --jit`; docs/debugging.md).
+  engineOptions.enablePerfNotificationListener =
+      std::getenv("DISC_PERF") != nullptr;
   engineOptions.enableObjectDump = std::getenv("DISC_DUMP_OBJECT") != nullptr;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)

@@ -896,6 +896,69 @@ LogicalResult DotGeneralOp::verify() {
   return success();
 }
 
+namespace {
+/// dot_general(transpose(x, perm), ...) -> dot_general(x, ...) with the
+/// batching and contracting dims mapped through `perm`. Legal when the free
+/// dims keep their relative order (they are the result's dims); the batch
+/// dims keep their pairing because the lists keep their order.
+struct FoldTransposeIntoDotGeneral : OpRewritePattern<DotGeneralOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The dim lists of `x` for an operand `transpose(x, perm)`, or failure.
+  static FailureOr<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>>
+  foldedDims(TransposeOp transpose, ArrayRef<int64_t> batching,
+             ArrayRef<int64_t> contracting) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    int64_t previousFree = -1;
+    for (int64_t i = 0; i < (int64_t)perm.size(); ++i) {
+      if (llvm::is_contained(batching, i) || llvm::is_contained(contracting, i))
+        continue;
+      if (perm[i] < previousFree)
+        return failure();
+      previousFree = perm[i];
+    }
+    auto map = [&](ArrayRef<int64_t> dims) {
+      return llvm::map_to_vector(dims, [&](int64_t d) { return perm[d]; });
+    };
+    return std::make_pair(map(batching), map(contracting));
+  }
+
+  LogicalResult matchAndRewrite(DotGeneralOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<int64_t> lb(op.getLhsBatchingDimensions()),
+        lc(op.getLhsContractingDimensions()),
+        rb(op.getRhsBatchingDimensions()),
+        rc(op.getRhsContractingDimensions());
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    bool changed = false;
+    if (auto t = lhs.getDefiningOp<TransposeOp>()) {
+      if (auto dims = foldedDims(t, lb, lc); succeeded(dims)) {
+        std::tie(lb, lc) = *dims;
+        lhs = t.getOperand();
+        changed = true;
+      }
+    }
+    if (auto t = rhs.getDefiningOp<TransposeOp>()) {
+      if (auto dims = foldedDims(t, rb, rc); succeeded(dims)) {
+        std::tie(rb, rc) = *dims;
+        rhs = t.getOperand();
+        changed = true;
+      }
+    }
+    if (!changed)
+      return failure();
+    rewriter.replaceOpWithNewOp<DotGeneralOp>(op, op.getType(), lhs, rhs, lb,
+                                              rb, lc, rc);
+    return success();
+  }
+};
+} // namespace
+
+void DotGeneralOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                               MLIRContext *context) {
+  results.add<FoldTransposeIntoDotGeneral>(context);
+}
+
 LogicalResult DotGeneralOp::reifyReturnTypeShapes(
     OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
   Location loc = getLoc();

@@ -50,3 +50,41 @@ func.func @reverse_fold(%a: tensor<1x?xf32>, %b: tensor<?xf32>) -> (tensor<1x?xf
   %1 = disc.reverse %b, dims = [0] : tensor<?xf32>
   return %0, %1 : tensor<1x?xf32>, tensor<?xf32>
 }
+
+// -----
+
+// A weight transposed for a matmul (x @ w.t()) is read transposed by the
+// library call: the transpose folds into the contracting dims.
+// CHECK-LABEL: func.func @dot_general_folds_rhs_transpose
+// CHECK-NOT: disc.transpose
+// CHECK: disc.dot_general %arg0, %arg1, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
+func.func @dot_general_folds_rhs_transpose(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
+  %t = disc.transpose %w, dims = [1, 0] : (tensor<32x64xf32>) -> tensor<64x32xf32>
+  %0 = disc.dot_general %x, %t, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x64xf32>, tensor<64x32xf32>) -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
+
+// -----
+
+// Attention scores q @ k^T: the batch dims map through the permutation too.
+// CHECK-LABEL: func.func @dot_general_folds_batched_transpose
+// CHECK-NOT: disc.transpose
+// CHECK: disc.dot_general %arg0, %arg1, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3]
+func.func @dot_general_folds_batched_transpose(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32> {
+  %t = disc.transpose %k, dims = [0, 1, 3, 2] : (tensor<?x4x?x16xf32>) -> tensor<?x4x16x?xf32>
+  %0 = disc.dot_general %q, %t, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// Must NOT fold: the transpose swaps the two free dims of the lhs, which
+// would swap the result's dims.
+// CHECK-LABEL: func.func @dot_general_keeps_free_dim_reordering
+// CHECK: %[[T:.*]] = disc.transpose %arg0, dims = [1, 0, 2]
+// CHECK: disc.dot_general %[[T]], %arg1, batching_dims = [] x [], contracting_dims = [2] x [0]
+func.func @dot_general_keeps_free_dim_reordering(%a: tensor<3x5x8xf32>, %b: tensor<8x2xf32>) -> tensor<5x3x2xf32> {
+  %t = disc.transpose %a, dims = [1, 0, 2] : (tensor<3x5x8xf32>) -> tensor<5x3x8xf32>
+  %0 = disc.dot_general %t, %b, batching_dims = [] x [], contracting_dims = [2] x [0] : (tensor<5x3x8xf32>, tensor<8x2xf32>) -> tensor<5x3x2xf32>
+  return %0 : tensor<5x3x2xf32>
+}

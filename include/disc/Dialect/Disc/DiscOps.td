@@ -474,8 +474,13 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general", [Pure, Disc_Reify,
     SameOperandsElementType]> {
   let summary = "generalized matrix product (batching + contracting dims)";
   let description = [{
-    Result dims: batch dims (in lhs order), lhs free dims, rhs free dims.
-    Runs as a library call (oneDNN on CPU).
+    Result dims: batch dims (in the order of lhs_batching_dimensions), lhs
+    free dims, rhs free dims. Runs as a library call (oneDNN on CPU).
+
+    Canonicalization folds a disc.transpose operand into the dimension
+    numbers when the transpose keeps the operand's free dims in order (so
+    the result is unchanged): `w.t()` feeding a matmul becomes a transposed
+    read of `w` in the library call instead of a copy on every call.
   }];
   let arguments = (ins Disc_FloatTensor:$lhs, Disc_FloatTensor:$rhs,
                        DenseI64ArrayAttr:$lhs_batching_dimensions,
@@ -490,6 +495,7 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general", [Pure, Disc_Reify,
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
