@@ -106,6 +106,15 @@ func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
     assert torch.allclose(exe(x)[0], x * x)
     a = np.arange(6, dtype=np.float32).reshape(2, 3)  # any __dlpack__ object
     assert exe(a)[0].tolist() == (a * a).tolist()
+    # Tensors that take the direct DLPack path: a parameter that requires
+    # grad, a slice with an offset, a size-1 dim with an odd stride, empty.
+    w = torch.nn.Parameter(torch.randn(4, 3))
+    assert torch.allclose(exe(w)[0], (w * w).detach())
+    rows = torch.randn(6, 3)[2:5]
+    assert torch.allclose(exe(rows)[0], rows * rows)
+    column = torch.randn(3, 1).expand(3, 1)
+    assert torch.allclose(exe(column)[0], column * column)
+    assert exe(torch.empty(0, 3))[0].shape == (0, 3)
 
 
 def test_concurrent_calls_from_threads():
