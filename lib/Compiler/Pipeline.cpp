@@ -38,6 +38,7 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
   // this version: each memory-bound op becomes its own loop nest, which LLVM
   // then optimises; the fusion passes slot in right after the shape
   // simplification below, before library-call lowering.
+  const std::string log = logFusion ? "{log=1}" : "";
   return // 1-2. graph level simplification (shape optimisation grows here)
          "canonicalize,cse,"
          // 3. placement: host shape code and device work share the CPU
@@ -48,14 +49,13 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          // into consumers, reductions included); unit dims (the [M, 1] of a
          // kept-dim reduction) are dropped so reshapes do not separate ops.
          "disc-legalize-to-linalg,linalg-generalize-named-ops,canonicalize,cse,"
-         "linalg-fuse-elementwise-ops,"
+         "disc-fuse-elementwise" + log + ","
          "linalg-fold-unit-extent-dims,canonicalize,cse,"
          // Stitch fusion: row reductions with their elementwise stages in
          // one loop over rows; elementwise fusion then merges the per-row
          // stages into their users.
-         "func.func(disc-stitch-fusion" +
-         std::string(logFusion ? "{log=1}" : "") +
-         "),linalg-fuse-elementwise-ops,canonicalize,cse,"
+         "func.func(disc-stitch-fusion" + log + "),disc-fuse-elementwise" +
+         log + ",canonicalize,cse,"
          // Library calls last before bufferization, and nothing that moves,
          // merges or folds ops in between: a call reads its operands through
          // `bufferization.to_buffer` right before it, which is where one-shot

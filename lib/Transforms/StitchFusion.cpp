@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/Passes.h"
 
+#include "FusionCost.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
@@ -60,6 +62,26 @@ constexpr unsigned kMaxGroupOps = 24;
 /// every user is already in the group, so nothing outside needs the full
 /// tensor (no op is computed both in and outside the loop) and the group
 /// never grows into the rest of the graph.
+/// True when a use reads `producer` through a broadcast over an outer loop
+/// of its user: tiled one row per iteration, the producer's slice would be
+/// recomputed for every row along that loop. Allowed for cheap producers,
+/// and for a broadcast along the innermost loop only (a row's statistics
+/// read by every element of the row).
+bool recomputedPerRow(Operation *producer) {
+  if (!disc::isExpensiveToRecompute(producer))
+    return false;
+  for (OpOperand &use : producer->getUses()) {
+    auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!user)
+      continue;
+    unsigned innermost = user.getNumLoops() - 1;
+    for (unsigned loop : disc::broadcastLoops(use))
+      if (loop != innermost)
+        return true;
+  }
+  return false;
+}
+
 llvm::SetVector<Operation *> producerCone(Operation *root) {
   llvm::SetVector<Operation *> cone;
   auto inGroup = [&](Operation *op) {
@@ -75,7 +97,8 @@ llvm::SetVector<Operation *> producerCone(Operation *root) {
         if (!producer || inGroup(producer) ||
             producer->getBlock() != root->getBlock() ||
             !isFusibleKind(producer) ||
-            !llvm::all_of(producer->getUsers(), inGroup))
+            !llvm::all_of(producer->getUsers(), inGroup) ||
+            recomputedPerRow(producer))
           continue;
         cone.insert(producer);
         changed = true;

@@ -145,3 +145,57 @@ func.func @no_reduction(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   } -> tensor<?x?xf32>
   return %b : tensor<?x?xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// x + exp(bias) - rowmax(x + exp(bias)): the exp of the bias (read through
+// a broadcast over rows) must NOT join the row loop, where it would run
+// once per row; it runs once before the loop, which reads its result.
+// CHECK-LABEL: func.func @expensive_broadcast_producer_outside
+// CHECK: %[[EB:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<?xf32>)
+// CHECK:   math.exp
+// CHECK: scf.forall
+// CHECK-NOT: math.exp
+// CHECK:   tensor.extract_slice %[[EB]]
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @expensive_broadcast_producer_outside(%x: tensor<?x?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %en = tensor.empty(%n) : tensor<?xf32>
+  %eb = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%b : tensor<?xf32>) outs(%en : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.exp %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<?xf32>
+  %e2 = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %s = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %eb : tensor<?x?xf32>, tensor<?xf32>) outs(%e2 : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %0 = arith.addf %in, %in2 : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x?xf32>
+  %em = tensor.empty(%m) : tensor<?xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%em : tensor<?xf32>) -> tensor<?xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %0 = arith.maximumf %in, %acc : f32
+    linalg.yield %0 : f32
+  } -> tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %mx : tensor<?x?xf32>, tensor<?xf32>) outs(%e2 : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %0 = arith.subf %in, %in2 : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}

@@ -119,6 +119,30 @@ def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def DiscFuseElementwise : Pass<"disc-fuse-elementwise"> {
+  let summary = "Loop and input fusion: upstream linalg elementwise fusion with a recompute rule";
+  let description = [{
+    Upstream `linalg-fuse-elementwise-ops` (the same patterns: producer into
+    consumer for generics and reductions, reshapes folded by expansion,
+    linalg canonicalizations), with one more condition on fusing a producer
+    into a consumer: when the consumer reads the producer's result through
+    a broadcast (its indexing map leaves out some of the consumer's loops)
+    and the producer is expensive to recompute (a math op such as exp or
+    tanh, a division or remainder, or a gather through tensor.extract), the
+    producer is not fused. Fused, it would run once per element along the
+    broadcast dims; kept apart, it runs once and its (smaller) result is
+    read back. Cheap broadcast producers (a bias add, a copy) still fuse.
+    As upstream, a producer fuses only when its result has one use.
+
+    `log` prints each fusion refused by the recompute rule.
+  }];
+  let options = [Option<"log", "log", "bool", "false",
+                         "print refused fusions to stderr">];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def DiscStitchFusion : Pass<"disc-stitch-fusion", "mlir::func::FuncOp"> {
   let summary = "Fuse row reductions and the elementwise stages around them into one loop over rows";
   let description = [{
@@ -136,7 +160,10 @@ def DiscStitchFusion : Pass<"disc-stitch-fusion", "mlir::func::FuncOp"> {
     (the elementwise fusion that follows merges each copy into its user, so
     no row-sized intermediate is written). A producer joins the group only
     when all its users are in it (at most 24 ops), so nothing is computed
-    both inside and outside the row loop.
+    both inside and outside the row loop, and not when it is expensive to
+    recompute (a math op, a division, a gather) and a user reads it through
+    a broadcast over an outer loop: the row loop would recompute it for
+    every row along that loop (swin's position bias, shared by all windows).
 
     Not fused (the row loop would redo whole reductions per row): a
     reduction over an outer dim (column reduction) or over several dims,

@@ -1,0 +1,78 @@
+//===- FuseElementwise.cpp - loop and input fusion with a recompute rule --===//
+//
+// See DiscFuseElementwise in Passes.td: upstream elementwise fusion, with a
+// control function that keeps expensive producers out of broadcasting
+// consumers (FusionCost.h).
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Transforms/Passes.h"
+
+#include "FusionCost.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace disc {
+#define GEN_PASS_DEF_DISCFUSEELEMENTWISE
+#include "disc/Transforms/Passes.h.inc"
+} // namespace disc
+
+using namespace mlir;
+
+namespace {
+
+struct FuseElementwisePass
+    : disc::impl::DiscFuseElementwiseBase<FuseElementwisePass> {
+  using DiscFuseElementwiseBase::DiscFuseElementwiseBase;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    // Upstream's rule: the producer's only use is this one.
+    linalg::ControlFusionFn singleUse = [](OpOperand *fusedOperand) {
+      Operation *producer = fusedOperand->get().getDefiningOp();
+      return producer && producer->hasOneUse();
+    };
+    bool logRefusals = log;
+    linalg::ControlFusionFn noExpensiveRecompute =
+        [singleUse, logRefusals](OpOperand *fusedOperand) {
+          if (!singleUse(fusedOperand))
+            return false;
+          Operation *producer = fusedOperand->get().getDefiningOp();
+          if (disc::broadcastLoops(*fusedOperand).empty() ||
+              !disc::isExpensiveToRecompute(producer))
+            return true;
+          if (logRefusals)
+            llvm::errs() << "[disc] fusion: not fused (would recompute "
+                         << producer->getName() << " at " << producer->getLoc()
+                         << " per broadcast element of "
+                         << fusedOperand->getOwner()->getName() << " at "
+                         << fusedOperand->getOwner()->getLoc() << ")\n";
+          return false;
+        };
+
+    RewritePatternSet patterns(context);
+    linalg::populateElementwiseOpsFusionPatterns(patterns,
+                                                 noExpensiveRecompute);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, singleUse);
+    tensor::populateBubbleUpExpandShapePatterns(patterns);
+    affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
+    context->getLoadedDialect<linalg::LinalgDialect>()
+        ->getCanonicalizationPatterns(patterns);
+    linalg::populateConstantFoldLinalgOperations(patterns, singleUse);
+    // Top-down, as upstream, for compile time.
+    if (failed(applyPatternsGreedily(
+            getOperation(), std::move(patterns),
+            GreedyRewriteConfig().setUseTopDownTraversal())))
+      signalPassFailure();
+  }
+};
+
+} // namespace

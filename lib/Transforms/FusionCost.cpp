@@ -1,0 +1,35 @@
+//===- FusionCost.cpp - what fusion may recompute -------------------------===//
+#include "FusionCost.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+bool disc::isExpensiveToRecompute(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return true;
+  WalkResult found = op->walk([](Operation *inner) {
+    if (isa<math::MathDialect>(inner->getDialect()) ||
+        isa<arith::DivFOp, arith::RemFOp, arith::DivSIOp, arith::DivUIOp,
+            arith::RemSIOp, arith::RemUIOp, arith::FloorDivSIOp,
+            arith::CeilDivSIOp, tensor::ExtractOp>(inner))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+llvm::SmallVector<unsigned> disc::broadcastLoops(OpOperand &use) {
+  llvm::SmallVector<unsigned> dropped;
+  auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!consumer)
+    return dropped;
+  AffineMap map = consumer.getMatchingIndexingMap(&use);
+  for (unsigned loop = 0; loop < map.getNumDims(); ++loop)
+    if (!map.isFunctionOfDim(loop))
+      dropped.push_back(loop);
+  return dropped;
+}
