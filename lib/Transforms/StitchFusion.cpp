@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -130,10 +132,100 @@ std::string describe(Operation *op) {
   return text;
 }
 
+/// True when every operand of `def` is available before `op` (`def` may
+/// move right before it).
+bool operandsDominate(Operation *def, Operation *op) {
+  return llvm::all_of(def->getOperands(), [&](Value v) {
+    Operation *producer = v.getDefiningOp();
+    if (!producer)
+      return cast<BlockArgument>(v).getOwner()->getParentOp()->isAncestor(op);
+    return producer->getBlock() != op->getBlock()
+               ? producer->getBlock()->getParentOp()->isAncestor(op)
+               : producer->isBeforeInBlock(op);
+  });
+}
+
+/// For an expensive stage `op` (softmax's exp(x - max)) used by reductions
+/// and by one elementwise user that reads it element for element: `op`
+/// writes into the user's destination (the output row) and the user
+/// overwrites `op`'s result in place (its init becomes `op`'s result). The
+/// stage is computed once per element, the reductions read it back from
+/// cache, and the user rescales it, instead of computing it once per user.
+/// Returns false (nothing changed) when there is no such user, another
+/// user writes `op`'s result, or the user's destination is not available
+/// before `op`.
+bool computeOnceInPlace(linalg::LinalgOp op) {
+  if (!disc::isExpensiveToRecompute(op) || op.getNumDpsInits() != 1 ||
+      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+    return false;
+  Value result = op->getResult(0);
+  linalg::GenericOp overwriter;
+  for (OpOperand &use : result.getUses()) {
+    auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!user || user.isDpsInit(&use))
+      return false; // some user writes it already
+    auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (overwriter || !generic || !isAllParallel(generic) ||
+        generic->getNumResults() != 1 ||
+        generic->getResult(0).getType() != result.getType())
+      continue;
+    OpOperand *init = generic.getDpsInitOperand(0);
+    Operation *destination = init->get().getDefiningOp();
+    if (generic.payloadUsesValueFromOperand(init) || !destination ||
+        !isa<tensor::EmptyOp, tensor::ExtractSliceOp>(destination) ||
+        !operandsDominate(destination, op) ||
+        generic.getMatchingIndexingMap(&use) !=
+            generic.getMatchingIndexingMap(init) ||
+        op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
+            generic.getMatchingIndexingMap(init))
+      continue;
+    overwriter = generic;
+  }
+  if (!overwriter)
+    return false;
+  OpOperand *init = overwriter.getDpsInitOperand(0);
+  Operation *destination = init->get().getDefiningOp();
+  if (!destination->isBeforeInBlock(op) ||
+      destination->getBlock() != op->getBlock())
+    destination->moveBefore(op);
+  op.getDpsInitOperand(0)->set(init->get());
+  // The user reads `op`'s result through its init, not as an input:
+  // `ins(..., %e) outs(%dest)` becomes `ins(...) outs(%e)` (a payload that
+  // reads its init keeps it; with an unread init, elementwise fusion would
+  // give it a fresh tensor.empty again).
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  Block &body = overwriter.getRegion().front();
+  Value outArg = body.getArgument(overwriter.getNumDpsInputs());
+  SmallVector<unsigned> dropped;
+  for (OpOperand *input : overwriter.getDpsInputOperands()) {
+    if (input->get() == result) {
+      dropped.push_back(input->getOperandNumber());
+      continue;
+    }
+    inputs.push_back(input->get());
+    maps.push_back(overwriter.getMatchingIndexingMap(input));
+  }
+  maps.push_back(overwriter.getMatchingIndexingMap(init));
+  for (unsigned index : llvm::reverse(dropped)) {
+    body.getArgument(index).replaceAllUsesWith(outArg);
+    body.eraseArgument(index);
+  }
+  OpBuilder b(overwriter);
+  auto replacement = linalg::GenericOp::create(
+      b, overwriter.getLoc(), overwriter->getResultTypes(), inputs,
+      ValueRange{result}, maps, overwriter.getIteratorTypesArray());
+  replacement.getRegion().takeBody(overwriter.getRegion());
+  overwriter->replaceAllUsesWith(replacement->getResults());
+  overwriter->erase();
+  return true;
+}
+
 /// Inside the row loop, an elementwise op with several users is cloned
 /// once per user, so that elementwise fusion merges each copy into its
 /// user and no row-sized intermediate is written: recomputing an
-/// elementwise stage costs less than a round trip through memory.
+/// elementwise stage costs less than a round trip through memory. An
+/// expensive stage is computed once instead where computeOnceInPlace can.
 void duplicateSharedProducers(Operation *loop) {
   SmallVector<linalg::LinalgOp> ops;
   loop->walk([&](linalg::LinalgOp op) {
@@ -149,6 +241,8 @@ void duplicateSharedProducers(Operation *loop) {
     if (uses.size() < 2 || !llvm::all_of(uses, [](OpOperand *use) {
           return isa<linalg::LinalgOp>(use->getOwner());
         }))
+      continue;
+    if (computeOnceInPlace(op))
       continue;
     OpBuilder b(op);
     for (OpOperand *use : llvm::drop_begin(uses)) {
@@ -169,19 +263,40 @@ struct StitchFusionPass
     for (Block &block : func.getBody())
       if (failed(fuseBlock(&block)))
         return signalPassFailure();
+    if (rowLoops.empty())
+      return;
+    // Tile-and-fuse fused a producer once per slice it feeds (softmax's max
+    // and exp twice: once for the sum, once for the output), each copy with
+    // its own shape queries outside the loop. CSE merges the identical
+    // copies; then each shared stage is recomputed per user or computed
+    // once (duplicateSharedProducers).
+    llvm::DenseSet<Operation *> erased;
+    ErasedTracker tracker(erased);
+    IRRewriter rewriter(&getContext(), &tracker);
+    DominanceInfo dominance(func);
+    eliminateCommonSubExpressions(rewriter, dominance, func);
+    for (Operation *loop : rowLoops)
+      if (!erased.contains(loop))
+        duplicateSharedProducers(loop);
   }
+
+  /// Records the ops a rewriter erases.
+  struct ErasedTracker : public RewriterBase::Listener {
+    explicit ErasedTracker(llvm::DenseSet<Operation *> &erased)
+        : erased(erased) {}
+    void notifyOperationErased(Operation *op) override { erased.insert(op); }
+    llvm::DenseSet<Operation *> &erased;
+  };
+
+  /// The row loops made so far.
+  SmallVector<Operation *> rowLoops;
 
   LogicalResult fuseBlock(Block *block) {
     // Last op first: a root's producers are fused into it before they could
     // become roots themselves. The walk goes backwards from the op before
     // each new loop, so it never visits an op a fusion erased.
     llvm::DenseSet<Operation *> erased; // by the fusions, seen by a listener
-    struct ErasedTracker : public RewriterBase::Listener {
-      explicit ErasedTracker(llvm::DenseSet<Operation *> &erased)
-          : erased(erased) {}
-      void notifyOperationErased(Operation *op) override { erased.insert(op); }
-      llvm::DenseSet<Operation *> &erased;
-    } tracker(erased);
+    ErasedTracker tracker(erased);
     IRRewriter rewriter(&getContext(), &tracker);
     Operation *cursor = block->empty() ? nullptr : &block->back();
     while (cursor) {
@@ -208,6 +323,7 @@ struct StitchFusionPass
       FailureOr<Operation *> loop = fuse(rewriter, linalgRoot, cone, erased);
       if (failed(loop))
         return failure();
+      rowLoops.push_back(*loop);
       cursor = (*loop)->getPrevNode();
     }
     return success();
@@ -266,7 +382,6 @@ struct StitchFusionPass
       rewriter.replaceAllUsesWith(original, replacement);
     if (!root->use_empty())
       return root.emitOpError("stitch fusion: the root is still used");
-    duplicateSharedProducers(loop);
     rewriter.eraseOp(root);
     // Slices that fusion replaced are left in the loop unused.
     SmallVector<Operation *> inLoop;

@@ -156,9 +156,14 @@ def DiscStitchFusion : Pass<"disc-stitch-fusion", "mlir::func::FuncOp"> {
     but its innermost (an `scf.forall` over rows) and its producers are
     fused into the loop with upstream tile-and-fuse
     (`scf::tileConsumerAndFuseProducersUsingSCF`), each computing just the
-    row the root needs. A producer used twice is computed twice per row
-    (the elementwise fusion that follows merges each copy into its user, so
-    no row-sized intermediate is written). A producer joins the group only
+    row the root needs. The copies tile-and-fuse makes of a producer per
+    use are merged (CSE over the function after all groups). A cheap
+    stage used twice is then computed twice per row (the elementwise
+    fusion that follows merges each copy into its user, so no row-sized
+    intermediate is written); an expensive one (a math op, a division, a
+    gather: softmax's exp) is computed once into its elementwise user's
+    destination, and that user, rewritten to read it through its init,
+    overwrites it in place. A producer joins the group only
     when all its users are in it (at most 24 ops), so nothing is computed
     both inside and outside the row loop, and not when it is expensive to
     recompute (a math op, a division, a gather) and a user reads it through
