@@ -7,8 +7,7 @@
 namespace disc {
 namespace ral {
 
-Context::LibraryState::LibraryState(const ContextOptions &options)
-    : engine(dnnl::engine::kind::cpu, 0), numThreads(options.numThreads) {}
+Context::LibraryState::LibraryState() : engine(dnnl::engine::kind::cpu, 0) {}
 
 std::shared_ptr<const CachedPrimitive>
 Context::LibraryState::lookup(const std::string &key) {
@@ -65,15 +64,15 @@ std::shared_ptr<Context> Context::create(const ContextOptions &options) {
   std::shared_ptr<Context> context(new Context());
   context->impl->options = options;
   try {
-    context->impl->libraries = std::make_unique<LibraryState>(options);
+    context->impl->libraries = std::make_unique<LibraryState>();
   } catch (const dnnl::error &e) {
     throw RuntimeError(std::string("Context: cannot create the oneDNN CPU "
                                    "engine: ") +
                        e.what());
   }
   context->impl->libraries->self = context;
-  // numThreads is applied per library call, on the calling thread (OpenMP
-  // settings are per thread; see ThreadCountScope in OneDnn.cpp).
+  // numThreads is applied per call, on the calling thread (OpenMP settings
+  // are per thread): ThreadsForCall in invoke().
   return context;
 }
 

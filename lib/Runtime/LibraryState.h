@@ -56,12 +56,10 @@ struct CachedPrimitive {
 } // namespace disc
 
 struct disc::ral::Context::LibraryState {
-  explicit LibraryState(const ContextOptions &options);
+  LibraryState();
 
   /// The CPU engine every primitive of this Context runs on.
   dnnl::engine engine;
-  /// Threads for library calls (0: the OpenMP default).
-  int numThreads = 0;
 
   /// The Context that owns this state, so that code holding only a
   /// `Context &` (invoke) can keep the Context alive from the deleters of

@@ -179,41 +179,6 @@ void appendKey(std::string &key, const std::vector<int64_t> &values) {
   key += ';';
 }
 
-/// Applies the Context's thread count (ContextOptions::numThreads) to the
-/// calling thread for the duration of one library call, and restores the
-/// thread's previous OpenMP setting afterwards. OpenMP thread counts are per
-/// calling thread, and oneDNN primitives depend on the count they were
-/// created with, so the count is also part of every cache key.
-class ThreadCountScope {
-public:
-  explicit ThreadCountScope(const Context::LibraryState &state) {
-#ifdef DISC_RAL_HAS_OPENMP
-    previous = omp_get_max_threads();
-    if (state.numThreads > 0 && state.numThreads != previous)
-      omp_set_num_threads(state.numThreads);
-    else
-      previous = 0; // nothing to restore
-    threads = omp_get_max_threads();
-#else
-    threads = state.numThreads;
-#endif
-  }
-  ~ThreadCountScope() {
-#ifdef DISC_RAL_HAS_OPENMP
-    if (previous > 0)
-      omp_set_num_threads(previous);
-#endif
-  }
-  ThreadCountScope(const ThreadCountScope &) = delete;
-  ThreadCountScope &operator=(const ThreadCountScope &) = delete;
-
-  /// The thread count in effect for the call.
-  int threads = 0;
-
-private:
-  int previous = 0;
-};
-
 dnnl::primitive_attr userScratchpadAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -445,7 +410,8 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
   const bool copyOut = prepareOutput(c, cStrides, cData, elemSize);
 
   Context::LibraryState &state = ectx.context.libraries();
-  const ThreadCountScope threadCount(state);
+  // oneDNN primitives depend on the thread count (ThreadsForCall).
+  const int threads = currentThreadCount();
   const memory::desc aDesc(a.sizes, dt, a.strides);
   const memory::desc bDesc(b.sizes, dt, b.strides);
   const memory::desc cDesc(c.sizes, dt, c.strides);
@@ -456,7 +422,7 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
     appendKey(key, op->sizes);
     appendKey(key, op->strides);
   }
-  key += std::to_string(threadCount.threads);
+  key += std::to_string(threads);
   auto entry = getPrimitive(state, key, [&]() {
     return buildPrimitive<dnnl::matmul>(
         state.engine, dtype, aDesc, bDesc, cDesc, /*anyLayout=*/false,
@@ -578,7 +544,8 @@ void convolution(ExecutionContext &ectx, DType dtype,
   }
 
   Context::LibraryState &state = ectx.context.libraries();
-  const ThreadCountScope threadCount(state);
+  // oneDNN primitives depend on the thread count (ThreadsForCall).
+  const int threads = currentThreadCount();
   const memory::desc srcDesc(input.sizes, dt, input.strides);
   const memory::desc weightsDesc(weightDims, dt, weightStrides);
   const memory::desc dstDesc(output.sizes, dt, output.strides);
@@ -595,7 +562,7 @@ void convolution(ExecutionContext &ectx, DType dtype,
   appendKey(key, dilations);
   appendKey(key, padLo);
   appendKey(key, padHi);
-  key += std::to_string(threadCount.threads);
+  key += std::to_string(threads);
   auto entry = getPrimitive(state, key, [&]() {
     // format_tag::any lets oneDNN pick its fastest (blocked) layouts; the
     // reorders from/to the caller's plain layouts are part of the entry.

@@ -40,7 +40,9 @@ int64_t minWorkPerThread() {
   return value;
 }
 
-int availableThreads() {
+} // namespace
+
+int currentThreadCount() {
 #ifdef DISC_RAL_HAS_OPENMP
   return callThreads > 0 ? callThreads : omp_get_max_threads();
 #else
@@ -48,13 +50,26 @@ int availableThreads() {
 #endif
 }
 
-} // namespace
-
 ThreadsForCall::ThreadsForCall(int numThreads) : previous(callThreads) {
-  if (numThreads > 0)
-    callThreads = numThreads;
+  if (numThreads <= 0)
+    return;
+  callThreads = numThreads;
+#ifdef DISC_RAL_HAS_OPENMP
+  const int current = omp_get_max_threads();
+  if (current != numThreads) {
+    previousOpenMp = current;
+    omp_set_num_threads(numThreads);
+  }
+#endif
 }
-ThreadsForCall::~ThreadsForCall() { callThreads = previous; }
+
+ThreadsForCall::~ThreadsForCall() {
+  callThreads = previous;
+#ifdef DISC_RAL_HAS_OPENMP
+  if (previousOpenMp > 0)
+    omp_set_num_threads(previousOpenMp);
+#endif
+}
 
 int threadsForWork(int64_t units, int64_t workPerUnit, int threads) {
   if (units <= 1 || threads <= 1)
@@ -82,7 +97,7 @@ extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),
                                       int64_t work) {
   if (units <= 0)
     return;
-  const int threads = threadsForWork(units, work, availableThreads());
+  const int threads = threadsForWork(units, work, currentThreadCount());
   if (threads <= 1) {
     serialRuns.fetch_add(1, std::memory_order_relaxed);
     fn(args, 0, units);

@@ -148,8 +148,11 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
                                  const Signature &signature,
                                  const std::vector<TensorView> &inputs);
 
-/// Parallel loops of compiled kernels (disc_ral_parallel_for) launched on
-/// this thread use `numThreads` (0: OpenMP's default) while it lives.
+/// The one thread-count setting of a call (ContextOptions::numThreads):
+/// while it lives, parallel loops of compiled kernels
+/// (disc_ral_parallel_for) and library calls (oneDNN, through OpenMP)
+/// launched on this thread use `numThreads` (0: OpenMP's default). OpenMP
+/// counts are per calling thread; the thread's previous count is restored.
 class ThreadsForCall {
 public:
   explicit ThreadsForCall(int numThreads);
@@ -159,7 +162,13 @@ public:
 
 private:
   int previous;
+  int previousOpenMp = 0; // 0: OpenMP's count was not changed
 };
+
+/// The thread count in effect on this thread: the enclosing
+/// ThreadsForCall's, else OpenMP's default (1 without OpenMP). oneDNN
+/// primitives depend on it, so it is part of their cache keys.
+int currentThreadCount();
 
 /// How many threads a parallel loop of `units` units of `workPerUnit`
 /// elements each gets: 1 (run on the calling thread) unless every thread
