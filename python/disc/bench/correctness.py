@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -150,21 +149,18 @@ def run_isolated(path: str, dynamic: bool | None, timeout: float, threads: int =
     record's outcome ("crash", "timeout", "error")."""
     from disc.bench.graphnet import sample_name
 
-    cmd = [sys.executable, "-m", "disc.bench.correctness", "--one", path,
-           "--threads", str(threads)] + (["--dynamic"] if dynamic else [])
+    from .isolation import run_child
+
     start = time.time()
     base = {"sample": sample_name(path), "path": path}
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {**base, "outcome": "timeout", "detail": f"no result after {timeout:.0f} s",
-                "seconds": round(time.time() - start, 1)}
-    for line in reversed(proc.stdout.splitlines()):
+    child = run_child("disc.bench.correctness",
+                      ["--one", path, "--threads", threads] + (["--dynamic"] if dynamic else []),
+                      timeout)
+    for line in reversed(child.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)
-    tail = (proc.stderr or proc.stdout).strip().splitlines()[-12:]
-    return {**base, "outcome": "crash" if proc.returncode < 0 else "error",
-            "detail": f"exit status {proc.returncode}: " + "\n".join(tail),
+    return {**base, "outcome": child.outcome or "error",
+            "detail": child.detail or "the worker printed no result",
             "seconds": round(time.time() - start, 1)}
 
 

@@ -320,6 +320,7 @@ def run_isolated(path: str, config: dict, timeout: float) -> list:
     import tempfile
 
     from .graphnet import sample_name
+    from .isolation import run_child
 
     fd, out_file = tempfile.mkstemp(prefix="disc-bench-", suffix=".jsonl")
     os.close(fd)
@@ -332,18 +333,11 @@ def run_isolated(path: str, config: dict, timeout: float) -> list:
                TORCHINDUCTOR_CACHE_DIR=cache_dir,
                TORCHINDUCTOR_FX_GRAPH_CACHE="0",
                TORCHINDUCTOR_AUTOGRAD_CACHE="0")
-    cmd = [sys.executable, "-m", "disc.bench.harness", "--worker", path,
-           "--config", json.dumps(config), "--worker-out", out_file]
     start = time.time()
-    outcome, detail = None, ""
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        if proc.returncode != 0:
-            outcome = "crash" if proc.returncode < 0 else "error"
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
-            detail = f"exit status {proc.returncode}: " + "\n".join(tail)
-    except subprocess.TimeoutExpired:
-        outcome, detail = "timeout", f"the sample ran past {timeout:.0f} s"
+    child = run_child("disc.bench.harness",
+                      ["--worker", path, "--config", json.dumps(config), "--worker-out", out_file],
+                      timeout, env=env, tail_lines=8)
+    outcome, detail = child.outcome, child.detail
     with open(out_file) as f:
         records = [json.loads(line) for line in f if line.strip()]
     os.unlink(out_file)
