@@ -91,6 +91,24 @@ func.func @main(%q: {t}, %k: {t}) -> {t} {{
                **TOL[torch.float32])
 
 
+def test_transposed_weight_is_read_not_copied():
+    """x @ w.t() (every nn.Linear): the transpose folds into the library
+    call, which reads w transposed; no loop kernel copies it per call."""
+    x = tensor_type((None, 32), torch.float32)
+    w = tensor_type((None, 32), torch.float32)
+    wt = tensor_type((32, None), torch.float32)
+    y = tensor_type((None, None), torch.float32)
+    exe = compile_once(f"""
+func.func @main(%x: {x}, %w: {w}) -> {y} {{
+  %t = disc.transpose %w, dims = [1, 0] : ({w}) -> {wt}
+  %0 = disc.dot_general %x, %t, batching_dims = [] x [], contracting_dims = [1] x [0] : ({x}, {wt}) -> {y}
+  return %0 : {y}
+}}""")
+    assert exe.kernel_counts == {"loops": 0, "library_calls": 1, "copies": 0}, exe.kernel_counts
+    run_shapes(exe, lambda s: (rand((s, 32), torch.float32), rand((s + 3, 32), torch.float32)),
+               lambda x, w: x @ w.T, [1, 7, 130], **TOL[torch.float32])
+
+
 def test_dot_general_unusual_layout():
     """Batch dim last on the lhs: DISC transposes before the library call."""
     exe = compile_once("""
