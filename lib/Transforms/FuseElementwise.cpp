@@ -67,11 +67,11 @@ struct FuseElementwisePass
     context->getLoadedDialect<linalg::LinalgDialect>()
         ->getCanonicalizationPatterns(patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, singleUse);
-    // Top-down, as upstream, for compile time.
-    if (failed(applyPatternsGreedily(
-            getOperation(), std::move(patterns),
-            GreedyRewriteConfig().setUseTopDownTraversal())))
-      signalPassFailure();
+    // Top-down, as upstream, for compile time. As upstream, not reaching a
+    // fixed point within the driver's iteration limit is not an error: the
+    // IR is valid after every rewrite, only possibly less fused.
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns),
+                                GreedyRewriteConfig().setUseTopDownTraversal());
   }
 };
 

@@ -4,6 +4,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 
@@ -27,9 +29,9 @@ llvm::SmallVector<unsigned> disc::broadcastLoops(OpOperand &use) {
   auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
   if (!consumer)
     return dropped;
-  AffineMap map = consumer.getMatchingIndexingMap(&use);
-  for (unsigned loop = 0; loop < map.getNumDims(); ++loop)
-    if (!map.isFunctionOfDim(loop))
-      dropped.push_back(loop);
+  llvm::SmallBitVector unused =
+      getUnusedDimsBitVector({consumer.getMatchingIndexingMap(&use)});
+  for (unsigned loop : unused.set_bits())
+    dropped.push_back(loop);
   return dropped;
 }

@@ -132,19 +132,6 @@ std::string describe(Operation *op) {
   return text;
 }
 
-/// True when every operand of `def` is available before `op` (`def` may
-/// move right before it).
-bool operandsDominate(Operation *def, Operation *op) {
-  return llvm::all_of(def->getOperands(), [&](Value v) {
-    Operation *producer = v.getDefiningOp();
-    if (!producer)
-      return cast<BlockArgument>(v).getOwner()->getParentOp()->isAncestor(op);
-    return producer->getBlock() != op->getBlock()
-               ? producer->getBlock()->getParentOp()->isAncestor(op)
-               : producer->isBeforeInBlock(op);
-  });
-}
-
 /// For an expensive stage `op` (softmax's exp(x - max)) used by reductions
 /// and by one elementwise user that reads it element for element: `op`
 /// writes into the user's destination (the output row) and the user
@@ -154,7 +141,7 @@ bool operandsDominate(Operation *def, Operation *op) {
 /// Returns false (nothing changed) when there is no such user, another
 /// user writes `op`'s result, or the user's destination is not available
 /// before `op`.
-bool computeOnceInPlace(linalg::LinalgOp op) {
+bool computeOnceInPlace(linalg::LinalgOp op, DominanceInfo &dominance) {
   if (!disc::isExpensiveToRecompute(op) || op.getNumDpsInits() != 1 ||
       op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
     return false;
@@ -173,7 +160,10 @@ bool computeOnceInPlace(linalg::LinalgOp op) {
     Operation *destination = init->get().getDefiningOp();
     if (generic.payloadUsesValueFromOperand(init) || !destination ||
         !isa<tensor::EmptyOp, tensor::ExtractSliceOp>(destination) ||
-        !operandsDominate(destination, op) ||
+        !llvm::all_of(destination->getOperands(),
+                      [&](Value v) {
+                        return dominance.properlyDominates(v, op);
+                      }) ||
         generic.getMatchingIndexingMap(&use) !=
             generic.getMatchingIndexingMap(init) ||
         op.getMatchingIndexingMap(op.getDpsInitOperand(0)) !=
@@ -185,8 +175,7 @@ bool computeOnceInPlace(linalg::LinalgOp op) {
     return false;
   OpOperand *init = overwriter.getDpsInitOperand(0);
   Operation *destination = init->get().getDefiningOp();
-  if (!destination->isBeforeInBlock(op) ||
-      destination->getBlock() != op->getBlock())
+  if (!dominance.properlyDominates(destination, op))
     destination->moveBefore(op);
   op.getDpsInitOperand(0)->set(init->get());
   // The user reads `op`'s result through its init, not as an input:
@@ -226,7 +215,7 @@ bool computeOnceInPlace(linalg::LinalgOp op) {
 /// user and no row-sized intermediate is written: recomputing an
 /// elementwise stage costs less than a round trip through memory. An
 /// expensive stage is computed once instead where computeOnceInPlace can.
-void duplicateSharedProducers(Operation *loop) {
+void duplicateSharedProducers(Operation *loop, DominanceInfo &dominance) {
   SmallVector<linalg::LinalgOp> ops;
   loop->walk([&](linalg::LinalgOp op) {
     if (op.hasPureTensorSemantics() && isAllParallel(op) &&
@@ -242,7 +231,7 @@ void duplicateSharedProducers(Operation *loop) {
           return isa<linalg::LinalgOp>(use->getOwner());
         }))
       continue;
-    if (computeOnceInPlace(op))
+    if (computeOnceInPlace(op, dominance))
       continue;
     OpBuilder b(op);
     for (OpOperand *use : llvm::drop_begin(uses)) {
@@ -277,7 +266,7 @@ struct StitchFusionPass
     eliminateCommonSubExpressions(rewriter, dominance, func);
     for (Operation *loop : rowLoops)
       if (!erased.contains(loop))
-        duplicateSharedProducers(loop);
+        duplicateSharedProducers(loop, dominance);
   }
 
   /// Records the ops a rewriter erases.
