@@ -309,6 +309,8 @@ private:
 
 } // namespace
 
+ral::Allocator &defaultAllocator() { return defaultContext()->allocator(); }
+
 std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
                                                 const CompileOptions &options) {
   PhaseTimer timer(options.logTiming);

@@ -81,7 +81,10 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          std::string(runtimeChecks ? "generate-runtime-verification," : "") +
          "disc-outline-loop-kernels,"
          // Each kernel's outer parallel loop runs on the runtime's threads.
-         "disc-parallelize-loops,func.func(disc-hoist-static-allocas)";
+         "disc-parallelize-loops,func.func(disc-hoist-static-allocas),"
+         // Memory planning: every buffer goes back to the caching allocator
+         // right after its last use, for the next allocation to reuse.
+         "func.func(disc-free-after-last-use)";
 }
 
 std::string disc::cpuKernelsToLlvmPipeline() {
@@ -100,7 +103,10 @@ std::string disc::cpuKernelsToLlvmPipeline() {
          // would turn them into compare+select.
          "disc-lower-float-min-max,"
          "arith-expand{include-bf16=true},"
-         "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+         // aligned_alloc, not malloc(size + alignment) and a manual
+         // offset: the RAL allocator aligns every block to 64 bytes, and the
+         // extra bytes would push a power-of-two size into the next bucket.
+         "finalize-memref-to-llvm{use-aligned-alloc=1},convert-arith-to-llvm,convert-index-to-llvm,"
          "convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts,"
          "disc-ral-lower-parallel-for,"
          "disc-ral-inject-context";

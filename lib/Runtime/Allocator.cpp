@@ -129,6 +129,11 @@ void Allocator::releaseCache() {
     std::free(ptr);
 }
 
+void Allocator::resetPeak() {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  impl->stats.peakBytesInUse = impl->stats.bytesInUse;
+}
+
 Allocator::Stats Allocator::stats() const {
   std::lock_guard<std::mutex> lock(impl->mutex);
   return impl->stats;

@@ -3,6 +3,8 @@
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -117,8 +119,23 @@ struct ParallelizeLoopsPass
     }
   }
 
+  /// Whether the body calls the runtime (allocation, free, a call, a
+  /// run-time check that fails by unwinding to invoke): the runtime's
+  /// per-call state is not made for several threads, and a failure must
+  /// unwind on the calling thread.
+  static bool callsRuntime(scf::ParallelOp loop) {
+    return loop
+        .walk([](Operation *op) {
+          return isa<memref::AllocOp, memref::DeallocOp, CallOpInterface,
+                     cf::AssertOp>(op)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
   static bool parallelizable(scf::ParallelOp loop) {
-    return loop.getNumResults() == 0 &&
+    return loop.getNumResults() == 0 && !callsRuntime(loop) &&
            llvm::all_of(loop.getLowerBound(),
                         [](Value v) { return isConstant(v, 0); }) &&
            llvm::all_of(loop.getStep(),

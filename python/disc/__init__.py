@@ -27,6 +27,8 @@ __all__ = [
     "compile",
     "compile_mlir",
     "explain",
+    "memory_stats",
+    "reset_peak_memory",
     "stats",
 ]
 
@@ -147,6 +149,29 @@ def stats() -> dict:
               "parallel_launches": launches, "serial_runs": serial}
     result.update(_backend.stats())
     return result
+
+
+def memory_stats() -> dict:
+    """The runtime's caching allocator (process-wide, every executable).
+
+    bytes_in_use           buffers handed out and not yet freed: the
+                           intermediates of running calls and the outputs
+                           the caller still holds
+    peak_bytes_in_use      the most bytes_in_use since the process started
+                           or reset_peak_memory()
+    bytes_cached           freed blocks kept for reuse
+    allocations            allocation requests
+    allocation_cache_hits  requests served from a freed block
+
+    Sizes are rounded up to the allocator's size buckets (at most 12.5%).
+    Peak memory of one call: reset_peak_memory(), call, read the peak.
+    """
+    return _C.memory_stats()
+
+
+def reset_peak_memory() -> None:
+    """Starts a new peak: peak_bytes_in_use becomes bytes_in_use."""
+    _C.reset_peak_memory()
 
 
 def backend(gm, example_inputs, **options):

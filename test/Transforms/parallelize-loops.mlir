@@ -163,3 +163,28 @@ func.func private @rows(%n: index, %m: index, %x: memref<?x?xf32>, %out: memref<
   }
   return
 }
+
+// -----
+
+// Must NOT parallelize a loop whose body calls the runtime: a per-row
+// buffer from the allocator, or a run-time check.
+// CHECK-LABEL: func.func private @calls_runtime(
+// CHECK: scf.parallel
+// CHECK: memref.alloc
+// CHECK: scf.parallel
+// CHECK: cf.assert
+// CHECK-NOT: call @calls_runtime_par
+func.func private @calls_runtime(%n: index, %m: index, %a: memref<?x?xf32>, %ok: i1) attributes {disc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %t = memref.alloc(%m) : memref<?xf32>
+    %v = memref.load %a[%i, %c0] : memref<?x?xf32>
+    memref.store %v, %t[%c0] : memref<?xf32>
+    memref.dealloc %t : memref<?xf32>
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    cf.assert %ok, "bad"
+  }
+  return
+}

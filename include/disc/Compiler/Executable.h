@@ -73,6 +73,10 @@ private:
 /// Number of successful MLIR compilations in this process.
 int64_t compilationCount();
 
+/// The allocator of the runtime context every Executable runs in: bytes in
+/// use, peak, cached, allocation counts.
+ral::Allocator &defaultAllocator();
+
 } // namespace disc
 
 #endif // DISC_COMPILER_EXECUTABLE_H

@@ -69,6 +69,8 @@ public:
     size_t numCacheHits = 0;
   };
   Stats stats() const;
+  /// Starts a new peak measurement: peakBytesInUse = bytesInUse.
+  void resetPeak();
 
 private:
   struct Impl;

@@ -113,7 +113,9 @@ def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
     it on the calling thread (tiny tensors never pay for a parallel launch).
 
     Left sequential: scf.parallel outside kernels (the entry), nested in
-    another loop, or with non-zero lower bounds / non-unit steps.
+    another loop, with non-zero lower bounds / non-unit steps, or whose
+    body calls the runtime (memref.alloc/dealloc, a call, a cf.assert):
+    the runtime's per-call state belongs to the calling thread.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
                            "mlir::arith::ArithDialect"];
@@ -219,6 +221,37 @@ def DiscHoistStaticAllocas
     several threads is its own function by then, so each thread gets its
     own buffer. Loops still in a function run sequentially. Dynamic-size
     allocas stay where they are.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def DiscFreeAfterLastUse
+    : Pass<"disc-free-after-last-use", "mlir::func::FuncOp"> {
+  let summary = "Free each runtime buffer right after its last use";
+  let description = [{
+    Memory planning for dynamic shapes. Sizes are symbolic, so buffers
+    cannot be packed into a static arena at compile time; instead every
+    `memref.alloc` gets a `memref.dealloc` right after the last op that
+    uses it (or one of its views), and the runtime's caching allocator
+    hands the freed block to the next allocation of the same size bucket.
+    Intermediates of a long chain of kernels and library calls then reuse
+    a few blocks (a recently written, cache-warm one first) instead of
+    staying alive until the end of the call.
+
+    Liveness is per block: an op's position is that of its ancestor in
+    the allocating block, so a use inside a loop keeps the buffer alive
+    for the whole loop. A buffer is left alone (the runtime frees it at
+    the end of the call, or hands it to the caller) when it or a view of
+    it reaches a terminator (a return, a yield, a branch), is turned into
+    a pointer or integer address, is used in another block of a
+    multi-block region, or already has a `memref.dealloc`. Any op that
+    takes the buffer and returns a memref (a view, a cast, a call) is
+    assumed to return an alias, whose uses count as uses of the buffer.
+    Calls and library calls that take it must not keep it past their
+    return, which holds for the runtime's functions and the kernels.
+
+    Run after the kernels are outlined (the uses in the entry function are
+    then calls) and before lowering to LLVM.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }

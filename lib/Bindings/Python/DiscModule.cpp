@@ -183,6 +183,17 @@ NB_MODULE(_C, m) {
       nb::arg("source_name") = "input.mlir", nb::arg("log_timing") = false,
       nb::arg("log_fusion") = false);
   m.def("compilation_count", &compilationCount);
+  m.def("memory_stats", [] {
+    ral::Allocator::Stats stats = defaultAllocator().stats();
+    nb::dict d;
+    d["bytes_in_use"] = stats.bytesInUse;
+    d["peak_bytes_in_use"] = stats.peakBytesInUse;
+    d["bytes_cached"] = stats.bytesCached;
+    d["allocations"] = stats.numAllocations;
+    d["allocation_cache_hits"] = stats.numCacheHits;
+    return d;
+  });
+  m.def("reset_peak_memory", [] { defaultAllocator().resetPeak(); });
   m.def("parallel_stats", [] {
     ral::ParallelStats stats = ral::parallelStats();
     return std::make_pair(stats.parallelLaunches, stats.serialRuns);
