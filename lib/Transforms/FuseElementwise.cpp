@@ -26,6 +26,40 @@ using namespace mlir;
 
 namespace {
 
+/// Gives every fusable consumer of a cheap multi-use producer (a broadcast
+/// zero shared by all the ReLUs of one shape after CSE) its own copy:
+/// elementwise fusion only fuses a producer into its single user, and
+/// otherwise the producer would be written to memory once and read back by
+/// every consumer.
+void duplicateCheapProducers(Operation *root, bool log) {
+  SmallVector<linalg::GenericOp> producers;
+  root->walk([&](linalg::GenericOp op) {
+    if (!op->use_empty() && !op->hasOneUse() && disc::isCheapToDuplicate(op))
+      producers.push_back(op);
+  });
+  for (linalg::GenericOp producer : producers) {
+    SmallVector<OpOperand *> fusable;
+    unsigned numUses = 0;
+    for (OpOperand &use : producer->getResult(0).getUses()) {
+      ++numUses;
+      if (isa<linalg::GenericOp>(use.getOwner()) &&
+          linalg::areElementwiseOpsFusable(&use))
+        fusable.push_back(&use);
+    }
+    // When every use fuses, the last one keeps the original.
+    if (fusable.size() == numUses)
+      fusable.pop_back();
+    for (OpOperand *use : fusable) {
+      OpBuilder builder(use->getOwner());
+      use->set(builder.clone(*producer)->getResult(0));
+    }
+    if (log && !fusable.empty())
+      llvm::errs() << "[disc] fusion: duplicated " << producer->getName()
+                   << " at " << producer->getLoc() << " into "
+                   << fusable.size() << " more consumers (cheap to recompute)\n";
+  }
+}
+
 struct FuseElementwisePass
     : disc::impl::DiscFuseElementwiseBase<FuseElementwisePass> {
   using DiscFuseElementwiseBase::DiscFuseElementwiseBase;
@@ -55,6 +89,7 @@ struct FuseElementwisePass
           return false;
         };
 
+    duplicateCheapProducers(getOperation(), log);
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns,
                                                  noExpensiveRecompute);

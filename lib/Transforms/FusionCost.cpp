@@ -24,6 +24,22 @@ bool disc::isExpensiveToRecompute(Operation *op) {
   return found.wasInterrupted();
 }
 
+bool disc::isCheapToDuplicate(linalg::GenericOp producer) {
+  if (producer->getNumResults() != 1 || !producer.hasPureTensorSemantics() ||
+      producer.getNumParallelLoops() != producer.getNumLoops() ||
+      isExpensiveToRecompute(producer))
+    return false;
+  for (OpOperand *input : producer.getDpsInputOperands()) {
+    if (!isa<ShapedType>(input->get().getType()))
+      continue; // a scalar
+    if (producer.getMatchingIndexingMap(input).getNumResults() >=
+        producer.getNumLoops())
+      return false;
+  }
+  // The init is only a shape unless the body reads it.
+  return !producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0));
+}
+
 llvm::SmallVector<unsigned> disc::broadcastLoops(OpOperand &use) {
   llvm::SmallVector<unsigned> dropped;
   auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());

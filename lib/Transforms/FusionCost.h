@@ -23,6 +23,13 @@ bool isExpensiveToRecompute(mlir::Operation *op);
 /// value with (a broadcast), as loop positions; empty for a permutation.
 llvm::SmallVector<unsigned> broadcastLoops(mlir::OpOperand &use);
 
+/// True for a single-result, all-parallel generic that is cheap to compute
+/// again in each consumer rather than materialise once: not expensive to
+/// recompute, and every tensor it reads is smaller than what it writes (a
+/// fill, a broadcast constant or bias, possibly with cheap arithmetic on
+/// top). Reading it from memory in every consumer costs more than that.
+bool isCheapToDuplicate(mlir::linalg::GenericOp producer);
+
 } // namespace disc
 
 #endif // DISC_TRANSFORMS_FUSIONCOST_H

@@ -186,7 +186,11 @@ def compile(model, *, dynamic: bool = True, fullgraph: bool = False, **options):
     """`torch.compile(model, backend="disc", dynamic=True)`: batch size,
     sequence length, image size or node counts may change between calls
     without recompiling. Sizes 0 and 1 are specialised by PyTorch (a call
-    with such a size compiles once more). Options (`dump_dir=...`) go to the
+    with such a size compiles once more) unless PyTorch's
+    `torch.fx.experimental._config.backed_size_oblivious = True` is set
+    before the first call: then a batch of 1 and one of 2 share a graph
+    (a call needing a size-1 broadcast the trace did not see still fails a
+    guard and compiles again). Options (`dump_dir=...`) go to the
     backend."""
     import functools
 

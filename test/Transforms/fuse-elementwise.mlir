@@ -101,3 +101,54 @@ func.func @expensive_same_space_producer_fuses(%x: tensor<?x?xf32>, %y: tensor<?
   } -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+
+// A broadcast zero shared by two ReLUs (CSE merges them) is copied into
+// each: two kernels, no zero tensor left in memory. The full-size x + 1
+// that both also read must NOT be duplicated: each would read x again.
+// CHECK-LABEL: func.func @cheap_shared_producer_duplicated
+// CHECK: %[[ADD:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<?x?xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[ADD]] : tensor<?x?xf32>)
+// CHECK:   arith.maximumf %{{.*}}, %cst
+// CHECK: linalg.generic {{.*}} ins(%[[ADD]] : tensor<?x?xf32>)
+// CHECK:   arith.maximumf %{{.*}}, %cst
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// LOG: [disc] fusion: duplicated linalg.generic at {{.*}} into 1 more consumers
+func.func @cheap_shared_producer_duplicated(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<f32>
+  %one = arith.constant 1.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zeros = linalg.generic {indexing_maps = [#scalar, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%zero : tensor<f32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<?x?xf32>
+  %plus = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %one : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x?xf32>
+  %r1 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%plus, %zeros : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %z: f32, %out: f32):
+    %0 = arith.maximumf %in, %z : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x?xf32>
+  %r2 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%plus, %zeros : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %z: f32, %out: f32):
+    %0 = arith.maximumf %in, %z : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x?xf32>
+  return %r1, %r2 : tensor<?x?xf32>, tensor<?x?xf32>
+}

@@ -134,9 +134,16 @@ def DiscFuseElementwise : Pass<"disc-fuse-elementwise"> {
     producer is not fused. Fused, it would run once per element along the
     broadcast dims; kept apart, it runs once and its (smaller) result is
     read back. Cheap broadcast producers (a bias add, a copy) still fuse.
-    As upstream, a producer fuses only when its result has one use.
+    As upstream, a producer fuses only when its result has one use, with
+    one exception: a producer that is cheap to duplicate (all-parallel,
+    not expensive to recompute, and reading only tensors smaller than its
+    result: a fill, a broadcast constant or bias) is first copied once per
+    fusable consumer. CSE merges, for instance, the broadcast zero of every
+    ReLU of one shape into one op; without the copies it would be written
+    to memory once and read back by every ReLU kernel.
 
-    `log` prints each fusion refused by the recompute rule.
+    `log` prints each fusion refused by the recompute rule and each
+    duplicated producer.
   }];
   let options = [Option<"log", "log", "bool", "false",
                          "print refused fusions to stderr">];

@@ -178,28 +178,55 @@ static bool isSplatConstant(Attribute attr, double fvalue, int64_t ivalue) {
   return false;
 }
 
-OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  // x + 0 -> x for integers; x + (-0.0) -> x for floats (x + 0.0 is not an
-  // identity when x is -0.0).
-  Attribute rhs = adaptor.getRhs();
-  auto splat = llvm::dyn_cast_if_present<SplatElementsAttr>(rhs);
-  if (!splat)
+/// The constant `value` is, or a broadcast of: `known` when the folder already
+/// has it, else the splat operand of a (dynamic_)broadcast_in_dim. PyTorch's
+/// decompositions write `x * 1` and `x * alpha` with a broadcast scalar.
+static Attribute constantThroughBroadcast(Value value, Attribute known) {
+  if (known)
+    return known;
+  Operation *def = value.getDefiningOp();
+  if (!def || !isa<BroadcastInDimOp, DynamicBroadcastInDimOp>(def))
     return {};
-  if (isa<FloatType>(splat.getElementType())) {
-    APFloat v = splat.getSplatValue<APFloat>();
-    if (v.isZero() && v.isNegative())
-      return getLhs();
+  Attribute operand;
+  if (!matchPattern(def->getOperand(0), m_Constant(&operand)))
     return {};
-  }
-  if (isSplatConstant(rhs, 0.0, 0))
-    return getLhs();
+  return operand;
+}
+
+/// The operand that `op` returns unchanged when the other one is the
+/// identity element (a splat `identity`, possibly broadcast), or null.
+template <typename BinaryOp>
+static Value foldIdentityOperand(BinaryOp op, Attribute lhs, Attribute rhs,
+                                 llvm::function_ref<bool(Attribute)> identity) {
+  if (identity(constantThroughBroadcast(op.getRhs(), rhs)) &&
+      op.getLhs().getType() == op.getType())
+    return op.getLhs();
+  if (identity(constantThroughBroadcast(op.getLhs(), lhs)) &&
+      op.getRhs().getType() == op.getType())
+    return op.getRhs();
   return {};
 }
 
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  // x + 0 -> x for integers; x + (-0.0) -> x for floats (x + 0.0 is not an
+  // identity when x is -0.0).
+  return foldIdentityOperand(
+      *this, adaptor.getLhs(), adaptor.getRhs(), [](Attribute attr) {
+        auto splat = llvm::dyn_cast_if_present<SplatElementsAttr>(attr);
+        if (!splat)
+          return false;
+        if (isa<FloatType>(splat.getElementType())) {
+          APFloat v = splat.getSplatValue<APFloat>();
+          return v.isZero() && v.isNegative();
+        }
+        return isSplatConstant(attr, 0.0, 0);
+      });
+}
+
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  if (isSplatConstant(adaptor.getRhs(), 1.0, 1))
-    return getLhs();
-  return {};
+  return foldIdentityOperand(
+      *this, adaptor.getLhs(), adaptor.getRhs(),
+      [](Attribute attr) { return isSplatConstant(attr, 1.0, 1); });
 }
 
 //===----------------------------------------------------------------------===//

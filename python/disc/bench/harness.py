@@ -4,7 +4,7 @@ TorchInductor.
     python -m disc.bench graphnet PATH [PATH ...] [--compilers eager,inductor,disc]
         [--device cpu|cuda] [--threads N] [--warmup W] [--trials T]
         [--timeout S] [--shapes K] [--generalize] [--dynamic auto|true|false]
-        [--out DIR]
+        [--size-oblivious] [--out DIR]
 
 Each sample runs in its own subprocess (a crash or hang is recorded, never
 fatal); inside it every contender runs in the same process with the same
@@ -144,6 +144,20 @@ def _describe(exc: BaseException) -> str:
     return text[:1500]
 
 
+def _disc_call_peak_mib(runner, inputs):
+    """MiB the runtime's allocator had in use at most during one call,
+    beyond what was in use before it (DISC's buffers only: outside a
+    partition PyTorch allocates as usual)."""
+    import disc
+
+    disc.reset_peak_memory()
+    before = disc.memory_stats()["bytes_in_use"]
+    outputs = runner(*inputs)
+    peak = disc.memory_stats()["peak_bytes_in_use"] - before
+    del outputs
+    return peak / 2 ** 20
+
+
 def _make_contender(name: str, module, dynamic):
     import torch
 
@@ -226,6 +240,13 @@ def run_sample(path: str, config: dict, emit) -> None:
     threads = config["threads"]
     torch.set_num_threads(threads)
     dynamic = _DYNAMIC[config["dynamic"]]
+    if config.get("size_oblivious"):
+        # PyTorch's switch: dynamic sizes seen as 0 or 1 stay symbolic
+        # instead of being specialised (a batch of 1 then 2 is one graph).
+        # It applies to every contender alike.
+        import torch.fx.experimental._config as fx_config
+
+        fx_config.backed_size_oblivious = True
     sample = load_sample(path, device=device, seed=config["seed"])
     constraints = read_constraints(path)
     variants = derive_variants(constraints, config["shapes"])
@@ -291,6 +312,7 @@ def run_sample(path: str, config: dict, emit) -> None:
                     **error_figures(expected[i], actual))
                 if name == "disc":
                     record.update(disc_stats_delta(before, disc.stats()))
+                    record["peak_mib"] = _disc_call_peak_mib(runner, inputs[i])
                 emit(record)
 
 
@@ -432,6 +454,9 @@ def main(argv=None) -> int:
     parser.add_argument("--dynamic", choices=sorted(_DYNAMIC), default="auto",
                         help="torch.compile's dynamic= for the compilers (auto: None, "
                              "PyTorch's default: static first, dynamic on a recompile)")
+    parser.add_argument("--size-oblivious", action="store_true",
+                        help="trace sizes 0/1 symbolically for every compiler "
+                             "(torch.fx.experimental._config.backed_size_oblivious)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--penalty", type=float, default=0.1,
                         help="score of a failed sample in S(t) (see docs/graphnet.md)")
@@ -463,7 +488,8 @@ def main(argv=None) -> int:
     config = {"compilers": compilers, "device": args.device, "threads": args.threads,
               "warmup": args.warmup, "trials": args.trials, "budget": args.budget,
               "shapes": max(1, args.shapes), "generalize": args.generalize,
-              "dynamic": args.dynamic, "seed": args.seed}
+              "dynamic": args.dynamic, "size_oblivious": args.size_oblivious,
+              "seed": args.seed}
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, "results.jsonl")
     meta = {"machine": machine_description(args.threads, args.device), "config": config,

@@ -212,7 +212,8 @@ def sample_table(t: Table) -> str:
         head.append("disc vs inductor")
     head += [f"{c} compile s" for c in comp]
     if "disc" in comp:
-        head += ["disc nodes compiled / fallback", "disc kernels (ATen ops per kernel)"]
+        head += ["disc nodes compiled / fallback", "disc kernels (ATen ops per kernel)",
+                 "disc peak MiB"]
     rows = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for s in t.samples:
         cells = [s, _cell(t, s, "eager")] + [_cell(t, s, c) for c in comp]
@@ -227,6 +228,7 @@ def sample_table(t: Table) -> str:
                          if r and "compiled_nodes" in r else "-")
             kernels = r.get("kernels") if r else None
             cells.append(f"{kernels} ({r['compiled_nodes'] / kernels:.1f})" if kernels else "-")
+            cells.append(_fmt(r.get("peak_mib") if r else None, 1))
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -342,7 +344,9 @@ def summary_markdown(meta: dict, records: list) -> str:
                  f"{m.get('disc', '?')}.")
     lines.append(f"Run: `{meta.get('command', '')}`; {len(t.samples)} samples, warm-up "
                  f"{cfg.get('warmup')}, up to {cfg.get('trials')} timed calls (medians), "
-                 f"dynamic={cfg.get('dynamic')}, shapes per sample {cfg.get('shapes')}"
+                 f"dynamic={cfg.get('dynamic')}"
+                 f"{', size-oblivious' if cfg.get('size_oblivious') else ''}, "
+                 f"shapes per sample {cfg.get('shapes')}"
                  f"{', --generalize' if cfg.get('generalize') else ''}"
                  + (f"; wall time {meta['wall_s'] / 60:.0f} min" if meta.get("wall_s") else "")
                  + ".")
@@ -386,7 +390,8 @@ def readme_section(meta: dict, records: list, source: str) -> str:
     return "\n".join([
         f"{len(t.samples)} samples of `../shared/graphnet/samples`, {m.get('cpu', '?')} "
         f"({m.get('cores', '?')} cores), {cfg.get('threads', '?')} threads for every contender, "
-        f"torch {m.get('torch', '?')}, {m.get('date', '')}; `dynamic={cfg.get('dynamic')}`, "
+        f"torch {m.get('torch', '?')}, {m.get('date', '')}; `dynamic={cfg.get('dynamic')}`"
+        f"{', `--size-oblivious`' if cfg.get('size_oblivious') else ''}, "
         f"shapes per sample: {cfg.get('shapes')}; medians of up to {cfg.get('trials')} calls. "
         f"Full report: [{source}]({source}).",
         "", overall_table(t), "", outcome_table(t)])

@@ -178,10 +178,10 @@ def test_compile_errors_are_told_from_runtime_errors():
 # ---------------------------------------------- whole samples, isolated
 
 
-def _config(compilers, shapes_count=3, generalize=False):
+def _config(compilers, shapes_count=3, generalize=False, size_oblivious=False):
     return {"compilers": compilers, "device": "cpu", "threads": 1, "warmup": 1, "trials": 3,
             "budget": 5.0, "shapes": shapes_count, "generalize": generalize,
-            "dynamic": "true", "seed": 0}
+            "dynamic": "true", "size_oblivious": size_oblivious, "seed": 0}
 
 
 def _by(records):
@@ -204,6 +204,21 @@ def test_sample_with_variants_all_contenders(tmp_path):
     # reuses that graph; DISC compiles no more than Inductor.
     assert by[("disc", 2)]["graphs_compiled"] == 0
     assert by[("disc", 2)]["disc_compilations"] <= 2
+
+
+def test_size_oblivious_compiles_once(tmp_path):
+    """--size-oblivious: batch 1, 2 and 4 are one graph and one MLIR
+    compilation, with correct results at every shape."""
+    d = write_sample(tmp_path)
+    records = harness.run_isolated(str(d), _config(["eager", "disc"], generalize=True,
+                                                   size_oblivious=True), timeout=600)
+    by = _by(records)
+    for i in range(3):
+        assert by[("disc", i)]["outcome"] == "correct", by[("disc", i)]
+    assert by[("disc", 0)]["graphs_compiled"] == 1
+    assert by[("disc", 1)]["graphs_compiled"] == 0 and by[("disc", 2)]["graphs_compiled"] == 0
+    assert by[("disc", 2)]["disc_compilations"] == 1
+    assert by[("disc", 0)]["peak_mib"] > 0
 
 
 def test_pinned_sample_without_generalize_is_shape_unsupported(tmp_path):

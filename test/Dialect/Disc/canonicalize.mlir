@@ -40,6 +40,28 @@ func.func @mul_one_reshape_const(%a: tensor<4xi32>) -> (tensor<4xi32>, tensor<2x
 
 // -----
 
+// x * 1 folds when the 1 is broadcast to x's dynamic shape (PyTorch's addmm
+// decomposition writes mm * 1), on either side; x * 2 must NOT fold.
+// CHECK-LABEL: func @mul_broadcast_one
+// CHECK-SAME: (%[[A:.*]]: tensor<?x4xf32>, %{{.*}}: tensor<2xindex>, %[[I:.*]]: tensor<?xi32>, %{{.*}}: tensor<1xindex>)
+// CHECK: %[[TWO:.*]] = disc.multiply %[[A]], %{{.*}} : tensor<?x4xf32>
+// CHECK: return %[[A]], %[[A]], %[[TWO]], %[[I]]
+func.func @mul_broadcast_one(%a: tensor<?x4xf32>, %shape: tensor<2xindex>, %i: tensor<?xi32>, %ishape: tensor<1xindex>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?xi32>) {
+  %one = disc.constant dense<1.0> : tensor<f32>
+  %two = disc.constant dense<2.0> : tensor<f32>
+  %ione = disc.constant dense<1> : tensor<i32>
+  %b1 = disc.dynamic_broadcast_in_dim %one, %shape, dims = [] : (tensor<f32>, tensor<2xindex>) -> tensor<?x4xf32>
+  %b2 = disc.dynamic_broadcast_in_dim %two, %shape, dims = [] : (tensor<f32>, tensor<2xindex>) -> tensor<?x4xf32>
+  %bi = disc.dynamic_broadcast_in_dim %ione, %ishape, dims = [] : (tensor<i32>, tensor<1xindex>) -> tensor<?xi32>
+  %0 = disc.multiply %a, %b1 : tensor<?x4xf32>
+  %1 = disc.multiply %b1, %a : tensor<?x4xf32>
+  %2 = disc.multiply %a, %b2 : tensor<?x4xf32>
+  %3 = disc.multiply %bi, %i : tensor<?xi32>
+  return %0, %1, %2, %3 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?xi32>
+}
+
+// -----
+
 // Reversing only unit dims folds away; a real reverse stays.
 // CHECK-LABEL: func @reverse_fold
 // CHECK-NOT: disc.reverse %arg0
