@@ -30,7 +30,9 @@ import time
 OUTCOMES = ("correct", "wrong", "compile_error", "error", "timeout", "crash",
             "shape_unsupported", "eager_error")
 
-_DYNAMIC = {"auto": None, "true": True, "false": False}
+# torch.compile's dynamic= per --dynamic; "marked" is None with the dims the
+# sample's input_tensor_constraints.py names marked dynamic (_mark_dynamic).
+_DYNAMIC = {"auto": None, "true": True, "false": False, "marked": None}
 
 
 # ---------------------------------------------------------------- worker
@@ -144,6 +146,27 @@ def _describe(exc: BaseException) -> str:
     return text[:1500]
 
 
+def _mark_dynamic(sample, constraints, inputs) -> list:
+    """--dynamic marked: every dim that input_tensor_constraints.py gives as
+    a symbolic expression is marked dynamic on the example inputs (what a
+    user does with torch._dynamo.mark_dynamic); every other dim, weights
+    included, stays static. Returns "name[dim]" of the marked dims."""
+    import torch
+
+    marked = []
+    if constraints is None:
+        return marked
+    for name, tensor in zip(sample.arg_names, inputs):
+        shape = constraints.input_shapes.get(name)
+        if not isinstance(tensor, torch.Tensor) or shape is None:
+            continue
+        for d, size in enumerate(shape):
+            if not isinstance(size, int) and getattr(size, "free_symbols", None):
+                torch._dynamo.mark_dynamic(tensor, d)
+                marked.append(f"{name}[{d}]")
+    return marked
+
+
 def _disc_call_peak_mib(runner, inputs):
     """MiB the runtime's allocator had in use at most during one call,
     beyond what was in use before it (DISC's buffers only: outside a
@@ -247,6 +270,7 @@ def run_sample(path: str, config: dict, emit) -> None:
         import torch.fx.experimental._config as fx_config
 
         fx_config.backed_size_oblivious = True
+        fx_config.use_duck_shape = False
     sample = load_sample(path, device=device, seed=config["seed"])
     constraints = read_constraints(path)
     variants = derive_variants(constraints, config["shapes"])
@@ -266,6 +290,9 @@ def run_sample(path: str, config: dict, emit) -> None:
             module, inputs, unsupported = _generalized(sample, constraints, variants, expected,
                                                        config, base, notes,
                                                        (module, inputs, unsupported))
+        if config["dynamic"] == "marked":
+            marked = _mark_dynamic(sample, constraints, inputs[0])
+            notes.append("dynamic dims: " + (", ".join(marked) or "none"))
         for name in config["compilers"]:
             torch._dynamo.reset()
             torch._dynamo.utils.counters.clear()
@@ -453,7 +480,9 @@ def main(argv=None) -> int:
                         help="rewrite model.py's pinned sizes into input sizes (FX pass)")
     parser.add_argument("--dynamic", choices=sorted(_DYNAMIC), default="auto",
                         help="torch.compile's dynamic= for the compilers (auto: None, "
-                             "PyTorch's default: static first, dynamic on a recompile)")
+                             "PyTorch's default: static first, dynamic on a recompile; "
+                             "marked: None with the sample's constrained dims marked "
+                             "dynamic, weights static)")
     parser.add_argument("--size-oblivious", action="store_true",
                         help="trace sizes 0/1 symbolically for every compiler "
                              "(torch.fx.experimental._config.backed_size_oblivious)")

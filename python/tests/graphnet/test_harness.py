@@ -178,10 +178,11 @@ def test_compile_errors_are_told_from_runtime_errors():
 # ---------------------------------------------- whole samples, isolated
 
 
-def _config(compilers, shapes_count=3, generalize=False, size_oblivious=False):
+def _config(compilers, shapes_count=3, generalize=False, size_oblivious=False,
+            dynamic="true"):
     return {"compilers": compilers, "device": "cpu", "threads": 1, "warmup": 1, "trials": 3,
             "budget": 5.0, "shapes": shapes_count, "generalize": generalize,
-            "dynamic": "true", "size_oblivious": size_oblivious, "seed": 0}
+            "dynamic": dynamic, "size_oblivious": size_oblivious, "seed": 0}
 
 
 def _by(records):
@@ -206,13 +207,18 @@ def test_sample_with_variants_all_contenders(tmp_path):
     assert by[("disc", 2)]["disc_compilations"] <= 2
 
 
-def test_size_oblivious_compiles_once(tmp_path):
+@pytest.mark.parametrize("dynamic", ["true", "marked"])
+def test_size_oblivious_compiles_once(tmp_path, dynamic):
     """--size-oblivious: batch 1, 2 and 4 are one graph and one MLIR
-    compilation, with correct results at every shape."""
+    compilation, with correct results at every shape; with --dynamic marked
+    only the constrained dims of x are dynamic, the weight stays static."""
     d = write_sample(tmp_path)
     records = harness.run_isolated(str(d), _config(["eager", "disc"], generalize=True,
-                                                   size_oblivious=True), timeout=600)
+                                                   size_oblivious=True, dynamic=dynamic),
+                                   timeout=600)
     by = _by(records)
+    if dynamic == "marked":
+        assert "dynamic dims: L_x_[0], L_x_[1]" in by[("disc", 0)]["notes"]
     for i in range(3):
         assert by[("disc", i)]["outcome"] == "correct", by[("disc", i)]
     assert by[("disc", 0)]["graphs_compiled"] == 1
