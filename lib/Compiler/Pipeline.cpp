@@ -39,8 +39,10 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
   // then optimises; the fusion passes slot in right after the shape
   // simplification below, before library-call lowering.
   const std::string log = logFusion ? "{log=1}" : "";
-  return // 1-2. graph level simplification (shape optimisation grows here)
-         "canonicalize,cse,"
+  return // 1-2. graph level simplification (shape optimisation grows here).
+         // A transpose moved after a collapsing reshape folds into the
+         // dot_general it feeds (attention's q @ k^T).
+         "func.func(disc-transpose-after-collapse),canonicalize,cse,"
          // 3. placement: host shape code and device work share the CPU
          "disc-add-ral-context,disc-read-only-inputs,"
          // 4. (fusion planning)

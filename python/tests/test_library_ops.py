@@ -109,6 +109,45 @@ func.func @main(%x: {x}, %w: {w}) -> {y} {{
                lambda x, w: x @ w.T, [1, 7, 130], **TOL[torch.float32])
 
 
+def test_attention_key_transpose_is_read_not_copied():
+    """q @ k.transpose(-2, -1) on [B, H, S, D] reaches DISC as a transpose of
+    k, then a reshape merging B and H for a batched matmul. The reshape
+    moves before the transpose (disc-transpose-after-collapse), which then
+    folds into the library call: no loop kernel copies k per call."""
+    q = tensor_type((None, None, 32), torch.float32)
+    k = tensor_type((None, None, None, 32), torch.float32)
+    kt = tensor_type((None, None, 32, None), torch.float32)
+    r = tensor_type((None, 32, None), torch.float32)
+    y = tensor_type((None, None, None), torch.float32)
+    exe = compile_once(f"""
+func.func @main(%q: {q} {{disc.dims = ["s0*s1", "s2", "32"]}},
+                %k: {k} {{disc.dims = ["s0", "s1", "s2", "32"]}}) -> {y} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %b = tensor.dim %k, %c0 : {k}
+  %h = tensor.dim %k, %c1 : {k}
+  %s = tensor.dim %k, %c2 : {k}
+  %bh = arith.muli %b, %h : index
+  %shape = tensor.from_elements %bh, %c32, %s : tensor<3xindex>
+  %t = disc.transpose %k, dims = [0, 1, 3, 2] {{disc.dims = ["s0", "s1", "32", "s2"]}} : ({k}) -> {kt}
+  %kr = disc.dynamic_reshape %t, %shape {{disc.dims = ["s0*s1", "32", "s2"]}} : ({kt}, tensor<3xindex>) -> {r}
+  %0 = disc.dot_general %q, %kr, batching_dims = [0] x [0], contracting_dims = [2] x [1] {{disc.dims = ["s0*s1", "s2", "s2"]}} : ({q}, {r}) -> {y}
+  return %0 : {y}
+}}""")
+    assert exe.kernel_counts == {"loops": 0, "library_calls": 1, "copies": 0}, exe.kernel_counts
+
+    def make(shape):
+        b, h, s = shape
+        return rand((b * h, s, 32), torch.float32), rand((b, h, s, 32), torch.float32)
+
+    def reference(q, k):
+        return q @ k.transpose(-2, -1).reshape(q.shape[0], 32, q.shape[1])
+
+    run_shapes(exe, make, reference, [(1, 1, 1), (2, 3, 7), (3, 4, 65)], **TOL[torch.float32])
+
+
 def test_dot_general_unusual_layout():
     """Batch dim last on the lhs: DISC transposes before the library call."""
     exe = compile_once("""

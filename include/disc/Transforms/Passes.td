@@ -232,6 +232,31 @@ def DiscHoistStaticAllocas
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def DiscTransposeAfterCollapse
+    : Pass<"disc-transpose-after-collapse", "mlir::func::FuncOp"> {
+  let summary = "Collapse dims before a transpose instead of after it";
+  let description = [{
+    `q @ k.transpose(-2, -1)` on 4-d tensors reaches DISC as a transpose
+    of k followed by a reshape that merges the batch and head dims (how
+    PyTorch's matmul decomposes into bmm), so the transpose feeding the
+    dot_general is not visible to its canonicalizer and is copied on
+    every call. When a reshape only merges dims that the transpose keeps
+    adjacent and in order, as proved by the shape analysis's reshape
+    groups (ShapeConstraints::reshapeGroups), the reshape is applied to the
+    transpose's operand first and a transpose of the (lower-rank) result
+    replaces it:
+    `reshape(transpose(k[B,H,S,D], [0,1,3,2]), [B*H,D,S])` becomes
+    `transpose(reshape(k, [B*H,S,D]), [0,2,1])`, which dot_general then
+    folds into its dimension numbers. A dynamic_reshape's shape operand
+    is permuted to match; `disc.dims` follow their dims.
+
+    Not rewritten: reshapes that expand or keep the rank, and groups whose
+    dims the transpose reorders or separates (merging them needs the copy).
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def DiscFreeAfterLastUse
     : Pass<"disc-free-after-last-use", "mlir::func::FuncOp"> {
   let summary = "Free each runtime buffer right after its last use";

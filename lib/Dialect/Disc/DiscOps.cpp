@@ -974,8 +974,11 @@ struct FoldTransposeIntoDotGeneral : OpRewritePattern<DotGeneralOp> {
     }
     if (!changed)
       return failure();
-    rewriter.replaceOpWithNewOp<DotGeneralOp>(op, op.getType(), lhs, rhs, lb,
-                                              rb, lc, rc);
+    auto folded = rewriter.replaceOpWithNewOp<DotGeneralOp>(
+        op, op.getType(), lhs, rhs, lb, rb, lc, rc);
+    // The result is the same: its symbolic dims stay.
+    if (Attribute dims = op->getAttr(DiscDialect::kDimsAttrName))
+      folded->setAttr(DiscDialect::kDimsAttrName, dims);
     return success();
   }
 };

@@ -264,9 +264,10 @@ def run_sample(path: str, config: dict, emit) -> None:
     torch.set_num_threads(threads)
     dynamic = _DYNAMIC[config["dynamic"]]
     if config.get("size_oblivious"):
-        # PyTorch's switch: dynamic sizes seen as 0 or 1 stay symbolic
-        # instead of being specialised (a batch of 1 then 2 is one graph).
-        # It applies to every contender alike.
+        # PyTorch's switches: dynamic sizes seen as 0 or 1 stay symbolic
+        # instead of being specialised (a batch of 1 then 2 is one graph),
+        # and dims that happen to be equal in the example (a weight dim of 1
+        # and a batch of 1) get symbols of their own. Every contender alike.
         import torch.fx.experimental._config as fx_config
 
         fx_config.backed_size_oblivious = True

@@ -91,10 +91,10 @@ func.func @dot_general_folds_rhs_transpose(%x: tensor<?x64xf32>, %w: tensor<32x6
 // Attention scores q @ k^T: the batch dims map through the permutation too.
 // CHECK-LABEL: func.func @dot_general_folds_batched_transpose
 // CHECK-NOT: disc.transpose
-// CHECK: disc.dot_general %arg0, %arg1, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3]
+// CHECK: disc.dot_general %arg0, %arg1, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] {disc.dims = ["s0", "4", "s1", "s2"]}
 func.func @dot_general_folds_batched_transpose(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>) -> tensor<?x4x?x?xf32> {
   %t = disc.transpose %k, dims = [0, 1, 3, 2] : (tensor<?x4x?x16xf32>) -> tensor<?x4x16x?xf32>
-  %0 = disc.dot_general %q, %t, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  %0 = disc.dot_general %q, %t, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] {disc.dims = ["s0", "4", "s1", "s2"]} : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
   return %0 : tensor<?x4x?x?xf32>
 }
 
