@@ -20,10 +20,8 @@ using namespace mlir;
 
 namespace {
 
-bool isMemRef(Type type) { return isa<BaseMemRefType>(type); }
-
-/// The op in `block` after which `buffer` (an allocation in `block`) is dead,
-/// or null when the buffer escapes the analysis (see Passes.td).
+/// The op in `block` after which `buffer` (an allocation in `block`) is dead;
+/// failure when the buffer escapes the analysis (see Passes.td).
 FailureOr<Operation *> findLastUse(Value buffer, Block *block) {
   Operation *last = buffer.getDefiningOp();
   SmallVector<Value> aliases{buffer};
@@ -38,7 +36,7 @@ FailureOr<Operation *> findLastUse(Value buffer, Block *block) {
       for (Value result : user->getResults()) {
         if (isa<LLVM::LLVMPointerType>(result.getType()))
           return failure();
-        if (isMemRef(result.getType()) && seen.insert(result).second)
+        if (isa<BaseMemRefType>(result.getType()) && seen.insert(result).second)
           aliases.push_back(result);
       }
       Operation *ancestor = block->findAncestorOpInBlock(*user);

@@ -39,15 +39,12 @@ void duplicateCheapProducers(Operation *root, bool log) {
   });
   for (linalg::GenericOp producer : producers) {
     SmallVector<OpOperand *> fusable;
-    unsigned numUses = 0;
-    for (OpOperand &use : producer->getResult(0).getUses()) {
-      ++numUses;
+    for (OpOperand &use : producer->getResult(0).getUses())
       if (isa<linalg::GenericOp>(use.getOwner()) &&
           linalg::areElementwiseOpsFusable(&use))
         fusable.push_back(&use);
-    }
     // When every use fuses, the last one keeps the original.
-    if (fusable.size() == numUses)
+    if (fusable.size() == llvm::range_size(producer->getResult(0).getUses()))
       fusable.pop_back();
     for (OpOperand *use : fusable) {
       OpBuilder builder(use->getOwner());

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 namespace disc {
 #define GEN_PASS_DEF_DISCTRANSPOSEAFTERCOLLAPSE
@@ -54,9 +55,7 @@ std::optional<Plan> planFor(disc::TransposeOp transpose, Operation *reshape,
     return firstSourceDim[a] < firstSourceDim[b];
   });
   // Result dim g of the old reshape is dim position(g) of the new one.
-  plan.permutation.resize(groups->size());
-  for (auto [position, group] : llvm::enumerate(plan.order))
-    plan.permutation[group] = position;
+  plan.permutation = invertPermutationVector(plan.order);
   return plan;
 }
 
@@ -65,10 +64,8 @@ Attribute permuteDims(Attribute attr, ArrayRef<int64_t> order) {
   auto dims = dyn_cast_if_present<ArrayAttr>(attr);
   if (!dims || dims.size() != order.size())
     return {};
-  SmallVector<Attribute> permuted;
-  for (int64_t i : order)
-    permuted.push_back(dims[i]);
-  return ArrayAttr::get(attr.getContext(), permuted);
+  return ArrayAttr::get(attr.getContext(),
+                        applyPermutation(dims.getValue(), order));
 }
 
 void rewrite(disc::TransposeOp transpose, Operation *reshape,
@@ -76,10 +73,8 @@ void rewrite(disc::TransposeOp transpose, Operation *reshape,
   OpBuilder b(reshape);
   Location loc = reshape->getLoc();
   auto resultType = cast<RankedTensorType>(reshape->getResult(0).getType());
-  SmallVector<int64_t> newShape;
-  for (int64_t dim : plan.order)
-    newShape.push_back(resultType.getDimSize(dim));
-  auto newType = resultType.clone(newShape);
+  auto newType =
+      resultType.clone(applyPermutation(resultType.getShape(), plan.order));
   Value collapsed;
   if (auto dynamic = dyn_cast<disc::DynamicReshapeOp>(reshape)) {
     SmallVector<Value> sizes;
