@@ -32,6 +32,23 @@ std::string disc::cpuLowerPipeline(bool runtimeChecks) {
          cpuKernelsToLlvmPipeline();
 }
 
+/// The disc-fuse-library-epilogues step of the pipeline, from
+/// DISC_LIBRARY_EPILOGUES: "0" leaves the elementwise ops to loop kernels,
+/// "all" fuses every chain, anything else (the default) the profitable ones.
+static std::string libraryEpiloguesStep(bool logFusion) {
+  const char *env = std::getenv("DISC_LIBRARY_EPILOGUES");
+  std::string mode = env ? env : "";
+  if (mode == "0")
+    return "";
+  std::string options;
+  if (logFusion)
+    options += "log=1";
+  if (mode == "all")
+    options += std::string(options.empty() ? "" : " ") + "all=1";
+  return "func.func(disc-fuse-library-epilogues" +
+         (options.empty() ? "" : "{" + options + "}") + "),canonicalize,cse,";
+}
+
 std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
                                              bool logFusion) {
   // The stages of DESIGN.md, in order. Stage 4 (fusion planning) is empty in
@@ -42,7 +59,10 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
   return // 1-2. graph level simplification (shape optimisation grows here).
          // A transpose moved after a collapsing reshape folds into the
          // dot_general it feeds (attention's q @ k^T).
-         "func.func(disc-transpose-after-collapse),canonicalize,cse,"
+         "func.func(disc-transpose-after-collapse),canonicalize,cse," +
+         // Library ops with epilogues: a convolution's bias and activation
+         // run inside its library call.
+         libraryEpiloguesStep(logFusion) +
          // 3. placement: host shape code and device work share the CPU
          "disc-add-ral-context,disc-read-only-inputs,"
          // 4. (fusion planning)

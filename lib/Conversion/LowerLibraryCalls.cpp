@@ -3,6 +3,8 @@
 #include "disc/Dialect/Disc/DiscDialect.h"
 #include "disc/Transforms/Passes.h"
 
+#include "disc/Runtime/RalApi.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -45,10 +47,13 @@ FailureOr<Value> ralContext(Operation *op) {
 }
 
 /// Declares (once) `func.func private @name(!llvm.ptr, memref<*xT> x3,
-/// i64 x numScalars) attributes {llvm.emit_c_interface}`.
+/// i64 x numScalars[, memref<*xf64>, memref<*xT> x kMaxEpilogueOperands])
+/// attributes {llvm.emit_c_interface}`; the bracketed part with
+/// `withEpilogue` (RalApi.h's `_post_` entry points).
 func::FuncOp declareRalFunction(ModuleOp module, StringRef name,
                                 Type elementType, unsigned numMemrefs,
-                                unsigned numScalars) {
+                                unsigned numScalars,
+                                bool withEpilogue = false) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder b(module.getBodyRegion());
@@ -59,6 +64,11 @@ func::FuncOp declareRalFunction(ModuleOp module, StringRef name,
     inputs.push_back(UnrankedMemRefType::get(elementType, 0));
   for (unsigned i = 0; i < numScalars; ++i)
     inputs.push_back(b.getI64Type());
+  if (withEpilogue) {
+    inputs.push_back(UnrankedMemRefType::get(b.getF64Type(), 0));
+    for (int i = 0; i < ral::kMaxEpilogueOperands; ++i)
+      inputs.push_back(UnrankedMemRefType::get(elementType, 0));
+  }
   auto func = func::FuncOp::create(b, module.getLoc(), name,
                                    b.getFunctionType(inputs, {}));
   func.setPrivate();
@@ -182,6 +192,57 @@ bool isNaturalOrder(ArrayRef<int64_t> a, ArrayRef<int64_t> b,
   return llvm::equal(all, llvm::seq<int64_t>(0, all.size()));
 }
 
+// The compiler's post-op kinds are the runtime's (RalApi.h).
+static_assert((int64_t)PostOpKind::Add == (int64_t)ral::PostOpKind::Add &&
+              (int64_t)PostOpKind::Minimum ==
+                  (int64_t)ral::PostOpKind::Minimum &&
+              (int64_t)PostOpKind::Relu == (int64_t)ral::PostOpKind::Relu &&
+              (int64_t)PostOpKind::GeluErf ==
+                  (int64_t)ral::PostOpKind::GeluErf);
+
+/// Appends the epilogue arguments of a `_post_` entry point to `args`: the
+/// (kind, alpha, beta) triples as a constant f64 buffer, then the operands
+/// (after `reshape`, which brings each to the library call's rank), then
+/// `filler` in the unused slots.
+LogicalResult appendEpilogueArgs(OpBuilder &b, Location loc, Operation *op,
+                                 ArrayAttr epilogue, ValueRange operands,
+                                 function_ref<Value(Value)> reshape,
+                                 Value filler, SmallVectorImpl<Value> &args) {
+  if ((int64_t)operands.size() > ral::kMaxEpilogueOperands)
+    return op->emitOpError() << "has " << operands.size()
+                             << " epilogue operands; the runtime takes at most "
+                             << ral::kMaxEpilogueOperands;
+  SmallVector<double> triples;
+  for (Attribute attr : epilogue) {
+    auto step = cast<PostOpAttr>(attr);
+    triples.append({(double)(int64_t)step.getKind(),
+                    step.getAlpha().convertToDouble(),
+                    step.getBeta().convertToDouble()});
+  }
+  auto stepsType = RankedTensorType::get({(int64_t)triples.size()},
+                                         b.getF64Type());
+  Value steps = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(stepsType, ArrayRef<double>(triples)));
+  args.push_back(operandBuffer(b, loc, steps));
+  for (Value operand : operands)
+    args.push_back(operandBuffer(b, loc, reshape(operand)));
+  for (int64_t i = operands.size(); i < ral::kMaxEpilogueOperands; ++i)
+    args.push_back(filler);
+  return success();
+}
+
+/// "_post_f32" for a library op with an epilogue, else "_" + the usual
+/// suffix; fails for an epilogue on another element type.
+FailureOr<std::string> entrySuffix(Operation *op, ArrayAttr epilogue,
+                                   StringRef suffix) {
+  if (epilogue.empty())
+    return ("_" + suffix).str();
+  if (suffix != "f32")
+    return op->emitOpError() << "has an epilogue on " << suffix
+                             << "; library epilogues are f32 only";
+  return std::string("_post_f32");
+}
+
 LogicalResult lowerDotGeneral(DotGeneralOp op, Value ctx) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -216,16 +277,39 @@ LogicalResult lowerDotGeneral(DotGeneralOp op, Value ctx) {
                               bType.getDimSize(transB ? 1 : 2)};
   auto cType = RankedTensorType::get(cShape, resultType.getElementType());
   Value cBuffer = allocResult(b, loc, cType, {batch, m, n});
+  ArrayAttr epilogue = op.getEpilogue();
+  auto entry = entrySuffix(op, epilogue, *suffix);
+  if (failed(entry))
+    return failure();
   func::FuncOp callee = declareRalFunction(
-      op->getParentOfType<ModuleOp>(), "disc_ral_matmul_" + *suffix,
-      resultType.getElementType(), 3, 2);
+      op->getParentOfType<ModuleOp>(), "disc_ral_matmul" + *entry,
+      resultType.getElementType(), 3, 2, !epilogue.empty());
   Value cUnranked = memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(resultType.getElementType(), 0),
       cBuffer);
-  func::CallOp::create(b, loc, callee,
-                       ValueRange{ctx, operandBuffer(b, loc, a),
-                                  operandBuffer(b, loc, bb), cUnranked,
-                                  cI64(b, loc, transA), cI64(b, loc, transB)});
+  SmallVector<Value> args{ctx,
+                          operandBuffer(b, loc, a),
+                          operandBuffer(b, loc, bb),
+                          cUnranked,
+                          cI64(b, loc, transA),
+                          cI64(b, loc, transB)};
+  if (!epilogue.empty()) {
+    // Operands have the result's rank [batch..., lhs free..., rhs free...];
+    // the call's result is [B, M, N], each the product of one group.
+    int64_t numBatch = lb.size();
+    auto groups = [&](int64_t from, int64_t count) {
+      return llvm::to_vector(llvm::seq<int64_t>(from, from + count));
+    };
+    SmallVector<int64_t> g0 = groups(0, numBatch),
+                         g1 = groups(numBatch, lf.size()),
+                         g2 = groups(numBatch + lf.size(), rf.size());
+    if (failed(appendEpilogueArgs(
+            b, loc, op, epilogue, op.getEpilogueOperands(),
+            [&](Value e) { return toRank3(b, loc, e, g0, g1, g2); }, cUnranked,
+            args)))
+      return failure();
+  }
+  func::CallOp::create(b, loc, callee, args);
   Value c = resultTensor(b, loc, cType, cBuffer);
   // Back to [batch..., lhs free..., rhs free...].
   if (cType != resultType) {
@@ -253,9 +337,13 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   if (failed(dims))
     return op.emitOpError("cannot compute the result shape");
   Value out = allocResult(b, loc, resultType, *dims);
+  ArrayAttr epilogue = op.getEpilogue();
+  auto entry = entrySuffix(op, epilogue, *suffix);
+  if (failed(entry))
+    return failure();
   func::FuncOp callee = declareRalFunction(
-      op->getParentOfType<ModuleOp>(), "disc_ral_conv_" + *suffix,
-      resultType.getElementType(), 3, 13);
+      op->getParentOfType<ModuleOp>(), "disc_ral_conv" + *entry,
+      resultType.getElementType(), 3, 13, !epilogue.empty());
   SmallVector<Value> args{
       ctx, operandBuffer(b, loc, op.getLhs()), operandBuffer(b, loc, op.getRhs()),
       memref::CastOp::create(
@@ -277,6 +365,11 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   for (int64_t p : op.getPaddingHigh())
     if (p < 0)
       return op.emitOpError("negative convolution padding is not supported");
+  if (!epilogue.empty() &&
+      failed(appendEpilogueArgs(
+          b, loc, op, epilogue, op.getEpilogueOperands(),
+          [](Value e) { return e; }, args[3], args)))
+    return failure();
   func::CallOp::create(b, loc, callee, args);
   op.replaceAllUsesWith(resultTensor(b, loc, resultType, out));
   op.erase();

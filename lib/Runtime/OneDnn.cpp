@@ -28,6 +28,7 @@
 #include "StridedCopy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -193,7 +194,8 @@ template <typename Primitive, typename MakePd>
 std::shared_ptr<CachedPrimitive>
 buildPrimitive(const dnnl::engine &engine, DType dtype, const memory::desc &src,
                const memory::desc &weights, const memory::desc &dst,
-               bool anyLayout, MakePd makePd) {
+               bool anyLayout, const dnnl::primitive_attr &computeAttr,
+               MakePd makePd) {
   auto makeDescs = [&](memory::data_type type) {
     auto one = [&](const memory::desc &user) {
       memory::dims dims = user.dims();
@@ -213,14 +215,14 @@ buildPrimitive(const dnnl::engine &engine, DType dtype, const memory::desc &src,
   const memory::data_type requested = toDnnl(dtype);
   try {
     auto [s, w, d] = makeDescs(requested);
-    pd = makePd(s, w, d, attr);
+    pd = makePd(s, w, d, computeAttr);
   } catch (const dnnl::error &e) {
     if (e.status != dnnl_unimplemented || dtype == DType::F32)
       throw;
     // No implementation for this data type on this CPU: compute in f32.
     entry->computesInF32 = true;
     auto [s, w, d] = makeDescs(memory::data_type::f32);
-    pd = makePd(s, w, d, attr);
+    pd = makePd(s, w, d, computeAttr);
   }
   entry->compute = {Primitive(pd), pd.scratchpad_desc()};
   entry->src = pd.src_desc();
@@ -290,7 +292,8 @@ void runStep(Allocator &allocator, const dnnl::engine &engine,
 void execute(Allocator &allocator, const dnnl::engine &engine,
              const CachedPrimitive &entry, const memory::desc &srcDesc,
              void *srcData, const memory::desc &weightsDesc, void *weightsData,
-             const memory::desc &dstDesc, void *dstData) {
+             const memory::desc &dstDesc, void *dstData,
+             std::unordered_map<int, memory> postOpArgs = {}) {
   dnnl::stream stream(engine);
   const memory src(srcDesc, engine, srcData);
   const memory weights(weightsDesc, engine, weightsData);
@@ -313,10 +316,10 @@ void execute(Allocator &allocator, const dnnl::engine &engine,
   if (entry.hasWeightsReorder)
     runStep(allocator, engine, stream, entry.weightsReorder,
             {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, computeWeights}});
-  runStep(allocator, engine, stream, entry.compute,
-          {{DNNL_ARG_SRC, computeSrc},
-           {DNNL_ARG_WEIGHTS, computeWeights},
-           {DNNL_ARG_DST, computeDst}});
+  postOpArgs.emplace(DNNL_ARG_SRC, computeSrc);
+  postOpArgs.emplace(DNNL_ARG_WEIGHTS, computeWeights);
+  postOpArgs.emplace(DNNL_ARG_DST, computeDst);
+  runStep(allocator, engine, stream, entry.compute, std::move(postOpArgs));
   if (entry.hasDstReorder)
     runStep(allocator, engine, stream, entry.dstReorder,
             {{DNNL_ARG_FROM, computeDst}, {DNNL_ARG_TO, dst}});
@@ -357,12 +360,245 @@ bool guarded(ExecutionContext &ectx, const char *opName, Body body) noexcept {
 }
 
 //===----------------------------------------------------------------------===//
+// Epilogues (oneDNN post-ops)
+//===----------------------------------------------------------------------===//
+
+struct EpilogueStep {
+  PostOpKind kind;
+  float alpha = 0, beta = 0;
+  int operand = -1; // index into Epilogue::operands for binary steps
+};
+
+/// A call's epilogue, read and validated against the result's sizes.
+struct Epilogue {
+  std::vector<EpilogueStep> steps;
+  std::vector<Operand> operands;
+  bool empty() const { return steps.empty(); }
+};
+
+bool isBinary(PostOpKind kind) {
+  return static_cast<int64_t>(kind) < static_cast<int64_t>(PostOpKind::Relu);
+}
+
+/// Reads `args`; each operand must have `resultSizes`' rank and dims that
+/// are 1 or the result's.
+Epilogue readEpilogue(const EpilogueArgs *args,
+                      const std::vector<int64_t> &resultSizes,
+                      size_t elemSize) {
+  Epilogue epilogue;
+  if (!args)
+    return epilogue;
+  Operand steps = readOperand("epilogue steps", args->steps, 1, sizeof(double));
+  if (steps.sizes[0] % 3 != 0)
+    throw OpError("epilogue steps must be (kind, alpha, beta) triples, got " +
+                  std::to_string(steps.sizes[0]) + " values");
+  const auto *values = static_cast<const double *>(steps.data);
+  const int64_t stride = steps.strides[0];
+  const int64_t rank = static_cast<int64_t>(resultSizes.size());
+  for (int64_t i = 0; i < steps.sizes[0] / 3; ++i) {
+    const double kindValue = values[3 * i * stride];
+    EpilogueStep step;
+    step.kind = static_cast<PostOpKind>(static_cast<int64_t>(kindValue));
+    switch (step.kind) {
+    case PostOpKind::Add:
+    case PostOpKind::Subtract:
+    case PostOpKind::Multiply:
+    case PostOpKind::Divide:
+    case PostOpKind::Maximum:
+    case PostOpKind::Minimum:
+    case PostOpKind::Relu:
+    case PostOpKind::Clamp:
+    case PostOpKind::Logistic:
+    case PostOpKind::Tanh:
+    case PostOpKind::Swish:
+    case PostOpKind::GeluErf:
+      break;
+    default:
+      throw OpError("unknown epilogue step kind " + std::to_string(kindValue));
+    }
+    step.alpha = static_cast<float>(values[(3 * i + 1) * stride]);
+    step.beta = static_cast<float>(values[(3 * i + 2) * stride]);
+    if (isBinary(step.kind)) {
+      const int index = static_cast<int>(epilogue.operands.size());
+      if (index == kMaxEpilogueOperands)
+        throw OpError("an epilogue takes at most " +
+                      std::to_string(kMaxEpilogueOperands) + " operands");
+      const std::string role = "epilogue operand " + std::to_string(index);
+      Operand operand = readOperand(role.c_str(), args->operands[index],
+                                    rank, elemSize);
+      for (int64_t d = 0; d < rank; ++d)
+        if (operand.sizes[d] != 1 && operand.sizes[d] != resultSizes[d])
+          throw OpError(role + " is " + shapeString(operand.sizes) +
+                        "; its dims must be 1 or the result's " +
+                        shapeString(resultSizes));
+      prepareInput(operand, elemSize);
+      step.operand = index;
+      epilogue.operands.push_back(std::move(operand));
+    }
+    epilogue.steps.push_back(step);
+  }
+  return epilogue;
+}
+
+dnnl::algorithm binaryAlgorithm(PostOpKind kind) {
+  switch (kind) {
+  case PostOpKind::Add:
+    return dnnl::algorithm::binary_add;
+  case PostOpKind::Subtract:
+    return dnnl::algorithm::binary_sub;
+  case PostOpKind::Multiply:
+    return dnnl::algorithm::binary_mul;
+  case PostOpKind::Divide:
+    return dnnl::algorithm::binary_div;
+  case PostOpKind::Maximum:
+    return dnnl::algorithm::binary_max;
+  default:
+    return dnnl::algorithm::binary_min;
+  }
+}
+
+dnnl::algorithm eltwiseAlgorithm(PostOpKind kind) {
+  switch (kind) {
+  case PostOpKind::Relu:
+    return dnnl::algorithm::eltwise_relu;
+  case PostOpKind::Clamp:
+    return dnnl::algorithm::eltwise_clip;
+  case PostOpKind::Logistic:
+    return dnnl::algorithm::eltwise_logistic;
+  case PostOpKind::Tanh:
+    return dnnl::algorithm::eltwise_tanh;
+  case PostOpKind::Swish:
+    return dnnl::algorithm::eltwise_swish;
+  default:
+    return dnnl::algorithm::eltwise_gelu_erf;
+  }
+}
+
+memory::desc operandDesc(const Operand &operand, memory::data_type dt) {
+  return memory::desc(operand.sizes, dt, operand.strides);
+}
+
+/// The compute primitive's attributes: a user scratchpad and the epilogue
+/// as post-ops.
+dnnl::primitive_attr computeAttr(const Epilogue &epilogue,
+                                 memory::data_type dt) {
+  dnnl::primitive_attr attr = userScratchpadAttr();
+  if (epilogue.empty())
+    return attr;
+  dnnl::post_ops ops;
+  for (const EpilogueStep &step : epilogue.steps) {
+    if (isBinary(step.kind))
+      ops.append_binary(binaryAlgorithm(step.kind),
+                        operandDesc(epilogue.operands[step.operand], dt));
+    else
+      ops.append_eltwise(1.0f, eltwiseAlgorithm(step.kind), step.alpha,
+                         step.beta);
+  }
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+/// The primitive-cache key part of an epilogue.
+void appendEpilogueKey(std::string &key, const Epilogue &epilogue) {
+  if (epilogue.empty())
+    return;
+  key += "post:";
+  for (const EpilogueStep &step : epilogue.steps) {
+    key += std::to_string(static_cast<int64_t>(step.kind)) + "(" +
+           std::to_string(step.alpha) + "," + std::to_string(step.beta) + ")";
+    if (step.operand >= 0) {
+      appendKey(key, epilogue.operands[step.operand].sizes);
+      appendKey(key, epilogue.operands[step.operand].strides);
+    }
+  }
+  key += ';';
+}
+
+/// The post-op operands' execution arguments.
+std::unordered_map<int, memory> postOpArgs(const Epilogue &epilogue,
+                                           const dnnl::engine &engine,
+                                           memory::data_type dt) {
+  std::unordered_map<int, memory> args;
+  for (size_t i = 0; i < epilogue.steps.size(); ++i) {
+    const EpilogueStep &step = epilogue.steps[i];
+    if (step.operand < 0)
+      continue;
+    const Operand &operand = epilogue.operands[step.operand];
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) |
+                     DNNL_ARG_SRC_1,
+                 memory(operandDesc(operand, dt), engine, operand.data));
+  }
+  return args;
+}
+
+float applyStep(const EpilogueStep &step, float acc, float operand) {
+  switch (step.kind) {
+  case PostOpKind::Add:
+    return acc + operand;
+  case PostOpKind::Subtract:
+    return acc - operand;
+  case PostOpKind::Multiply:
+    return acc * operand;
+  case PostOpKind::Divide:
+    return acc / operand;
+  case PostOpKind::Maximum:
+    return std::max(acc, operand);
+  case PostOpKind::Minimum:
+    return std::min(acc, operand);
+  case PostOpKind::Relu:
+    return acc > 0 ? acc : 0;
+  case PostOpKind::Clamp:
+    return std::min(std::max(acc, step.alpha), step.beta);
+  case PostOpKind::Logistic:
+    return 1.0f / (1.0f + std::exp(-acc));
+  case PostOpKind::Tanh:
+    return std::tanh(acc);
+  case PostOpKind::Swish:
+    return acc / (1.0f + std::exp(-step.alpha * acc));
+  default:
+    return 0.5f * acc * (1.0f + std::erf(acc * 0.70710678f));
+  }
+}
+
+/// Applies an f32 epilogue to `result` in place, element by element. Only
+/// for results oneDNN does not compute: an empty reduction (all zeros).
+void applyEpilogueDirectly(const Operand &result, const Epilogue &epilogue) {
+  const int64_t rank = static_cast<int64_t>(result.sizes.size());
+  const int64_t count = numElements(result.sizes);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset += index[d] * result.strides[d];
+    float *element = static_cast<float *>(result.data) + offset;
+    float acc = *element;
+    for (const EpilogueStep &step : epilogue.steps) {
+      float operand = 0;
+      if (step.operand >= 0) {
+        const Operand &e = epilogue.operands[step.operand];
+        int64_t at = 0;
+        for (int64_t d = 0; d < rank; ++d)
+          at += (e.sizes[d] == 1 ? 0 : index[d]) * e.strides[d];
+        operand = static_cast<const float *>(e.data)[at];
+      }
+      acc = applyStep(step, acc, operand);
+    }
+    *element = acc;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < result.sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Matmul
 //===----------------------------------------------------------------------===//
 
 void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
             const UnrankedMemRef *bRef, const UnrankedMemRef *cRef, bool transA,
-            bool transB) {
+            bool transB, const EpilogueArgs *epilogueArgs) {
   const memory::data_type dt = toDnnl(dtype);
   const size_t elemSize = dtypeSize(dtype);
   Operand a = readOperand("A", aRef, 3, elemSize);
@@ -395,11 +631,15 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
   if (c.sizes != std::vector<int64_t>{batch, m, n})
     throw OpError("C must be " + shapeString({batch, m, n}) + ": " +
                   describe());
+  const Epilogue epilogue = readEpilogue(epilogueArgs, c.sizes, elemSize);
+  if (!epilogue.empty() && dtype != DType::F32)
+    throw OpError("an epilogue needs f32 operands");
 
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
     fillZero(c, elemSize);
+    applyEpilogueDirectly(c, epilogue);
     return;
   }
 
@@ -422,10 +662,12 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
     appendKey(key, op->sizes);
     appendKey(key, op->strides);
   }
+  appendEpilogueKey(key, epilogue);
   key += std::to_string(threads);
   auto entry = getPrimitive(state, key, [&]() {
     return buildPrimitive<dnnl::matmul>(
         state.engine, dtype, aDesc, bDesc, cDesc, /*anyLayout=*/false,
+        computeAttr(epilogue, dt),
         [&](const memory::desc &s, const memory::desc &w, const memory::desc &d,
             const dnnl::primitive_attr &attr) {
           return dnnl::matmul::primitive_desc(dnnl::matmul::desc(s, w, d), attr,
@@ -433,7 +675,7 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
         });
   });
   execute(ectx.context.allocator(), state.engine, *entry, aDesc, a.data, bDesc,
-          b.data, cDesc, c.data);
+          b.data, cDesc, c.data, postOpArgs(epilogue, state.engine, dt));
   if (copyOut)
     stridedCopy(cData, cStrides.data(), c.data, c.strides.data(),
                 c.sizes.data(), 3, elemSize);
@@ -446,7 +688,8 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
 void convolution(ExecutionContext &ectx, DType dtype,
                  const UnrankedMemRef *inputRef,
                  const UnrankedMemRef *kernelRef,
-                 const UnrankedMemRef *outputRef, const ConvParams &params) {
+                 const UnrankedMemRef *outputRef, const ConvParams &params,
+                 const EpilogueArgs *epilogueArgs) {
   const memory::data_type dt = toDnnl(dtype);
   const size_t elemSize = dtypeSize(dtype);
   if (!inputRef)
@@ -507,10 +750,15 @@ void convolution(ExecutionContext &ectx, DType dtype,
     if (in == 0 || window == 0)
       emptyReduction = true; // every window reads only padding (or nothing)
   }
+  const Epilogue epilogue =
+      readEpilogue(epilogueArgs, output.sizes, elemSize);
+  if (!epilogue.empty() && dtype != DType::F32)
+    throw OpError("an epilogue needs f32 operands");
   if (numElements(output.sizes) == 0)
     return;
   if (emptyReduction) {
     fillZero(output, elemSize);
+    applyEpilogueDirectly(output, epilogue);
     return;
   }
 
@@ -562,13 +810,14 @@ void convolution(ExecutionContext &ectx, DType dtype,
   appendKey(key, dilations);
   appendKey(key, padLo);
   appendKey(key, padHi);
+  appendEpilogueKey(key, epilogue);
   key += std::to_string(threads);
   auto entry = getPrimitive(state, key, [&]() {
     // format_tag::any lets oneDNN pick its fastest (blocked) layouts; the
     // reorders from/to the caller's plain layouts are part of the entry.
     return buildPrimitive<dnnl::convolution_forward>(
         state.engine, dtype, srcDesc, weightsDesc, dstDesc,
-        /*anyLayout=*/true,
+        /*anyLayout=*/true, computeAttr(epilogue, dt),
         [&](const memory::desc &s, const memory::desc &w, const memory::desc &d,
             const dnnl::primitive_attr &attr) {
           dnnl::convolution_forward::desc desc(
@@ -580,7 +829,8 @@ void convolution(ExecutionContext &ectx, DType dtype,
         });
   });
   execute(ectx.context.allocator(), state.engine, *entry, srcDesc, input.data,
-          weightsDesc, kernel.data, dstDesc, output.data);
+          weightsDesc, kernel.data, dstDesc, output.data,
+          postOpArgs(epilogue, state.engine, dt));
   if (copyOut)
     stridedCopy(outData, outStrides.data(), output.data, output.strides.data(),
                 output.sizes.data(), rank, elemSize);
@@ -590,18 +840,19 @@ void convolution(ExecutionContext &ectx, DType dtype,
 
 bool runMatmul(ExecutionContext &ectx, DType dtype, const char *opName,
                const UnrankedMemRef *a, const UnrankedMemRef *b,
-               const UnrankedMemRef *c, int64_t transA,
-               int64_t transB) noexcept {
+               const UnrankedMemRef *c, int64_t transA, int64_t transB,
+               const EpilogueArgs *epilogue) noexcept {
   return guarded(ectx, opName, [&]() {
-    matmul(ectx, dtype, a, b, c, transA != 0, transB != 0);
+    matmul(ectx, dtype, a, b, c, transA != 0, transB != 0, epilogue);
   });
 }
 
 bool runConv(ExecutionContext &ectx, DType dtype, const char *opName,
              const UnrankedMemRef *input, const UnrankedMemRef *kernel,
-             const UnrankedMemRef *output, const ConvParams &params) noexcept {
+             const UnrankedMemRef *output, const ConvParams &params,
+             const EpilogueArgs *epilogue) noexcept {
   return guarded(ectx, opName, [&]() {
-    convolution(ectx, dtype, input, kernel, output, params);
+    convolution(ectx, dtype, input, kernel, output, params, epilogue);
   });
 }
 

@@ -16,10 +16,17 @@
 namespace disc {
 namespace ral {
 
+/// A call's epilogue as passed by compiled code (RalApi.h): the (kind,
+/// alpha, beta) triples and the operand slots.
+struct EpilogueArgs {
+  const UnrankedMemRef *steps;
+  const UnrankedMemRef *operands[kMaxEpilogueOperands];
+};
+
 bool runMatmul(ExecutionContext &ectx, DType dtype, const char *opName,
                const UnrankedMemRef *a, const UnrankedMemRef *b,
-               const UnrankedMemRef *c, int64_t transA,
-               int64_t transB) noexcept;
+               const UnrankedMemRef *c, int64_t transA, int64_t transB,
+               const EpilogueArgs *epilogue = nullptr) noexcept;
 
 struct ConvParams {
   int64_t strides[3];
@@ -31,7 +38,8 @@ struct ConvParams {
 
 bool runConv(ExecutionContext &ectx, DType dtype, const char *opName,
              const UnrankedMemRef *input, const UnrankedMemRef *kernel,
-             const UnrankedMemRef *output, const ConvParams &params) noexcept;
+             const UnrankedMemRef *output, const ConvParams &params,
+             const EpilogueArgs *epilogue = nullptr) noexcept;
 
 } // namespace ral
 } // namespace disc

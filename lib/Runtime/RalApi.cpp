@@ -184,6 +184,44 @@ DISC_RAL_DEFINE_CONV(f16, F16)
 DISC_RAL_DEFINE_CONV(bf16, BF16)
 #undef DISC_RAL_DEFINE_CONV
 
+void _mlir_ciface_disc_ral_matmul_post_f32(
+    void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,
+    disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB,
+    disc::ral::UnrankedMemRef *steps, disc::ral::UnrankedMemRef *e0,
+    disc::ral::UnrankedMemRef *e1, disc::ral::UnrankedMemRef *e2,
+    disc::ral::UnrankedMemRef *e3, disc::ral::UnrankedMemRef *e4,
+    disc::ral::UnrankedMemRef *e5) {
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  const disc::ral::EpilogueArgs epilogue = {steps, {e0, e1, e2, e3, e4, e5}};
+  if (!disc::ral::runMatmul(*ectx, disc::ral::DType::F32,
+                            "disc_ral_matmul_post_f32", a, b, c, transA,
+                            transB, &epilogue))
+    ralFailNoReturn(ectx);
+}
+
+void _mlir_ciface_disc_ral_conv_post_f32(
+    void *ctx, disc::ral::UnrankedMemRef *input,
+    disc::ral::UnrankedMemRef *kernel, disc::ral::UnrankedMemRef *output,
+    int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,
+    int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,
+    int64_t padHi2, int64_t dilation0, int64_t dilation1, int64_t dilation2,
+    int64_t groups, disc::ral::UnrankedMemRef *steps,
+    disc::ral::UnrankedMemRef *e0, disc::ral::UnrankedMemRef *e1,
+    disc::ral::UnrankedMemRef *e2, disc::ral::UnrankedMemRef *e3,
+    disc::ral::UnrankedMemRef *e4, disc::ral::UnrankedMemRef *e5) {
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  const disc::ral::ConvParams params = {{stride0, stride1, stride2},
+                                        {padLo0, padLo1, padLo2},
+                                        {padHi0, padHi1, padHi2},
+                                        {dilation0, dilation1, dilation2},
+                                        groups};
+  const disc::ral::EpilogueArgs epilogue = {steps, {e0, e1, e2, e3, e4, e5}};
+  if (!disc::ral::runConv(*ectx, disc::ral::DType::F32,
+                          "disc_ral_conv_post_f32", input, kernel, output,
+                          params, &epilogue))
+    ralFailNoReturn(ectx);
+}
+
 } // extern "C"
 
 namespace disc {
@@ -202,6 +240,8 @@ const RalSymbol *ralSymbols(int64_t *count) {
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_f16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_bf16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_matmul_post_f32),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_post_f32),
   };
 #undef DISC_RAL_SYMBOL
   if (count)

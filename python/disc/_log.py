@@ -4,7 +4,7 @@ Topics: ``compile`` (phase times of each MLIR compilation), ``fallback``
 (ops left to eager PyTorch, and why), ``partition`` (the partitions of each
 graph), ``import`` (the MLIR of each partition), ``fusion`` (the stitch
 kernels of each compilation: row reductions fused with their elementwise
-stages), ``all``.
+stages; the epilogues fused into library calls), ``all``.
 """
 from __future__ import annotations
 

@@ -50,3 +50,24 @@ func.func @conv(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x
   %0 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
   return %0 : tensor<?x8x?x?xf32>
 }
+
+// -----
+
+// Epilogues call the `_post_` entry points: the (kind, alpha, beta) triples
+// as an f64 constant, then the operands (a dot_general's brought to rank 3
+// like its result), then the output buffer in the unused slots.
+// CHECK: func.func private @disc_ral_conv_post_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
+// CHECK: func.func private @disc_ral_matmul_post_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
+// CHECK-LABEL: func.func @epilogues
+// CHECK: %[[C:.*]] = memref.cast %{{.*}} : memref<1x4x16xf32> to memref<*xf32>
+// CHECK: arith.constant dense<[0.000000e+00, 0.000000e+00, 0.000000e+00, 2.100000e+01, 0.000000e+00, 0.000000e+00]> : tensor<6xf64>
+// CHECK: disc.dynamic_reshape %{{.*}}, %{{.*}} : (tensor<1x16xf32>, tensor<3xindex>) -> tensor<1x1x16xf32>
+// CHECK: call @disc_ral_matmul_post_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[C]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C]], %[[C]], %[[C]], %[[C]], %[[C]])
+// CHECK: %[[OUT:.*]] = memref.cast %{{.*}} : memref<1x4x6x6xf32> to memref<*xf32>
+// CHECK: arith.constant dense<[0.000000e+00, 0.000000e+00, 0.000000e+00, 1.700000e+01, 0.000000e+00, 6.000000e+00]> : tensor<6xf64>
+// CHECK: call @disc_ral_conv_post_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[OUT]], {{.*}}, %{{.*}}, %{{.*}}, %[[OUT]], %[[OUT]], %[[OUT]], %[[OUT]], %[[OUT]])
+func.func @epilogues(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %bias: tensor<1x16xf32>, %x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %cb: tensor<1x4x1x1xf32>) -> (tensor<4x16xf32>, tensor<1x4x6x6xf32>) {
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] epilogue [#disc.post_op<add>, #disc.post_op<gelu_erf>](%bias) : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<1x16xf32>) -> tensor<4x16xf32>
+  %1 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] epilogue [#disc.post_op<add>, #disc.post_op<clamp, 0.0, 6.0>](%cb) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  return %0, %1 : tensor<4x16xf32>, tensor<1x4x6x6xf32>
+}

@@ -37,6 +37,26 @@ inline MemRefView viewOf(const UnrankedMemRef *m) {
   v.rank = m->rank;
   return v;
 }
+
+/// One step of a library call's epilogue, applied to the result in order
+/// (the values of the compiler's disc::PostOpKind). Binary steps combine
+/// the result with the next epilogue operand: acc = acc OP operand.
+enum class PostOpKind : int64_t {
+  Add = 0,
+  Subtract = 1,
+  Multiply = 2,
+  Divide = 3,
+  Maximum = 4,
+  Minimum = 5,
+  Relu = 16,     // max(acc, 0)
+  Clamp = 17,    // min(max(acc, alpha), beta)
+  Logistic = 18, // 1 / (1 + exp(-acc))
+  Tanh = 19,
+  Swish = 20,   // acc * logistic(alpha * acc)
+  GeluErf = 21, // 0.5 * acc * (1 + erf(acc / sqrt(2)))
+};
+/// The epilogue entry points take this many operand slots.
+constexpr int kMaxEpilogueOperands = 6;
 } // namespace ral
 } // namespace disc
 
@@ -79,6 +99,28 @@ DISC_RAL_DECLARE_MATMUL(bf16)
 DISC_RAL_DECLARE_CONV(f32)
 DISC_RAL_DECLARE_CONV(f16)
 DISC_RAL_DECLARE_CONV(bf16)
+
+/// The f32 matmul and convolution with an epilogue: `steps` is a rank-1 f64
+/// memref of (kind, alpha, beta) triples (PostOpKind); binary steps read
+/// e0, e1, ... in order, each of the result's rank with dims 1 (broadcast)
+/// or the result's. Unused operand slots may be any memref.
+void _mlir_ciface_disc_ral_matmul_post_f32(
+    void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,
+    disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB,
+    disc::ral::UnrankedMemRef *steps, disc::ral::UnrankedMemRef *e0,
+    disc::ral::UnrankedMemRef *e1, disc::ral::UnrankedMemRef *e2,
+    disc::ral::UnrankedMemRef *e3, disc::ral::UnrankedMemRef *e4,
+    disc::ral::UnrankedMemRef *e5);
+void _mlir_ciface_disc_ral_conv_post_f32(
+    void *ctx, disc::ral::UnrankedMemRef *input,
+    disc::ral::UnrankedMemRef *kernel, disc::ral::UnrankedMemRef *output,
+    int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,
+    int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,
+    int64_t padHi2, int64_t dilation0, int64_t dilation1, int64_t dilation2,
+    int64_t groups, disc::ral::UnrankedMemRef *steps,
+    disc::ral::UnrankedMemRef *e0, disc::ral::UnrankedMemRef *e1,
+    disc::ral::UnrankedMemRef *e2, disc::ral::UnrankedMemRef *e3,
+    disc::ral::UnrankedMemRef *e4, disc::ral::UnrankedMemRef *e5);
 }
 
 namespace disc {

@@ -232,6 +232,59 @@ def DiscHoistStaticAllocas
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def DiscFuseLibraryEpilogues
+    : Pass<"disc-fuse-library-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Fold the elementwise ops after a matmul/convolution into its library call";
+  let description = [{
+    Library ops with epilogues (DESIGN.md, fusion kinds): the chain of
+    elementwise ops that consumes a dot_general's or convolution's result
+    becomes the op's `epilogue`, which oneDNN applies as post-ops while the
+    result is still in registers: one library call instead of a call and a
+    loop kernel that reads the result back.
+
+    The chain follows single uses from the library op's result and takes,
+    in order:
+    - `add`, `subtract`, `multiply`, `divide`, `maximum`, `minimum` with the
+      chain value on the left (either side when commutative) and an other
+      operand that is a broadcast (of a bias, a batch norm's mean, scale or
+      shift, a scalar) or, for dot_general, a tensor of the result's shape
+      (a residual). For a convolution the operand must be per-channel or
+      scalar; for a dot_general its dims within each group the call merges
+      (batch, lhs free, rhs free) must be all broadcast or all full. The
+      operand becomes an epilogue operand of the result's rank with size-1
+      dims where it is broadcast;
+    - ReLU (`maximum` with 0; a following `minimum` with c >= 0 makes a
+      clamp to [0, c]), `clamp` with constant bounds, `logistic`, `tanh`,
+      SiLU (`x * logistic(x)`) and exact GELU
+      (`x * 0.5 * (1 + erf(x * M_SQRT1_2))`), recognised across the value's
+      two uses.
+    An inference batch norm after a convolution is subtract, multiply,
+    multiply, add with per-channel operands: it is folded into the
+    convolution's call this way, without changing the weights (which are
+    call arguments and may change between calls).
+
+    Not fused: other element types than f32; chains that go through a
+    reshape, a convert or another block; operands whose shape cannot be
+    proved to match (the shape analysis decides); more than 6 operands
+    (the runtime's limit).
+
+    Profitability (without `all`): with oneDNN 2.6 on x86, a convolution
+    keeps its speed with a bias, an activation and at most two binary
+    post-ops, while a batch norm's four per-channel post-ops slow its
+    kernels by more than the loop kernel they replace costs, and matmul
+    post-ops run as a separate pass inside oneDNN's gemm. So only
+    convolutions whose whole chain has at most two binary steps are fused;
+    `all` fuses every chain (tests, experiments: DISC_LIBRARY_EPILOGUES=all).
+
+    `log` prints each library op's epilogue and why its chain stops.
+  }];
+  let options = [Option<"log", "log", "bool", "false",
+                         "print each epilogue to stderr">,
+                 Option<"all", "all", "bool", "false",
+                        "fuse every chain, profitable or not">];
+  let dependentDialects = ["mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
 def DiscTransposeAfterCollapse
     : Pass<"disc-transpose-after-collapse", "mlir::func::FuncOp"> {
   let summary = "Collapse dims before a transpose instead of after it";

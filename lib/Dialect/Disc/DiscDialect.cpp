@@ -42,6 +42,37 @@ void DiscDialect::initialize() {
       >();
 }
 
+Attribute PostOpAttr::parse(AsmParser &parser, Type) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<PostOpKind> kind = symbolizePostOpKind(keyword);
+  if (!kind) {
+    parser.emitError(loc) << "unknown post-op kind '" << keyword << "'";
+    return {};
+  }
+  double alpha = 0.0, beta = 0.0;
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseFloat(alpha) || parser.parseComma() ||
+       parser.parseFloat(beta)))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return PostOpAttr::get(parser.getContext(), *kind, alpha, beta);
+}
+
+void PostOpAttr::print(AsmPrinter &printer) const {
+  printer << '<' << stringifyPostOpKind(getKind());
+  if (!getAlpha().isZero() || !getBeta().isZero()) {
+    printer << ", ";
+    printer.printFloat(getAlpha());
+    printer << ", ";
+    printer.printFloat(getBeta());
+  }
+  printer << '>';
+}
+
 /// Checks a `disc.dims` value against the type it describes.
 static LogicalResult verifyDimsAttr(Attribute attr, Type type,
                                     function_ref<InFlightDiagnostic()> error) {

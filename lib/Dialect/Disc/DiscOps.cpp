@@ -883,6 +883,37 @@ LogicalResult ScatterOp::reifyReturnTypeShapes(OpBuilder &b,
 // Dot general
 //===----------------------------------------------------------------------===//
 
+
+/// A library op's epilogue: one operand per binary step, each of the
+/// result's rank and element type with dims 1 or the result's.
+static LogicalResult verifyEpilogue(Operation *op, ArrayAttr epilogue,
+                                    OperandRange operands,
+                                    RankedTensorType resultType) {
+  int64_t binarySteps = 0;
+  for (Attribute step : epilogue)
+    if (cast<PostOpAttr>(step).isBinary())
+      ++binarySteps;
+  if (binarySteps != (int64_t)operands.size())
+    return op->emitOpError() << "epilogue has " << binarySteps
+                             << " binary steps but " << operands.size()
+                             << " epilogue operands";
+  for (auto [index, operand] : llvm::enumerate(operands)) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (type.getRank() != resultType.getRank())
+      return op->emitOpError()
+             << "epilogue operand " << index << " must have the result's rank "
+             << resultType.getRank();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.getDimSize(d) != 1 &&
+          !compatibleDim(type.getDimSize(d), resultType.getDimSize(d)))
+        return op->emitOpError()
+               << "epilogue operand " << index << " dim " << d
+               << " must be 1 or the result's (" << resultType.getDimSize(d)
+               << ")";
+  }
+  return success();
+}
+
 LogicalResult DotGeneralOp::verify() {
   auto lhsType = getLhs().getType(), rhsType = getRhs().getType();
   auto resultType = cast<RankedTensorType>(getType());
@@ -920,7 +951,8 @@ LogicalResult DotGeneralOp::verify() {
   for (auto [i, e] : llvm::enumerate(expected))
     if (!compatibleDim(resultType.getDimSize(i), e))
       return emitOpError() << "result dim " << i << " must be " << e;
-  return success();
+  return verifyEpilogue(*this, getEpilogue(), getEpilogueOperands(),
+                        resultType);
 }
 
 namespace {
@@ -975,7 +1007,8 @@ struct FoldTransposeIntoDotGeneral : OpRewritePattern<DotGeneralOp> {
     if (!changed)
       return failure();
     auto folded = rewriter.replaceOpWithNewOp<DotGeneralOp>(
-        op, op.getType(), lhs, rhs, lb, rb, lc, rc);
+        op, op.getType(), lhs, rhs, op.getEpilogueOperands(), lb, rb, lc, rc,
+        op.getEpilogue());
     // The result is the same: its symbolic dims stay.
     if (Attribute dims = op->getAttr(DiscDialect::kDimsAttrName))
       folded->setAttr(DiscDialect::kDimsAttrName, dims);
@@ -1052,7 +1085,8 @@ LogicalResult ConvolutionOp::verify() {
   if (!compatibleDim(resultType.getDimSize(1), o) ||
       !compatibleDim(resultType.getDimSize(0), lhsType.getDimSize(0)))
     return emitOpError("result must be [N, O, spatial...]");
-  return success();
+  return verifyEpilogue(*this, getEpilogue(), getEpilogueOperands(),
+                        resultType);
 }
 
 LogicalResult ConvolutionOp::reifyReturnTypeShapes(

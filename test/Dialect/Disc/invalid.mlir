@@ -325,3 +325,27 @@ func.func @scan_kind(%a: tensor<?xf32>) -> tensor<?xf32> {
   %0 = disc.scan %a, dim = 0, kind = and : tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+func.func @epilogue_operand_count(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>, %e: tensor<1x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{epilogue has 2 binary steps but 1 epilogue operands}}
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] epilogue [#disc.post_op<add>, #disc.post_op<relu>, #disc.post_op<multiply>](%e) : (tensor<2x3xf32>, tensor<3x5xf32>, tensor<1x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @epilogue_operand_dims(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %e: tensor<1x3x1x1xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{epilogue operand 0 dim 1 must be 1 or the result's (4)}}
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] epilogue [#disc.post_op<add>](%e) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x3x1x1xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @epilogue_unknown_kind(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{unknown post-op kind 'softmax'}}
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] epilogue [#disc.post_op<softmax>]() : (tensor<2x3xf32>, tensor<3x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}

@@ -80,6 +80,61 @@ def Disc_ScatterKindAttr
   let assemblyFormat = "$value";
 }
 
+def Disc_PostOpKind : I32EnumAttr<"PostOpKind", "library-call epilogue step", [
+      // Binary: acc = acc OP operand (the next epilogue operand).
+      I32EnumAttrCase<"Add", 0, "add">, I32EnumAttrCase<"Subtract", 1, "subtract">,
+      I32EnumAttrCase<"Multiply", 2, "multiply">,
+      I32EnumAttrCase<"Divide", 3, "divide">,
+      I32EnumAttrCase<"Maximum", 4, "maximum">,
+      I32EnumAttrCase<"Minimum", 5, "minimum">,
+      // Unary: acc = f(acc), with `alpha`/`beta` as parameters.
+      I32EnumAttrCase<"Relu", 16, "relu">,
+      I32EnumAttrCase<"Clamp", 17, "clamp">,
+      I32EnumAttrCase<"Logistic", 18, "logistic">,
+      I32EnumAttrCase<"Tanh", 19, "tanh">,
+      I32EnumAttrCase<"Swish", 20, "swish">,
+      I32EnumAttrCase<"GeluErf", 21, "gelu_erf">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::disc";
+}
+def Disc_PostOpKindAttr
+    : EnumAttr<Disc_Dialect, Disc_PostOpKind, "post_op_kind"> {
+  let assemblyFormat = "$value";
+}
+
+/// One step of a library call's epilogue (see dot_general/convolution).
+def Disc_PostOpAttr : AttrDef<Disc_Dialect, "PostOp"> {
+  let mnemonic = "post_op";
+  let summary = "one elementwise step applied to a library call's result";
+  let description = [{
+    `#disc.post_op<relu>`, `#disc.post_op<clamp, 0.0, 6.0>`,
+    `#disc.post_op<add>`. Binary kinds (add ... minimum) combine the result
+    with the next epilogue operand: `acc = acc OP operand`. Unary kinds apply
+    a function: relu `max(acc, 0)`, clamp `min(max(acc, alpha), beta)`,
+    logistic, tanh, swish `acc * logistic(acc)`, gelu_erf
+    `0.5 * acc * (1 + erf(acc / sqrt(2)))`.
+  }];
+  let parameters = (ins EnumParameter<Disc_PostOpKind>:$kind,
+                        APFloatParameter<"first parameter">:$alpha,
+                        APFloatParameter<"second parameter">:$beta);
+  // `<kind>` when both parameters are 0, else `<kind, alpha, beta>`.
+  let hasCustomAssemblyFormat = 1;
+  let builders = [
+    AttrBuilder<(ins "PostOpKind":$kind, CArg<"double", "0.0">:$alpha,
+                     CArg<"double", "0.0">:$beta), [{
+      return $_get($_ctxt, kind, ::llvm::APFloat(alpha), ::llvm::APFloat(beta));
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether this step reads an epilogue operand.
+    bool isBinary() const {
+      return static_cast<int>(getKind()) < static_cast<int>(PostOpKind::Relu);
+    }
+  }];
+}
+def Disc_EpilogueAttr : TypedArrayAttrBase<Disc_PostOpAttr,
+                                           "library-call epilogue">;
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//

@@ -481,17 +481,25 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general", [Pure, Disc_Reify,
     numbers when the transpose keeps the operand's free dims in order (so
     the result is unchanged): `w.t()` feeding a matmul becomes a transposed
     read of `w` in the library call instead of a copy on every call.
+
+    `epilogue` (optional): elementwise steps applied to the product inside
+    the library call (oneDNN post-ops), in order; each binary step reads the
+    next of `epilogue_operands`, a tensor of the result's rank whose dims are
+    1 (broadcast) or the result's. Written by disc-fuse-library-epilogues.
   }];
   let arguments = (ins Disc_FloatTensor:$lhs, Disc_FloatTensor:$rhs,
+                       Variadic<Disc_FloatTensor>:$epilogue_operands,
                        DenseI64ArrayAttr:$lhs_batching_dimensions,
                        DenseI64ArrayAttr:$rhs_batching_dimensions,
                        DenseI64ArrayAttr:$lhs_contracting_dimensions,
-                       DenseI64ArrayAttr:$rhs_contracting_dimensions);
+                       DenseI64ArrayAttr:$rhs_contracting_dimensions,
+                       DefaultValuedAttr<Disc_EpilogueAttr, "{}">:$epilogue);
   let results = (outs Disc_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` `batching_dims` `=` $lhs_batching_dimensions `x`
     $rhs_batching_dimensions `,` `contracting_dims` `=`
-    $lhs_contracting_dimensions `x` $rhs_contracting_dimensions attr-dict `:`
+    $lhs_contracting_dimensions `x` $rhs_contracting_dimensions
+    (`epilogue` $epilogue^ `(` $epilogue_operands `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -507,18 +515,25 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
     [N, O, spatial...]. `padding_low`/`padding_high` are per spatial dim.
     `lhs_dilation` (transposed convolution) and `batch_group_count` other
     than 1 are not supported yet. Runs as a library call (oneDNN on CPU).
+
+    `epilogue` (optional): elementwise steps applied to the result inside
+    the library call, as for dot_general (bias, a folded batch norm's scale
+    and shift, the activation).
   }];
   let arguments = (ins Disc_FloatTensor:$lhs, Disc_FloatTensor:$rhs,
+                       Variadic<Disc_FloatTensor>:$epilogue_operands,
                        DenseI64ArrayAttr:$window_strides,
                        DenseI64ArrayAttr:$padding_low,
                        DenseI64ArrayAttr:$padding_high,
                        DenseI64ArrayAttr:$rhs_dilation,
-                       DefaultValuedAttr<I64Attr, "1">:$feature_group_count);
+                       DefaultValuedAttr<I64Attr, "1">:$feature_group_count,
+                       DefaultValuedAttr<Disc_EpilogueAttr, "{}">:$epilogue);
   let results = (outs Disc_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` `strides` `=` $window_strides `,` `pad_low` `=`
     $padding_low `,` `pad_high` `=` $padding_high `,` `dilation` `=`
-    $rhs_dilation attr-dict `:` functional-type(operands, results)
+    $rhs_dilation (`epilogue` $epilogue^ `(` $epilogue_operands `)`)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,149 @@
+"""Library-call epilogues (disc-fuse-library-epilogues): the bias, batch
+norm and activation after a convolution or matmul run as oneDNN post-ops.
+By default only profitable chains are fused (a convolution with at most two
+binary steps); DISC_LIBRARY_EPILOGUES=all fuses every chain, which the
+correctness tests use. Each model is compiled once
+with dynamic shapes and checked against eager PyTorch at several shapes;
+the fusion log must show the expected epilogues (so a pass that fuses
+nothing fails here)."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import disc
+from conftest import compilations
+
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def _randomize_batch_norms(model: torch.nn.Module) -> None:
+    g = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.copy_(torch.rand(m.num_features, generator=g) * 2 - 1)
+            m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+            m.weight.data.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+            m.bias.data.copy_(torch.rand(m.num_features, generator=g) - 0.5)
+
+
+def _conv_bn(conv: torch.nn.Conv2d, act: torch.nn.Module) -> torch.nn.Module:
+    return torch.nn.Sequential(conv, torch.nn.BatchNorm2d(conv.out_channels), act)
+
+
+class LinearGeluResidual(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(16, 32)
+        self.down = torch.nn.Linear(32, 16)
+
+    def forward(self, x):
+        return self.down(torch.nn.functional.gelu(self.up(x))) + x
+
+
+def _models():
+    """name -> (model, input shape for a size n, epilogues in the fusion log)."""
+    return {
+        "conv_bn_relu": (
+            _conv_bn(torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.ReLU()),
+            lambda n: (n, 3, 4 + n, 5 + n),
+            ["convolution epilogue: subtract, multiply, multiply, add, relu ("]),
+        "depthwise_bn_hardswish": (
+            _conv_bn(torch.nn.Conv2d(8, 8, 3, padding=1, groups=8), torch.nn.Hardswish()),
+            lambda n: (n, 8, 6, 3 + n),
+            ["convolution epilogue: add, subtract, multiply, multiply, add ("]),
+        "conv_bias_silu": (
+            torch.nn.Sequential(torch.nn.Conv2d(4, 6, 1), torch.nn.SiLU()),
+            lambda n: (n, 4, 2 * n + 3, 5),
+            ["convolution epilogue: add, swish ("]),
+        "strided_conv_bn_relu6": (
+            _conv_bn(torch.nn.Conv2d(4, 8, 3, stride=2, bias=False), torch.nn.ReLU6()),
+            lambda n: (n, 4, 5 + n, 9),
+            ["convolution epilogue: subtract, multiply, multiply, add, clamp ("]),
+        "linear_gelu_residual": (
+            LinearGeluResidual(), lambda n: (3 * n, 16),
+            ["dot_general epilogue: add, gelu_erf (", "dot_general epilogue: add, add ("]),
+        "linear_tanh": (
+            torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.Tanh()),
+            lambda n: (2 * n + 1, 16),
+            ["dot_general epilogue: add, tanh ("]),
+    }
+
+
+def _compile_and_run(model, shapes, env: str, monkeypatch):
+    monkeypatch.setenv("DISC_LIBRARY_EPILOGUES", env)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    kernels_before, compiles_before = disc.stats()["kernels"], compilations()
+    outputs = []
+    with torch.no_grad():
+        for shape in shapes:
+            x = torch.randn(shape)
+            outputs.append((compiled(x), model(x), shape))
+    return outputs, disc.stats()["kernels"] - kernels_before, compilations() - compiles_before
+
+
+@pytest.mark.parametrize("name", list(_models()))
+def test_epilogue_matches_eager(name, monkeypatch, capfd):
+    torch.manual_seed(0)
+    model, shape_of, expected_epilogues = _models()[name]
+    model = model.eval()
+    _randomize_batch_norms(model)
+    shapes = [shape_of(n) for n in (2, 3, 5)]
+    monkeypatch.setenv("DISC_LOG", "fusion")
+    capfd.readouterr()
+
+    outputs, _, compiles = _compile_and_run(model, shapes, "all", monkeypatch)
+    log = capfd.readouterr().err
+    assert compiles == 1, f"{name}: {compiles} compilations for {shapes}"
+    for epilogue in expected_epilogues:
+        assert epilogue in log, f"{name}: no '{epilogue}' in the fusion log:\n{log}"
+    for actual, expected, shape in outputs:
+        torch.testing.assert_close(actual, expected, **TOL, msg=lambda m: f"{name} {shape}: {m}")
+
+
+def test_empty_reduction_still_applies_epilogue(monkeypatch):
+    """K = 0: oneDNN is not called; the runtime writes zeros and applies
+    the epilogue itself (relu(0 + bias))."""
+    model = torch.nn.Sequential(torch.nn.Linear(0, 4), torch.nn.ReLU()).eval()
+    with torch.no_grad():
+        model[0].bias.copy_(torch.tensor([-1.0, 2.0, -3.0, 4.0]))
+    outputs, _, compiles = _compile_and_run(model, [(1, 0), (3, 0)], "all", monkeypatch)
+    assert compiles == 1
+    for actual, expected, _ in outputs:
+        torch.testing.assert_close(actual, expected)
+        assert actual[0].tolist() == [0.0, 2.0, 0.0, 4.0]
+
+
+def test_default_policy_fuses_only_cheap_convolution_epilogues(monkeypatch, capfd):
+    """Without DISC_LIBRARY_EPILOGUES: a convolution's bias + ReLU is fused
+    (one kernel fewer), a batch norm chain and a matmul's epilogue are not
+    (oneDNN's post-ops measured slower there, docs/architecture.md)."""
+    monkeypatch.delenv("DISC_LIBRARY_EPILOGUES", raising=False)
+    monkeypatch.setenv("DISC_LOG", "fusion")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(3, 4, 3)
+            self.conv2 = torch.nn.Conv2d(4, 4, 1, bias=False)
+            self.bn = torch.nn.BatchNorm2d(4)
+            self.fc = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            y = self.bn(self.conv2(torch.relu(self.conv1(x))))
+            return torch.relu(self.fc(y.mean(dim=(2, 3))))
+
+    model = Net().eval()
+    _randomize_batch_norms(model)
+    capfd.readouterr()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    with torch.no_grad():
+        for n in (2, 3):
+            x = torch.randn(n, 3, 7 + n, 6)
+            torch.testing.assert_close(compiled(x), model(x), **TOL)
+    log = capfd.readouterr().err
+    assert "convolution epilogue: add, relu (" in log, log
+    assert "convolution epilogue: none (not profitable: 4 binary steps" in log, log
+    assert "dot_general epilogue: none (not profitable: matmul" in log, log
