@@ -80,7 +80,7 @@ TEST(StridedCopyTest, TransposeAndBroadcast) {
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 10);
+  ASSERT_EQ(count, 12);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
@@ -90,7 +90,9 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
        {"disc_ral_alloc", "disc_ral_free", "disc_ral_fail", "disc_ral_parallel_for",
         "_mlir_ciface_disc_ral_matmul_f32", "_mlir_ciface_disc_ral_matmul_f16",
         "_mlir_ciface_disc_ral_matmul_bf16", "_mlir_ciface_disc_ral_conv_f32",
-        "_mlir_ciface_disc_ral_conv_f16", "_mlir_ciface_disc_ral_conv_bf16"})
+        "_mlir_ciface_disc_ral_conv_f16", "_mlir_ciface_disc_ral_conv_bf16",
+        "_mlir_ciface_disc_ral_matmul_post_f32",
+        "_mlir_ciface_disc_ral_conv_post_f32"})
     EXPECT_TRUE(names.count(name)) << name;
   for (int64_t i = 0; i < count; ++i) {
     if (std::string(symbols[i].name) == "disc_ral_alloc") {
