@@ -62,8 +62,8 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          // A transpose moved after a collapsing reshape folds into the
          // dot_general it feeds (attention's q @ k^T).
          "func.func(disc-transpose-after-collapse),canonicalize,cse," +
-         // Library ops with epilogues: a convolution's bias and activation
-         // run inside its library call.
+         // Library ops with epilogues (opt-in, DISC_LIBRARY_EPILOGUES=1 or
+         // all): a convolution's bias and activation run inside its call.
          libraryEpiloguesStep(logFusion) +
          // 3. placement: host shape code and device work share the CPU
          "disc-add-ral-context,disc-read-only-inputs,"

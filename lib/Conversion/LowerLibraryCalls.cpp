@@ -344,11 +344,10 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   func::FuncOp callee = declareRalFunction(
       op->getParentOfType<ModuleOp>(), "disc_ral_conv" + *entry,
       resultType.getElementType(), 3, 13, !epilogue.empty());
-  SmallVector<Value> args{
-      ctx, operandBuffer(b, loc, op.getLhs()), operandBuffer(b, loc, op.getRhs()),
-      memref::CastOp::create(
-          b, loc, UnrankedMemRefType::get(resultType.getElementType(), 0),
-          out)};
+  Value outUnranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(resultType.getElementType(), 0), out);
+  SmallVector<Value> args{ctx, operandBuffer(b, loc, op.getLhs()),
+                          operandBuffer(b, loc, op.getRhs()), outUnranked};
   auto pushParams = [&](ArrayRef<int64_t> values, int64_t fill) {
     for (int64_t i = 0; i < 3; ++i)
       args.push_back(
@@ -368,7 +367,7 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   if (!epilogue.empty() &&
       failed(appendEpilogueArgs(
           b, loc, op, epilogue, op.getEpilogueOperands(),
-          [](Value e) { return e; }, args[3], args)))
+          [](Value e) { return e; }, outUnranked, args)))
     return failure();
   func::CallOp::create(b, loc, callee, args);
   op.replaceAllUsesWith(resultTensor(b, loc, resultType, out));

@@ -442,8 +442,11 @@ struct FuseLibraryEpiloguesPass
       if (!shapes)
         shapes.emplace(getOperation());
       auto type = cast<RankedTensorType>(op->getResult(0).getType());
-      auto existing = op->getAttrOfType<ArrayAttr>("epilogue");
-      if (existing && !existing.empty())
+      ArrayAttr existing =
+          isa<disc::DotGeneralOp>(op)
+              ? cast<disc::DotGeneralOp>(op).getEpilogue()
+              : cast<disc::ConvolutionOp>(op).getEpilogue();
+      if (!existing.empty())
         continue;
       std::string label = isa<disc::ConvolutionOp>(op) ? "convolution"
                                                        : "dot_general";
