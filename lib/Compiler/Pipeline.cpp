@@ -13,6 +13,9 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 
+#include <cstdlib>
+#include <stdexcept>
+
 using namespace mlir;
 
 void disc::registerAllDialects(DialectRegistry &registry) {
@@ -33,15 +36,19 @@ std::string disc::cpuLowerPipeline(bool runtimeChecks) {
 }
 
 /// The disc-fuse-library-epilogues step of the pipeline, from
-/// DISC_LIBRARY_EPILOGUES: "1" fuses the profitable chains, "all" every
-/// chain; unset (the default) or anything else leaves the elementwise ops
-/// to loop kernels. Off by default until convtasnet's NaN/inf mismatch
-/// with "1" is understood (docs/architecture.md, "Library epilogues").
+/// DISC_LIBRARY_EPILOGUES: unset or "1" (the default) fuses the profitable
+/// chains, "all" every chain, "0" none (docs/architecture.md, "Library
+/// epilogues"). Any other value is an error, so a typo does not silently
+/// measure the wrong variant.
 static std::string libraryEpiloguesStep(bool logFusion) {
   const char *env = std::getenv("DISC_LIBRARY_EPILOGUES");
-  std::string mode = env ? env : "";
-  if (mode != "1" && mode != "all")
+  const std::string mode = env && *env ? env : "1";
+  if (mode == "0")
     return "";
+  if (mode != "1" && mode != "all")
+    throw std::invalid_argument("DISC_LIBRARY_EPILOGUES must be 0, 1 or "
+                                "all, got '" +
+                                mode + "'");
   std::string options;
   if (logFusion)
     options += "log=1";
@@ -62,8 +69,9 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          // A transpose moved after a collapsing reshape folds into the
          // dot_general it feeds (attention's q @ k^T).
          "func.func(disc-transpose-after-collapse),canonicalize,cse," +
-         // Library ops with epilogues (opt-in, DISC_LIBRARY_EPILOGUES=1 or
-         // all): a convolution's bias and activation run inside its call.
+         // Library ops with epilogues (DISC_LIBRARY_EPILOGUES, default 1:
+         // the profitable chains): a convolution's bias and activation run
+         // inside its call.
          libraryEpiloguesStep(logFusion) +
          // 3. placement: host shape code and device work share the CPU
          "disc-add-ral-context,disc-read-only-inputs,"

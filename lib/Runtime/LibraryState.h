@@ -50,6 +50,12 @@ struct CachedPrimitive {
   /// True when the operation runs in f32 because oneDNN has no
   /// implementation for the requested low-precision type on this CPU.
   bool computesInF32 = false;
+  /// True when the epilogue's post-ops run as a separate in-place binary
+  /// primitive on the compute primitive's result (`separateEpilogue`)
+  /// instead of inside it: oneDNN's gemm-based convolution applies binary
+  /// post-ops per element in reference code.
+  bool hasSeparateEpilogue = false;
+  PrimitiveStep separateEpilogue;
 };
 
 } // namespace ral

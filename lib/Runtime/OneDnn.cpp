@@ -29,6 +29,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -293,7 +295,8 @@ void execute(Allocator &allocator, const dnnl::engine &engine,
              const CachedPrimitive &entry, const memory::desc &srcDesc,
              void *srcData, const memory::desc &weightsDesc, void *weightsData,
              const memory::desc &dstDesc, void *dstData,
-             std::unordered_map<int, memory> postOpArgs = {}) {
+             std::unordered_map<int, memory> computeArgs,
+             std::unordered_map<int, memory> postOpArgs) {
   dnnl::stream stream(engine);
   const memory src(srcDesc, engine, srcData);
   const memory weights(weightsDesc, engine, weightsData);
@@ -316,10 +319,26 @@ void execute(Allocator &allocator, const dnnl::engine &engine,
   if (entry.hasWeightsReorder)
     runStep(allocator, engine, stream, entry.weightsReorder,
             {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, computeWeights}});
-  postOpArgs.emplace(DNNL_ARG_SRC, computeSrc);
-  postOpArgs.emplace(DNNL_ARG_WEIGHTS, computeWeights);
-  postOpArgs.emplace(DNNL_ARG_DST, computeDst);
-  runStep(allocator, engine, stream, entry.compute, std::move(postOpArgs));
+  computeArgs.emplace(DNNL_ARG_SRC, computeSrc);
+  computeArgs.emplace(DNNL_ARG_WEIGHTS, computeWeights);
+  computeArgs.emplace(DNNL_ARG_DST, computeDst);
+  if (entry.hasSeparateEpilogue) {
+    runStep(allocator, engine, stream, entry.compute, std::move(computeArgs));
+    // dst = dst * 1, then the post-ops, in place.
+    static float one = 1.0f;
+    const memory::dims ones(computeDst.get_desc().dims().size(), 1);
+    postOpArgs.emplace(DNNL_ARG_SRC_0, computeDst);
+    postOpArgs.emplace(DNNL_ARG_SRC_1,
+                       memory(memory::desc(ones, memory::data_type::f32,
+                                           contiguousStrides(ones)),
+                              engine, &one));
+    postOpArgs.emplace(DNNL_ARG_DST, computeDst);
+    runStep(allocator, engine, stream, entry.separateEpilogue,
+            std::move(postOpArgs));
+  } else {
+    computeArgs.merge(postOpArgs);
+    runStep(allocator, engine, stream, entry.compute, std::move(computeArgs));
+  }
   if (entry.hasDstReorder)
     runStep(allocator, engine, stream, entry.dstReorder,
             {{DNNL_ARG_FROM, computeDst}, {DNNL_ARG_TO, dst}});
@@ -531,6 +550,78 @@ std::unordered_map<int, memory> postOpArgs(const Epilogue &epilogue,
   return args;
 }
 
+/// A convolution's epilogue that starts with adding a per-channel operand
+/// (a bias): that operand becomes oneDNN's bias argument, which every
+/// convolution implementation applies natively, and the remaining steps
+/// become post-ops. oneDNN's gemm-based convolution (which it picks for
+/// depthwise and dilated 1-d convolutions on AVX2) applies binary post-ops
+/// per element in reference code: as a post-op, convtasnet's depthwise
+/// bias made its convolutions 12x slower.
+struct ConvBias {
+  bool present = false;
+  memory::desc desc;
+  void *data = nullptr;
+  /// The epilogue without the bias step.
+  Epilogue rest;
+};
+
+ConvBias splitConvBias(const Epilogue &epilogue, int64_t outChannels,
+                       memory::data_type dt) {
+  ConvBias bias;
+  if (epilogue.empty() || epilogue.steps[0].kind != PostOpKind::Add) {
+    bias.rest = epilogue;
+    return bias;
+  }
+  const Operand &operand = epilogue.operands[epilogue.steps[0].operand];
+  bool perChannel = true;
+  for (size_t d = 0; d < operand.sizes.size(); ++d)
+    perChannel &= operand.sizes[d] == (d == 1 ? outChannels : 1);
+  if (!perChannel) {
+    bias.rest = epilogue;
+    return bias;
+  }
+  bias.present = true;
+  bias.desc = memory::desc({outChannels}, dt, {operand.strides[1]});
+  bias.data = operand.data;
+  bias.rest.operands = epilogue.operands;
+  bias.rest.steps.assign(epilogue.steps.begin() + 1, epilogue.steps.end());
+  return bias;
+}
+
+bool hasBinaryStep(const Epilogue &epilogue) {
+  return std::any_of(
+      epilogue.steps.begin(), epilogue.steps.end(),
+      [](const EpilogueStep &step) { return isBinary(step.kind); });
+}
+
+/// An in-place binary primitive on `dst`: dst * 1 (a one-element f32
+/// operand), then the epilogue as its post-ops.
+PrimitiveStep separateEpilogueStep(const dnnl::engine &engine,
+                                   const memory::desc &dst,
+                                   const Epilogue &epilogue,
+                                   memory::data_type dt) {
+  const memory::dims ones(dst.dims().size(), 1);
+  dnnl::binary::desc desc(
+      dnnl::algorithm::binary_mul, dst,
+      memory::desc(ones, memory::data_type::f32, contiguousStrides(ones)), dst);
+  dnnl::binary::primitive_desc pd(desc, computeAttr(epilogue, dt), engine);
+  return PrimitiveStep{dnnl::binary(pd), pd.scratchpad_desc()};
+}
+
+/// DISC_LOG=library (or all): each library primitive the runtime builds,
+/// with oneDNN's implementation and how the epilogue runs.
+bool logLibraryCalls() {
+  // Read on every primitive build (a cache miss), so that a process can
+  // turn the log on after its first call.
+  const char *env = std::getenv("DISC_LOG");
+  if (!env)
+    return false;
+  std::string topics = std::string(",") + env + ",";
+  topics.erase(std::remove(topics.begin(), topics.end(), ' '), topics.end());
+  return topics.find(",library,") != std::string::npos ||
+         topics.find(",all,") != std::string::npos;
+}
+
 float applyStep(const EpilogueStep &step, float acc, float operand) {
   switch (step.kind) {
   case PostOpKind::Add:
@@ -675,7 +766,7 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
         });
   });
   execute(ectx.context.allocator(), state.engine, *entry, aDesc, a.data, bDesc,
-          b.data, cDesc, c.data, postOpArgs(epilogue, state.engine, dt));
+          b.data, cDesc, c.data, {}, postOpArgs(epilogue, state.engine, dt));
   if (copyOut)
     stridedCopy(cData, cStrides.data(), c.data, c.strides.data(),
                 c.sizes.data(), 3, elemSize);
@@ -812,25 +903,60 @@ void convolution(ExecutionContext &ectx, DType dtype,
   appendKey(key, padHi);
   appendEpilogueKey(key, epilogue);
   key += std::to_string(threads);
+  const ConvBias bias = splitConvBias(epilogue, outChannels, dt);
+  std::string implementation;
+  auto makePd = [&](const memory::desc &s, const memory::desc &w,
+                    const memory::desc &d, const dnnl::primitive_attr &attr) {
+    auto desc = bias.present
+                    ? dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference,
+                          dnnl::algorithm::convolution_direct, s, w, bias.desc,
+                          d, strides, dilations, padLo, padHi)
+                    : dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference,
+                          dnnl::algorithm::convolution_direct, s, w, d,
+                          strides, dilations, padLo, padHi);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, state.engine);
+    implementation = pd.impl_info_str();
+    return pd;
+  };
   auto entry = getPrimitive(state, key, [&]() {
     // format_tag::any lets oneDNN pick its fastest (blocked) layouts; the
     // reorders from/to the caller's plain layouts are part of the entry.
-    return buildPrimitive<dnnl::convolution_forward>(
-        state.engine, dtype, srcDesc, weightsDesc, dstDesc,
-        /*anyLayout=*/true, computeAttr(epilogue, dt),
-        [&](const memory::desc &s, const memory::desc &w, const memory::desc &d,
-            const dnnl::primitive_attr &attr) {
-          dnnl::convolution_forward::desc desc(
-              dnnl::prop_kind::forward_inference,
-              dnnl::algorithm::convolution_direct, s, w, d, strides, dilations,
-              padLo, padHi);
-          return dnnl::convolution_forward::primitive_desc(desc, attr,
-                                                           state.engine);
-        });
+    auto build = [&](const Epilogue &postOps) {
+      return buildPrimitive<dnnl::convolution_forward>(
+          state.engine, dtype, srcDesc, weightsDesc, dstDesc,
+          /*anyLayout=*/true, computeAttr(postOps, dt), makePd);
+    };
+    std::shared_ptr<CachedPrimitive> built = build(bias.rest);
+    const bool separate = hasBinaryStep(bias.rest) &&
+                          implementation.find("gemm") != std::string::npos;
+    if (separate) {
+      built = build(Epilogue());
+      built->hasSeparateEpilogue = true;
+      built->separateEpilogue =
+          separateEpilogueStep(state.engine, built->dst, bias.rest, dt);
+    }
+    if (logLibraryCalls())
+      std::fprintf(stderr,
+                   "[disc] library: convolution %s: %s%s%s%s\n",
+                   describe().c_str(), implementation.c_str(),
+                   bias.present ? ", bias argument" : "",
+                   bias.rest.empty() ? ""
+                   : separate       ? ", post-ops as a separate binary "
+                                      "primitive (gemm applies binary "
+                                      "post-ops in reference code)"
+                                    : ", post-ops",
+                   built->computesInF32 ? ", computed in f32" : "");
+    return built;
   });
+  std::unordered_map<int, memory> computeArgs;
+  if (bias.present)
+    computeArgs.emplace(DNNL_ARG_BIAS,
+                        memory(bias.desc, state.engine, bias.data));
   execute(ectx.context.allocator(), state.engine, *entry, srcDesc, input.data,
           weightsDesc, kernel.data, dstDesc, output.data,
-          postOpArgs(epilogue, state.engine, dt));
+          std::move(computeArgs), postOpArgs(bias.rest, state.engine, dt));
   if (copyOut)
     stridedCopy(outData, outStrides.data(), output.data, output.strides.data(),
                 output.sizes.data(), rank, elemSize);

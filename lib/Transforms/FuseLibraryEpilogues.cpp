@@ -36,6 +36,13 @@ constexpr int64_t kMaxEpilogueOperands = 6;
 /// Without `all`: the most binary steps a convolution's epilogue may have.
 constexpr int64_t kMaxProfitableConvBinarySteps = 2;
 
+/// Why maximum, minimum and clamp (ReLU, ReLU6, hardtanh) are not fused:
+/// oneDNN's relu, clip, clip_v2 and binary max/min post-ops (x86 jit,
+/// vmaxps/vminps) turn a NaN result into the bound or the other operand,
+/// where PyTorch and DISC's loop kernels propagate it.
+constexpr const char *kNanDroppingReason =
+    "oneDNN's max/min/relu/clip post-ops do not propagate NaN";
+
 /// The splat value of `value` when it is a float constant, possibly
 /// broadcast.
 std::optional<double> splatConstant(Value value) {
@@ -229,10 +236,11 @@ bool EpilogueBuilder::matchBinary(Operation *user, Value acc,
           .Default([](Operation *) { return std::nullopt; });
   if (!kind)
     return false;
-  bool commutative = *kind == PostOpKind::Add ||
-                     *kind == PostOpKind::Multiply ||
-                     *kind == PostOpKind::Maximum ||
-                     *kind == PostOpKind::Minimum;
+  if (*kind == PostOpKind::Maximum || *kind == PostOpKind::Minimum) {
+    why = kNanDroppingReason;
+    return false;
+  }
+  bool commutative = *kind == PostOpKind::Add || *kind == PostOpKind::Multiply;
   Value lhs = user->getOperand(0), rhs = user->getOperand(1);
   if (lhs == rhs) {
     why = "both operands are the result";
@@ -244,21 +252,6 @@ bool EpilogueBuilder::matchBinary(Operation *user, Value acc,
   }
   Value other = lhs == acc ? rhs : lhs;
   MLIRContext *ctx = user->getContext();
-  // max(x, 0): relu; min(relu(x), c): clamp to [0, c].
-  std::optional<double> constant = splatConstant(other);
-  if (constant && *kind == PostOpKind::Maximum && *constant == 0.0) {
-    stepAttrs.push_back(PostOpAttr::get(ctx, PostOpKind::Relu));
-    absorbed.push_back(user);
-    return true;
-  }
-  if (constant && *kind == PostOpKind::Minimum && *constant >= 0.0 &&
-      !stepAttrs.empty() &&
-      cast<PostOpAttr>(stepAttrs.back()).getKind() == PostOpKind::Relu) {
-    stepAttrs.back() =
-        PostOpAttr::get(ctx, PostOpKind::Clamp, 0.0, *constant);
-    absorbed.push_back(user);
-    return true;
-  }
   if ((int64_t)operandPlans.size() == kMaxEpilogueOperands) {
     why = "the runtime takes at most " +
           std::to_string(kMaxEpilogueOperands) + " epilogue operands";
@@ -369,16 +362,8 @@ std::string EpilogueBuilder::collect() {
       acc = user->getResult(0);
       continue;
     }
-    if (auto clamp = dyn_cast<disc::ClampOp>(user)) {
-      std::optional<double> lo = splatConstant(clamp.getMin());
-      std::optional<double> hi = splatConstant(clamp.getMax());
-      if (clamp.getOperand() != acc || !lo || !hi)
-        return "a clamp with non-constant bounds";
-      stepAttrs.push_back(PostOpAttr::get(ctx, PostOpKind::Clamp, *lo, *hi));
-      absorbed.push_back(user);
-      acc = user->getResult(0);
-      continue;
-    }
+    if (isa<disc::ClampOp>(user))
+      return "at disc.clamp: " + std::string(kNanDroppingReason);
     if (matchBinary(user, acc, why)) {
       acc = user->getResult(0);
       continue;

@@ -4,14 +4,16 @@ Topics: ``compile`` (phase times of each MLIR compilation), ``fallback``
 (ops left to eager PyTorch, and why), ``partition`` (the partitions of each
 graph), ``import`` (the MLIR of each partition), ``fusion`` (the stitch
 kernels of each compilation: row reductions fused with their elementwise
-stages; the epilogues fused into library calls), ``all``.
+stages; the epilogues fused into library calls), ``library`` (printed by
+the runtime: each oneDNN convolution primitive it builds, its
+implementation and how its epilogue runs), ``all``.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-TOPICS = ("compile", "fallback", "partition", "import", "fusion")
+TOPICS = ("compile", "fallback", "partition", "import", "fusion", "library")
 
 
 def enabled(topic: str) -> bool:

@@ -4,17 +4,18 @@
 // binary steps; no matmul.
 // RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(disc-fuse-library-epilogues{log=1}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEFAULT
 
-// Convolution + bias + inference batch norm + ReLU: one convolution whose
-// epilogue reads five per-channel operands of shape [1, C, 1, 1].
+// Convolution + bias + inference batch norm: one convolution whose
+// epilogue reads per-channel operands of shape [1, C, 1, 1]. The ReLU after
+// it is NOT fused: oneDNN's relu turns NaN into 0, PyTorch keeps it NaN.
 // CHECK-LABEL: func.func @conv_bn_relu
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<1x3x8x8xf32>, %[[W:[^:]*]]: tensor<4x3x3x3xf32>, %[[B:[^:]*]]: tensor<4xf32>, %[[M:[^:]*]]: tensor<4x1x1xf32>
 // CHECK-DAG: %[[EB:.*]] = disc.reshape %[[B]] : (tensor<4xf32>) -> tensor<1x4x1x1xf32>
 // CHECK-DAG: %[[EM:.*]] = disc.reshape %[[M]] : (tensor<4x1x1xf32>) -> tensor<1x4x1x1xf32>
-// CHECK: %[[C:.*]] = disc.convolution %[[X]], %[[W]], {{.*}} epilogue [#disc.post_op<add>, #disc.post_op<subtract>, #disc.post_op<multiply>, #disc.post_op<relu>](%[[EB]], %[[EM]], %{{.*}}) {disc.dims = ["1", "4", "6", "6"]}
+// CHECK: %[[C:.*]] = disc.convolution %[[X]], %[[W]], {{.*}} epilogue [#disc.post_op<add>, #disc.post_op<subtract>, #disc.post_op<multiply>](%[[EB]], %[[EM]], %{{.*}}) {disc.dims = ["1", "4", "6", "6"]}
 // CHECK-NOT: disc.add
-// CHECK-NOT: disc.maximum
-// CHECK: return %[[C]]
-// LOG: [disc] fusion: convolution epilogue: add, subtract, multiply, relu (stops: the user is func.return
+// CHECK: %[[R:.*]] = disc.maximum %[[C]], %{{.*}}
+// CHECK: return %[[R]]
+// LOG: [disc] fusion: convolution epilogue: add, subtract, multiply (stops: at disc.maximum: oneDNN's max/min/relu/clip post-ops do not propagate NaN)
 // DEFAULT: convolution epilogue: none (not profitable: 3 binary steps slow the convolution down)
 func.func @conv_bn_relu(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %m: tensor<4x1x1xf32>, %s: tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32> {
   %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] {disc.dims = ["1", "4", "6", "6"]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
@@ -61,12 +62,19 @@ func.func @linear_gelu_residual(%x: tensor<?x8xf32> {disc.dims = ["s0", "8"]}, %
 
 // -----
 
-// SiLU, then ReLU6 written as max(x, 0) followed by min(x, 6): a clamp.
+// SiLU is fused; the ReLU6 after it (max(x, 0) then min(x, 6)) and a
+// clamp are NOT: oneDNN's relu/clip/max/min post-ops turn NaN into a number.
 // CHECK-LABEL: func.func @silu_relu6
-// CHECK: disc.dot_general {{.*}} epilogue [#disc.post_op<swish, 1.000000e+00, 0.000000e+00>, #disc.post_op<clamp, 0.000000e+00, 6.000000e+00>]() :
+// CHECK: disc.dot_general {{.*}} epilogue [#disc.post_op<swish, 1.000000e+00, 0.000000e+00>]() :
 // CHECK-NOT: disc.logistic
-// CHECK-NOT: disc.minimum
-func.func @silu_relu6(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+// CHECK: disc.maximum
+// CHECK: disc.minimum
+// CHECK: disc.convolution
+// CHECK-NOT: epilogue
+// CHECK: disc.clamp
+// LOG: dot_general epilogue: swish (stops: at disc.maximum: oneDNN's max/min/relu/clip post-ops do not propagate NaN)
+// LOG: convolution epilogue: none (stops: at disc.clamp: oneDNN's max/min/relu/clip post-ops do not propagate NaN)
+func.func @silu_relu6(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %x4: tensor<1x3x8x8xf32>, %w4: tensor<4x3x3x3xf32>) -> (tensor<4x16xf32>, tensor<1x4x6x6xf32>) {
   %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   %1 = disc.logistic %0 : tensor<4x16xf32>
   %2 = disc.multiply %0, %1 : tensor<4x16xf32>
@@ -75,7 +83,11 @@ func.func @silu_relu6(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16x
   %six = disc.constant dense<6.0> : tensor<f32>
   %sb = disc.broadcast_in_dim %six, dims = [] : (tensor<f32>) -> tensor<4x16xf32>
   %4 = disc.minimum %3, %sb : tensor<4x16xf32>
-  return %4 : tensor<4x16xf32>
+  %c = disc.convolution %x4, %w4, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %lo = disc.constant dense<-1.0> : tensor<f32>
+  %hi = disc.constant dense<1.0> : tensor<f32>
+  %5 = disc.clamp %lo, %c, %hi : (tensor<f32>, tensor<1x4x6x6xf32>, tensor<f32>) -> tensor<1x4x6x6xf32>
+  return %4, %5 : tensor<4x16xf32>, tensor<1x4x6x6xf32>
 }
 
 // -----

@@ -244,20 +244,23 @@ def DiscFuseLibraryEpilogues
 
     The chain follows single uses from the library op's result and takes,
     in order:
-    - `add`, `subtract`, `multiply`, `divide`, `maximum`, `minimum` with the
-      chain value on the left (either side when commutative) and an other
-      operand that is a broadcast (of a bias, a batch norm's mean, scale or
-      shift, a scalar) or, for dot_general, a tensor of the result's shape
-      (a residual). For a convolution the operand must be per-channel or
-      scalar; for a dot_general its dims within each group the call merges
-      (batch, lhs free, rhs free) must be all broadcast or all full. The
-      operand becomes an epilogue operand of the result's rank with size-1
-      dims where it is broadcast;
-    - ReLU (`maximum` with 0; a following `minimum` with c >= 0 makes a
-      clamp to [0, c]), `clamp` with constant bounds, `logistic`, `tanh`,
-      SiLU (`x * logistic(x)`) and exact GELU
+    - `add`, `subtract`, `multiply`, `divide` with the chain value on the
+      left (either side when commutative) and an other operand that is a
+      broadcast (of a bias, a batch norm's mean, scale or shift, a scalar)
+      or, for dot_general, a tensor of the result's shape (a residual). For
+      a convolution the operand must be per-channel or scalar; for a
+      dot_general its dims within each group the call merges (batch, lhs
+      free, rhs free) must be all broadcast or all full. The operand
+      becomes an epilogue operand of the result's rank with size-1 dims
+      where it is broadcast;
+    - `logistic`, `tanh`, SiLU (`x * logistic(x)`) and exact GELU
       (`x * 0.5 * (1 + erf(x * M_SQRT1_2))`), recognised across the value's
       two uses.
+    Never fused: `maximum`, `minimum` and `clamp` (so ReLU, ReLU6,
+    hardtanh): oneDNN's relu, clip and binary max/min post-ops turn a NaN
+    into a number (x86 vmaxps/vminps), where PyTorch propagates it. The
+    `relu`, `clamp`, `maximum` and `minimum` epilogue steps stay in the
+    dialect for IR that accepts oneDNN's NaN behaviour.
     An inference batch norm after a convolution is subtract, multiply,
     multiply, add with per-channel operands: it is folded into the
     convolution's call this way, without changing the weights (which are

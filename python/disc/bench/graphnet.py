@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 import re
 import types
@@ -97,6 +98,11 @@ def make_tensor(meta: TensorMeta, generator: torch.Generator, device: str = "cpu
     elif dtype.is_floating_point:
         mean = 0.0 if meta.mean is None else float(meta.mean)
         std = 1.0 if meta.std is None else float(meta.std)
+        if math.isnan(std):
+            # GraphNet records the sample std of a one-element tensor as NaN;
+            # its one value is the mean. (A NaN draw made convtasnet's PReLU
+            # weight NaN and its whole output NaN in every back end.)
+            std = 0.0
         t = torch.randn(shape, generator=generator, dtype=torch.float32) * std + mean
         if _is_variance(meta.name):
             # A normal draw around a positive mean can go negative; a

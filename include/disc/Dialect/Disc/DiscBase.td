@@ -113,6 +113,11 @@ def Disc_PostOpAttr : AttrDef<Disc_Dialect, "PostOp"> {
     a function: relu `max(acc, 0)`, clamp `min(max(acc, alpha), beta)`,
     logistic, tanh, swish `acc * logistic(acc)`, gelu_erf
     `0.5 * acc * (1 + erf(acc / sqrt(2)))`.
+
+    NaN: maximum, minimum, relu and clamp run as oneDNN's max/min/relu/clip,
+    which return a number (the bound or the other operand) for a NaN, unlike
+    `disc.maximum`/`disc.minimum`/`disc.clamp`; disc-fuse-library-epilogues
+    therefore never forms them.
   }];
   let parameters = (ins EnumParameter<Disc_PostOpKind>:$kind,
                         APFloatParameter<"first parameter">:$alpha,
