@@ -581,7 +581,9 @@ ConvBias splitConvBias(const Epilogue &epilogue, int64_t outChannels,
     return bias;
   }
   bias.present = true;
-  bias.desc = memory::desc({outChannels}, dt, {operand.strides[1]});
+  // One channel: its stride is meaningless (may be 0); oneDNN wants 1.
+  bias.desc = memory::desc({outChannels}, dt,
+                           {outChannels == 1 ? 1 : operand.strides[1]});
   bias.data = operand.data;
   bias.rest.operands = epilogue.operands;
   bias.rest.steps.assign(epilogue.steps.begin() + 1, epilogue.steps.end());

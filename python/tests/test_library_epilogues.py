@@ -246,9 +246,10 @@ def test_gemm_convolution_runs_binary_post_ops_separately(monkeypatch, capfd):
     assert all("gemm" in line and "bias argument" in line for line in separate), log
 
 
-def test_bias_becomes_the_convolution_bias_argument(monkeypatch, capfd):
+@pytest.mark.parametrize("out_channels", [16, 1])
+def test_bias_becomes_the_convolution_bias_argument(out_channels, monkeypatch, capfd):
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3), torch.nn.SiLU()).eval()
+    model = torch.nn.Sequential(torch.nn.Conv2d(8, out_channels, 3), torch.nn.SiLU()).eval()
     monkeypatch.setenv("DISC_LOG", "library")
     capfd.readouterr()
     outputs, _, _ = _compile_and_run(model, [(2, 8, 9, 10)], "1", monkeypatch)
