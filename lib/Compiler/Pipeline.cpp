@@ -58,6 +58,20 @@ static std::string libraryEpiloguesStep(bool logFusion) {
          (options.empty() ? "" : "{" + options + "}") + "),canonicalize,cse,";
 }
 
+/// DISC_PROFILE: unset or "0" compiles without profiling hooks, "1" times
+/// every kernel, library call and copy (disc-profile-calls; the table is in
+/// disc.profile()). Any other value is an error.
+static std::string profileStep() {
+  const char *env = std::getenv("DISC_PROFILE");
+  const std::string mode = env ? env : "";
+  if (mode.empty() || mode == "0")
+    return "";
+  if (mode != "1")
+    throw std::invalid_argument("DISC_PROFILE must be 0 or 1, got '" + mode +
+                                "'");
+  return ",disc-profile-calls";
+}
+
 std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
                                              bool logFusion) {
   // The stages of DESIGN.md, in order. Stage 4 (fusion planning) is empty in
@@ -116,7 +130,9 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          "disc-parallelize-loops,func.func(disc-hoist-static-allocas),"
          // Memory planning: every buffer goes back to the caching allocator
          // right after its last use, for the next allocation to reuse.
-         "func.func(disc-free-after-last-use)";
+         "func.func(disc-free-after-last-use)" +
+         // DISC_PROFILE=1: per-kernel wall time.
+         profileStep();
 }
 
 std::string disc::cpuKernelsToLlvmPipeline() {

@@ -45,6 +45,9 @@ struct ExecutionContext {
   std::unordered_map<void *, int64_t> live;
   std::string errorMessage;
   std::jmp_buf jmp;
+  /// disc_ral_profile_begin's clock (DISC_PROFILE=1): timed calls do not
+  /// nest, so one start time is enough.
+  int64_t profileStartNs = 0;
 };
 
 /// Unwinds to invoke() with `ectx->errorMessage` as the error. Must only be

@@ -28,7 +28,10 @@ __all__ = [
     "compile_mlir",
     "explain",
     "memory_stats",
+    "profile",
+    "profile_table",
     "reset_peak_memory",
+    "reset_profile",
     "stats",
 ]
 
@@ -219,3 +222,55 @@ def __getattr__(name):
 
         return VerificationError
     raise AttributeError(f"module 'disc' has no attribute {name!r}")
+
+
+def profile() -> list:
+    """Per-kernel wall time of executables compiled with DISC_PROFILE=1.
+
+    One dict per kernel, library call or copy, the most time first:
+    {"name": "<kind> <callee> at <file:line:col>", "calls": n,
+     "seconds": total}. kind is "loop" (a generated kernel: find the callee
+    in a DISC_DUMP_DIR dump's *-disc-outline-loop-kernels.mlir), "library"
+    (a oneDNN matmul/convolution) or "copy"; the location is the op's in
+    the partition's imported MLIR (000-input.mlir of the dump). Process-wide,
+    added up since the start or reset_profile(). Empty when nothing was
+    compiled with DISC_PROFILE=1.
+    """
+    return [{"name": name, "calls": calls, "seconds": seconds}
+            for name, calls, seconds in _C.profile_entries()]
+
+
+def reset_profile() -> None:
+    """Forgets the profile collected so far (before timing a call)."""
+    _C.reset_profile()
+
+
+def profile_table(limit: int = 25) -> str:
+    """profile() as a text table: the `limit` entries with the most time,
+    their share of the profiled total, calls and time per call."""
+    rows = profile()
+    total = sum(row["seconds"] for row in rows)
+    lines = [f"{'ms':>10} {'share':>6} {'calls':>7} {'us/call':>9}  kernel"]
+    for row in rows[:limit]:
+        share = row["seconds"] / total if total else 0.0
+        lines.append(f"{row['seconds'] * 1e3:10.2f} {share:6.1%} {row['calls']:7d} "
+                     f"{row['seconds'] * 1e6 / max(row['calls'], 1):9.1f}  {row['name']}")
+    if len(rows) > limit:
+        rest = sum(row["seconds"] for row in rows[limit:])
+        lines.append(f"{rest * 1e3:10.2f} {rest / total if total else 0:6.1%} "
+                     f"{'':>7} {'':>9}  ({len(rows) - limit} more)")
+    lines.append(f"{total * 1e3:10.2f} {'100.0%' if total else '':>6} "
+                 f"{'':>7} {'':>9}  total ({len(rows)} kernel{'' if len(rows) == 1 else 's'})")
+    return "\n".join(lines)
+
+
+def _print_profile_at_exit() -> None:
+    if profile():
+        print("[disc] profile (DISC_PROFILE=1): wall time per kernel, "
+              "process total\n" + profile_table(), file=sys.stderr)
+
+
+if os.environ.get("DISC_PROFILE") == "1":
+    import atexit
+
+    atexit.register(_print_profile_at_exit)

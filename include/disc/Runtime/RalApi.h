@@ -74,6 +74,11 @@ void disc_ral_free(void *ctx, void *ptr);
 void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t), void *args,
                            int64_t units, int64_t work);
 
+/// Profiling hooks (DISC_PROFILE=1, disc-profile-calls): wall time from
+/// begin to end is added to the entry `name` (a constant string).
+void disc_ral_profile_begin(void *ctx, const char *name);
+void disc_ral_profile_end(void *ctx, const char *name);
+
 /// Batched matmul C[b] = op(A[b]) x op(B[b]) on rank-3 memrefs.
 /// A is [B, M, K] ([B, K, M] when transA), B is [B, K, N] ([B, N, K] when
 /// transB), C is [B, M, N] contiguous. A and B may have any strides.

@@ -185,6 +185,18 @@ struct ParallelStats {
 };
 ParallelStats parallelStats();
 
+/// Calls and wall time of one profiled kernel, library call or copy
+/// (compiled with DISC_PROFILE=1), added up over the process: `name` is
+/// "<kind> <callee> at <file:line:col>" (docs/debugging.md).
+struct ProfileEntry {
+  std::string name;
+  int64_t calls = 0;
+  double seconds = 0;
+};
+/// Every entry so far, the most time first.
+std::vector<ProfileEntry> profileEntries();
+void resetProfile();
+
 /// Only the signature check (what invoke does first).
 void checkInputs(const Signature &signature,
                  const std::vector<TensorView> &inputs);

@@ -344,4 +344,26 @@ def DiscFreeAfterLastUse
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def DiscProfileCalls : Pass<"disc-profile-calls", "mlir::ModuleOp"> {
+  let summary = "Time every kernel, library call and copy of the entry (DISC_PROFILE=1)";
+  let description = [{
+    Per-kernel timing for `DISC_PROFILE=1` (docs/debugging.md). In the
+    function marked `disc.entry` (after disc-outline-loop-kernels), every
+    call of a loop kernel (a `disc.kernel` function), every library call
+    (a `disc_ral_*` function other than the profiling hooks) and every
+    `memref.copy` is bracketed by
+    `disc_ral_profile_begin(ctx, name)` / `disc_ral_profile_end(ctx, name)`,
+    where `name` is a constant string "<kind> <callee> at <file:line:col>"
+    (the location of the call, i.e. of the op it came from in the imported
+    MLIR). The runtime adds up calls and wall time per name.
+
+    Not instrumented: calls in other functions (a kernel's parallel bodies
+    are timed as part of their kernel), calls of functions that are neither
+    kernels nor library entry points, and an entry without a RAL context
+    argument (a diagnostic: run disc-add-ral-context first).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 #endif // DISC_TRANSFORMS_PASSES_TD

@@ -194,6 +194,13 @@ NB_MODULE(_C, m) {
     return d;
   });
   m.def("reset_peak_memory", [] { defaultAllocator().resetPeak(); });
+  m.def("profile_entries", [] {
+    nb::list rows;
+    for (const ral::ProfileEntry &entry : ral::profileEntries())
+      rows.append(nb::make_tuple(entry.name, entry.calls, entry.seconds));
+    return rows;
+  });
+  m.def("reset_profile", [] { ral::resetProfile(); });
   m.def("parallel_stats", [] {
     ral::ParallelStats stats = ral::parallelStats();
     return std::make_pair(stats.parallelLaunches, stats.serialRuns);
