@@ -84,6 +84,37 @@ TEST(InvokeTest, AddOneOwnsItsOutput) {
   EXPECT_EQ(context->allocator().stats().numCacheHits, 1u);
 }
 
+/// addOneKernel timed as the DISC_PROFILE=1 code times a kernel.
+void profiledAddOneKernel(void **args) {
+  void *ctx = ctxOf(args);
+  disc_ral_profile_begin(ctx, "loop test_kernel at t.mlir:1:1");
+  addOneKernel(args);
+  disc_ral_profile_end(ctx, "loop test_kernel at t.mlir:1:1");
+  disc_ral_profile_begin(ctx, "copy at t.mlir:2:1");
+  disc_ral_profile_end(ctx, "copy at t.mlir:2:1");
+}
+
+TEST(InvokeTest, ProfileAddsUpCallsPerName) {
+  auto context = Context::create();
+  resetProfile();
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  for (int i = 0; i < 3; ++i)
+    invoke(*context, profiledAddOneKernel, addOneSignature(),
+           {input(x, {2, 3})});
+  std::vector<ProfileEntry> entries = profileEntries();
+  ASSERT_EQ(entries.size(), 2u);
+  for (const ProfileEntry &entry : entries) {
+    EXPECT_EQ(entry.calls, 3);
+    EXPECT_GE(entry.seconds, 0.0);
+  }
+  EXPECT_GE(entries[0].seconds, entries[1].seconds); // most time first
+  EXPECT_TRUE((entries[0].name == "loop test_kernel at t.mlir:1:1" &&
+               entries[1].name == "copy at t.mlir:2:1") ||
+              entries[0].seconds == entries[1].seconds);
+  resetProfile();
+  EXPECT_TRUE(profileEntries().empty());
+}
+
 TEST(InvokeTest, OutputsKeepTheContextAlive) {
   auto context = Context::create();
   std::vector<float> x = {1, 2};
