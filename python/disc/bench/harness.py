@@ -2,7 +2,7 @@
 TorchInductor.
 
     python -m disc.bench graphnet PATH [PATH ...] [--compilers eager,inductor,disc]
-        [--device cpu|cuda] [--threads N] [--warmup W] [--trials T]
+        [--device cpu|cuda] [--threads N] [--warmup W] [--trials T] [--min-time S]
         [--timeout S] [--shapes K] [--generalize] [--dynamic auto|true|false]
         [--size-oblivious] [--out DIR]
 
@@ -47,33 +47,54 @@ def _sync_fn(device: str):
 
 
 def time_calls(fn, inputs, device: str, warmup: int, trials: int,
-               budget_s: float = 30.0) -> list:
-    """Seconds per call: `warmup` untimed calls, then up to `trials` timed
-    ones (at least 3, fewer than `trials` when they exceed `budget_s`). On
-    CUDA each call is timed with events after a synchronisation."""
+               budget_s: float = 30.0, min_time_s: float = 0.0, paired=None,
+               max_trials: int = 1000):
+    """Seconds per call: `warmup` untimed calls, then timed ones: at least
+    `trials` (and at least 3) and, for fast calls, more until they add up
+    to `min_time_s` (at most `max_trials`); fewer than `trials` when they
+    exceed `budget_s`. On CUDA each call is timed with events after a
+    synchronisation.
+
+    With `paired` (another callable on the same inputs, eager PyTorch) the
+    two are timed in alternation, call by call, the order swapped every
+    round, and (times, paired_times) is returned: both medians then come
+    from the same stretch of time, so a machine whose speed drifts (a
+    shared VM) moves both alike. Without it, the list of times."""
     import torch
 
     sync = _sync_fn(device)
-    for _ in range(warmup):
-        fn(*inputs)
+    fns = [fn] if paired is None else [fn, paired]
+    for f in fns:
+        for _ in range(warmup):
+            f(*inputs)
     sync()
-    times = []
-    start_all = time.perf_counter()
-    for i in range(trials):
+    times = [[] for _ in fns]
+
+    def timed(f):
         if device.startswith("cuda"):
             begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             begin.record()
-            fn(*inputs)
+            f(*inputs)
             end.record()
             torch.cuda.synchronize()
-            times.append(begin.elapsed_time(end) / 1000.0)
-        else:
-            t0 = time.perf_counter()
-            fn(*inputs)
-            times.append(time.perf_counter() - t0)
-        if i >= 2 and time.perf_counter() - start_all > budget_s:
+            return begin.elapsed_time(end) / 1000.0
+        t0 = time.perf_counter()
+        f(*inputs)
+        return time.perf_counter() - t0
+
+    start_all = time.perf_counter()
+    i = 0
+    while True:
+        order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
+        for k in order:
+            times[k].append(timed(fns[k]))
+        i += 1
+        spent = time.perf_counter() - start_all
+        if i >= 3 and spent > budget_s:
             break
-    return times
+        if i >= trials and (sum(times[0]) >= min_time_s or i >= max_trials):
+            break
+    return times[0] if paired is None else (times[0], times[1])
 
 
 def error_figures(expected, actual) -> dict:
@@ -319,8 +340,11 @@ def run_sample(path: str, config: dict, emit) -> None:
                     actual = runner(*inputs[i])
                     sync()
                     first = time.perf_counter() - t0
-                    times = time_calls(runner, inputs[i], device, config["warmup"],
-                                       config["trials"], config["budget"])
+                    paired = module if name != "eager" else None
+                    timing = time_calls(runner, inputs[i], device, config["warmup"],
+                                        config["trials"], config["budget"],
+                                        config.get("min_time", 0.0), paired=paired)
+                    times, eager_times = timing if paired is not None else (timing, None)
                 except Exception as e:
                     outcome = _classify_exception(e)
                     emit(dict(record, outcome=outcome, detail=_describe(e)))
@@ -334,6 +358,8 @@ def run_sample(path: str, config: dict, emit) -> None:
                     outcome="correct" if ok else "wrong", detail=why,
                     median_ms=median * 1e3, min_ms=min(times) * 1e3, trials=len(times),
                     first_call_s=first,
+                    eager_paired_ms=(statistics.median(eager_times) * 1e3
+                                     if eager_times else None),
                     compile_s=max(0.0, first - median) if name != "eager" else 0.0,
                     graphs_compiled=counts_after["graphs"] - counts_before["graphs"],
                     graph_breaks=counts_after["graph_breaks"],
@@ -472,6 +498,8 @@ def main(argv=None) -> int:
                         help="threads for every contender (default: all cores)")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--trials", type=int, default=10)
+    parser.add_argument("--min-time", type=float, default=1.0,
+                        help="seconds of timed calls at least, for fast calls (more trials)")
     parser.add_argument("--budget", type=float, default=30.0,
                         help="seconds of timed calls per measurement (at least 3 trials)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per sample")
@@ -517,6 +545,7 @@ def main(argv=None) -> int:
         parser.error("no samples (directories with model.py) under " + " ".join(args.paths))
     config = {"compilers": compilers, "device": args.device, "threads": args.threads,
               "warmup": args.warmup, "trials": args.trials, "budget": args.budget,
+              "min_time": args.min_time,
               "shapes": max(1, args.shapes), "generalize": args.generalize,
               "dynamic": args.dynamic, "size_oblivious": args.size_oblivious,
               "seed": args.seed}

@@ -6,7 +6,9 @@ Figures (docs/graphnet.md defines them):
 - fully compiled: correct with no graph break (and, for DISC, no ATen node
   left to eager).
 - speedup: eager median / contender median, at one shape; geometric means
-  over the samples (or sample-shape pairs) where both ran correctly.
+  over the samples (or sample-shape pairs) where both ran correctly. When
+  the contender was timed in alternation with eager (eager_paired_ms), that
+  eager median is the one used.
 - compile s: first call minus the steady-state median at the example shape.
 - recompiles: graphs compiled at the second and later shapes.
 - S(t): geometric mean over samples of a per-sample score at tolerance t:
@@ -75,10 +77,20 @@ class Table:
         return r is not None and r["outcome"] == "correct"
 
     def speedup(self, sample, contender, over="eager", shape=0):
+        """`over`'s time / `contender`'s. A compiled contender timed in
+        alternation with eager (eager_paired_ms in its record) is compared
+        with that eager time from the same stretch; two compiled contenders
+        then compare through their speedups over their paired eager."""
         if not (self.ok(sample, contender, shape) and self.ok(sample, over, shape)):
             return None
-        return self.get(sample, over, shape)["median_ms"] / self.get(sample, contender,
-                                                                     shape)["median_ms"]
+        if over != "eager" and contender != "eager":
+            mine, theirs = (self.speedup(sample, contender, shape=shape),
+                            self.speedup(sample, over, shape=shape))
+            return mine / theirs if mine and theirs else None
+        r = self.get(sample, contender, shape)
+        if over == "eager" and r.get("eager_paired_ms"):
+            return r["eager_paired_ms"] / r["median_ms"]
+        return self.get(sample, over, shape)["median_ms"] / r["median_ms"]
 
     def compiled(self):
         return [c for c in self.contenders if c != "eager"]
@@ -104,7 +116,7 @@ class Table:
             return penalty
         if r.get("tol_needed", math.inf) > tol:
             return penalty
-        return e["median_ms"] / r["median_ms"]
+        return (r.get("eager_paired_ms") or e["median_ms"]) / r["median_ms"]
 
 
 def _fmt(x, digits=2, suffix=""):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+import time
 
 import pytest
 import sympy
@@ -198,6 +199,9 @@ def test_sample_with_variants_all_contenders(tmp_path):
     for (contender, i), r in by.items():
         assert r["outcome"] == "correct", r
         assert r["generalized"] and r["median_ms"] > 0 and r["trials"] >= 3
+        # Compiled contenders are timed in alternation with eager.
+        assert (r["eager_paired_ms"] > 0) if contender != "eager" else \
+            r["eager_paired_ms"] is None
         assert r["input_shapes"][0] == [[1, 12, 4], [2, 16, 4], [4, 20, 4]][i]
     assert by[("disc", 0)]["fallback_nodes"] == 0 and by[("disc", 0)]["compiled_nodes"] > 0
     assert by[("disc", 0)]["graphs_compiled"] == 1 and by[("inductor", 0)]["graphs_compiled"] == 1
@@ -263,6 +267,33 @@ def test_failures_are_classified(tmp_path):
     assert "exit status -11" in records[0]["detail"]
 
 
+def test_time_calls_pairs_and_fills_min_time():
+    """Paired: the two callables alternate call by call, the order swapped
+    every round; fast calls get more trials until min_time is reached."""
+    calls = []
+
+    def fn(x):
+        calls.append("c")
+
+    def eager(x):
+        calls.append("e")
+        time.sleep(0.001)
+
+    times, paired = harness.time_calls(fn, (0,), "cpu", warmup=1, trials=4, budget_s=30,
+                                       paired=eager)
+    assert calls[:2] == ["c", "e"]  # warmup, each once
+    assert calls[2:] == ["c", "e", "e", "c", "c", "e", "e", "c"]
+    assert len(times) == len(paired) == 4 and min(paired) >= 0.001
+    # min_time: 4 trials of ~1 ms are not 30 ms; it goes on until they are.
+    slow = harness.time_calls(eager, (0,), "cpu", warmup=0, trials=4, budget_s=30,
+                              min_time_s=0.03)
+    assert 25 <= len(slow) <= 40 and sum(slow) >= 0.03
+    # ... but never past max_trials, nor (after 3) past the budget.
+    assert len(harness.time_calls(fn, (0,), "cpu", 0, 4, 30, min_time_s=10,
+                                  max_trials=50)) == 50
+    assert len(harness.time_calls(eager, (0,), "cpu", 0, 1000, budget_s=0.0)) == 3
+
+
 # -------------------------------------------------------------- summary
 
 
@@ -290,6 +321,15 @@ def test_summary_figures(tmp_path):
     t = report.Table(records)
     assert t.speedup("a/one", "disc") == 4.0 and t.speedup("a/one", "disc", over="inductor") == 2.0
     assert t.speedup("b/two", "disc") is None
+    # Paired eager medians (same stretch of time) take precedence; a
+    # speedup over Inductor is then the ratio of the two paired speedups.
+    paired = report.Table([
+        _record("p/x", "eager", 0, ms=10.0),
+        _record("p/x", "inductor", 0, ms=4.0, eager_paired_ms=6.0),
+        _record("p/x", "disc", 0, ms=3.0, eager_paired_ms=9.0)])
+    assert paired.speedup("p/x", "disc") == 3.0 and paired.speedup("p/x", "inductor") == 1.5
+    assert paired.speedup("p/x", "disc", over="inductor") == 2.0
+    assert paired.score("p/x", "disc", 1e-3, 0.1) == 3.0
     assert t.outcome_counts("disc") == {"correct": 1, "compile_error": 1}
     # S(t): the speedup when within t, else the penalty.
     assert t.score("b/two", "inductor", 1e-3, 0.1) == 0.1
