@@ -119,9 +119,12 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          "unknown-type-conversion=identity-layout-map},"
          "cse,canonicalize,"
          // Strided copies become loop nests like the rest; parallel dims
-         // become scf.parallel, reductions scf.for inside.
+         // become scf.parallel, reductions scf.for inside. Dims every
+         // operand holds contiguously merge first ([N, C, H, W] + [C] loops
+         // over N*C rows of H*W), so short rows still vectorise.
          "func.func(disc-stack-loop-temporaries,"
          "scf-forall-to-parallel,disc-lower-strided-copies,"
+         "disc-collapse-contiguous-dims,"
          "convert-linalg-to-parallel-loops,canonicalize,"
          "disc-promote-accumulators)," +
          std::string(runtimeChecks ? "generate-runtime-verification," : "") +

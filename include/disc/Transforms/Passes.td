@@ -211,6 +211,33 @@ def DiscStackLoopTemporaries
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def DiscCollapseContiguousDims
+    : Pass<"disc-collapse-contiguous-dims", "mlir::func::FuncOp"> {
+  let summary = "Merge adjacent loop dims of a linalg.generic on buffers that every operand has contiguous";
+  let description = [{
+    An elementwise op over [N, C, H, W] becomes a loop over N*C rows of W
+    elements each; with W = 7 or 14 (the last stages of a CNN) every row is
+    too short for the vectorised loop LLVM makes, and each row pays its
+    index arithmetic and, for dynamic shapes, the vectoriser's runtime
+    checks. This pass merges adjacent iteration dims of each
+    `linalg.generic` with buffer semantics into one (upstream
+    `linalg::collapseOpIterationDims`, which puts a `memref.collapse_shape`
+    view on each operand) when, for every operand, the dims appear next to
+    each other and in order in its indexing map (or not at all: a
+    per-channel operand [C] lets H and W merge) and its memref type
+    guarantees the merged dims are contiguous (an identity layout, or a
+    strided one whose strides prove it). [N, C, H, W] + [C] becomes
+    [N, C, H*W]; two [N, C, H, W] operands become one dim of N*C*H*W.
+
+    Only dims of the same iterator type merge. Left alone: ops on tensors,
+    ops whose body reads `linalg.index` (the merged index would need a
+    division per element), maps that are not projected permutations, and
+    operands whose layout may have a gap between the dims (a subview).
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::linalg::LinalgDialect"];
+}
+
 def DiscHoistStaticAllocas
     : Pass<"disc-hoist-static-allocas", "mlir::func::FuncOp"> {
   let summary = "Move fixed-size stack buffers out of loops to the function entry";
