@@ -119,6 +119,15 @@ class Table:
         return (r.get("eager_paired_ms") or e["median_ms"]) / r["median_ms"]
 
 
+def _timing_words(cfg) -> str:
+    """How the medians were taken, from the run's config."""
+    if cfg.get("min_time"):
+        return (f"medians of at least {cfg.get('trials')} calls (more for fast ones, up to "
+                f"{cfg['min_time']:g} s), each compiled contender timed in alternation with "
+                "eager")
+    return f"medians of up to {cfg.get('trials')} calls"
+
+
 def _fmt(x, digits=2, suffix=""):
     if x is None:
         return "-"
@@ -355,7 +364,7 @@ def summary_markdown(meta: dict, records: list) -> str:
                  f"torch {m.get('torch', '?')}, Python {m.get('python', '?')}, DISC "
                  f"{m.get('disc', '?')}.")
     lines.append(f"Run: `{meta.get('command', '')}`; {len(t.samples)} samples, warm-up "
-                 f"{cfg.get('warmup')}, up to {cfg.get('trials')} timed calls (medians), "
+                 f"{cfg.get('warmup')}, {_timing_words(cfg)}, "
                  f"dynamic={cfg.get('dynamic')}"
                  f"{', size-oblivious' if cfg.get('size_oblivious') else ''}, "
                  f"shapes per sample {cfg.get('shapes')}"
@@ -404,7 +413,7 @@ def readme_section(meta: dict, records: list, source: str) -> str:
         f"({m.get('cores', '?')} cores), {cfg.get('threads', '?')} threads for every contender, "
         f"torch {m.get('torch', '?')}, {m.get('date', '')}; `dynamic={cfg.get('dynamic')}`"
         f"{', `--size-oblivious`' if cfg.get('size_oblivious') else ''}, "
-        f"shapes per sample: {cfg.get('shapes')}; medians of up to {cfg.get('trials')} calls. "
+        f"shapes per sample: {cfg.get('shapes')}; " + _timing_words(cfg) + ". "
         f"Full report: [{source}]({source}).",
         "", overall_table(t), "", outcome_table(t)])
 
