@@ -1,0 +1,59 @@
+"""Dynamic dims' cost on one GraphNet sample, in one process: the sample
+(its pinned sizes generalised, as `--generalize` does) is compiled by DISC
+twice, with `dynamic=False` and with `dynamic=True`, then eager and both
+compiled versions are timed interleaved, call by call, so that the VM's
+drift hits all three alike. Prints the three medians, the speedups over
+eager and dynamic/static (the issue's "within 10%" figure).
+
+    .venv/bin/python bench/static_vs_dynamic.py \\
+        ../shared/graphnet/samples/torchvision/mobilenet_v3_small [--shape 0] [--calls 15]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import torch
+
+from disc.bench.graphnet import load_sample
+from disc.bench.shapes import derive_variants, generalize, read_constraints, variant_inputs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sample")
+    parser.add_argument("--shape", type=int, default=0, help="variant index (0: example shape)")
+    parser.add_argument("--calls", type=int, default=15)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    sample = load_sample(args.sample)
+    constraints = read_constraints(args.sample)
+    values = derive_variants(constraints, args.shape + 1)[args.shape]
+    inputs = variant_inputs(sample, constraints, values)
+    static_gm, _ = generalize(sample.module, constraints)
+    dynamic_gm, _ = generalize(sample.module, constraints)  # its own code object
+    runners = {"eager": static_gm,
+               "static": torch.compile(static_gm, backend="disc", dynamic=False),
+               "dynamic": torch.compile(dynamic_gm, backend="disc", dynamic=True)}
+    times = {name: [] for name in runners}
+    with torch.no_grad():
+        for run in runners.values():
+            for _ in range(3):
+                run(*inputs)
+        for _ in range(args.calls):
+            for name, run in runners.items():
+                start = time.perf_counter()
+                run(*inputs)
+                times[name].append(time.perf_counter() - start)
+    ms = {name: statistics.median(t) * 1e3 for name, t in times.items()}
+    print(f"{sample.name} {values}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items())
+          + f"; static {ms['eager'] / ms['static']:.2f}x, dynamic "
+          f"{ms['eager'] / ms['dynamic']:.2f}x eager; dynamic/static time "
+          f"{ms['dynamic'] / ms['static']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
