@@ -2,7 +2,8 @@
 (its pinned sizes generalised, as `--generalize` does) is compiled by DISC
 twice, with `dynamic=False` and with `dynamic=True`, then eager and both
 compiled versions are timed interleaved, call by call, so that the VM's
-drift hits all three alike. Prints the three medians, the speedups over
+drift hits all three alike (disc.bench.harness.time_interleaved, the
+benchmark's own timing). Prints the three medians, the speedups over
 eager and dynamic/static (the issue's "within 10%" figure).
 
     .venv/bin/python bench/static_vs_dynamic.py \\
@@ -13,11 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 
 import torch
 
 from disc.bench.graphnet import load_sample
+from disc.bench.harness import time_interleaved
 from disc.bench.shapes import derive_variants, generalize, read_constraints, variant_inputs
 
 
@@ -38,17 +39,10 @@ def main() -> None:
     runners = {"eager": static_gm,
                "static": torch.compile(static_gm, backend="disc", dynamic=False),
                "dynamic": torch.compile(dynamic_gm, backend="disc", dynamic=True)}
-    times = {name: [] for name in runners}
     with torch.no_grad():
-        for run in runners.values():
-            for _ in range(3):
-                run(*inputs)
-        for _ in range(args.calls):
-            for name, run in runners.items():
-                start = time.perf_counter()
-                run(*inputs)
-                times[name].append(time.perf_counter() - start)
-    ms = {name: statistics.median(t) * 1e3 for name, t in times.items()}
+        times = time_interleaved(list(runners.values()), inputs, "cpu", warmup=3,
+                                 trials=args.calls, budget_s=600.0)
+    ms = {name: statistics.median(t) * 1e3 for name, t in zip(runners, times)}
     print(f"{sample.name} {values}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items())
           + f"; static {ms['eager'] / ms['static']:.2f}x, dynamic "
           f"{ms['eager'] / ms['dynamic']:.2f}x eager; dynamic/static time "

@@ -56,14 +56,25 @@ def time_calls(fn, inputs, device: str, warmup: int, trials: int,
     synchronisation.
 
     With `paired` (another callable on the same inputs, eager PyTorch) the
-    two are timed in alternation, call by call, the order swapped every
-    round, and (times, paired_times) is returned: both medians then come
-    from the same stretch of time, so a machine whose speed drifts (a
-    shared VM) moves both alike. Without it, the list of times."""
+    two are timed in alternation (time_interleaved) and (times,
+    paired_times) is returned: both medians then come from the same stretch
+    of time, so a machine whose speed drifts (a shared VM) moves both
+    alike. Without it, the list of times."""
+    fns = [fn] if paired is None else [fn, paired]
+    times = time_interleaved(fns, inputs, device, warmup, trials, budget_s, min_time_s,
+                             max_trials)
+    return times[0] if paired is None else (times[0], times[1])
+
+
+def time_interleaved(fns, inputs, device: str, warmup: int, trials: int,
+                     budget_s: float = 30.0, min_time_s: float = 0.0,
+                     max_trials: int = 1000) -> list:
+    """One list of seconds per call for each of `fns`, all on `inputs`,
+    timed in alternation call by call with the order reversed every round
+    (trial counts as in time_calls, counted on the first callable)."""
     import torch
 
     sync = _sync_fn(device)
-    fns = [fn] if paired is None else [fn, paired]
     for f in fns:
         for _ in range(warmup):
             f(*inputs)
@@ -83,18 +94,19 @@ def time_calls(fn, inputs, device: str, warmup: int, trials: int,
         return time.perf_counter() - t0
 
     start_all = time.perf_counter()
-    i = 0
+    first_total = 0.0
+    rounds = 0
     while True:
-        order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
+        order = range(len(fns)) if rounds % 2 == 0 else reversed(range(len(fns)))
         for k in order:
             times[k].append(timed(fns[k]))
-        i += 1
-        spent = time.perf_counter() - start_all
-        if i >= 3 and spent > budget_s:
+        first_total += times[0][-1]
+        rounds += 1
+        if rounds >= 3 and time.perf_counter() - start_all > budget_s:
             break
-        if i >= trials and (sum(times[0]) >= min_time_s or i >= max_trials):
+        if rounds >= trials and (first_total >= min_time_s or rounds >= max_trials):
             break
-    return times[0] if paired is None else (times[0], times[1])
+    return times
 
 
 def error_figures(expected, actual) -> dict:

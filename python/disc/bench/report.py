@@ -88,9 +88,14 @@ class Table:
                             self.speedup(sample, over, shape=shape))
             return mine / theirs if mine and theirs else None
         r = self.get(sample, contender, shape)
-        if over == "eager" and r.get("eager_paired_ms"):
-            return r["eager_paired_ms"] / r["median_ms"]
+        if over == "eager":
+            return self.eager_ms(sample, r, shape) / r["median_ms"]
         return self.get(sample, over, shape)["median_ms"] / r["median_ms"]
+
+    def eager_ms(self, sample, record, shape=0):
+        """The eager median `record` is compared with: its paired one when it
+        was timed in alternation with eager, else the eager contender's."""
+        return record.get("eager_paired_ms") or self.get(sample, "eager", shape)["median_ms"]
 
     def compiled(self):
         return [c for c in self.contenders if c != "eager"]
@@ -116,7 +121,7 @@ class Table:
             return penalty
         if r.get("tol_needed", math.inf) > tol:
             return penalty
-        return (r.get("eager_paired_ms") or e["median_ms"]) / r["median_ms"]
+        return self.eager_ms(sample, r) / r["median_ms"]
 
 
 def _timing_words(cfg) -> str:
