@@ -2,7 +2,10 @@
 #include "Outlining.h"
 #include "disc/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,33 +36,60 @@ bool isConstant(Value value, int64_t expected) {
   return constant && *constant == expected;
 }
 
-/// Iterations of the loops in `region`, nested loops multiplied and
-/// sibling loops added: sum over the region's loops of trip count x the
-/// work of its body (at least 1 per region). Trip counts are known before
-/// `outer` runs or the loop counts as one iteration.
-Value regionWork(OpBuilder &b, Location loc, Region &region,
+/// `value` (an index: a loop bound inside `outer`) as a value computed
+/// before `outer` runs, or null. A bound defined above is itself; one
+/// computed in the body (a row length read as `memref.dim` of a subview
+/// or a collapse_shape, as stitch kernels' row loops are) is reified by
+/// upstream value-bounds analysis in terms of values defined above.
+Value boundAbove(OpBuilder &b, Location loc, Value value,
                  scf::ParallelOp outer) {
   auto definedAbove = [&](Value v) {
     return v.getParentRegion()->isProperAncestor(&outer.getRegion());
   };
+  if (definedAbove(value))
+    return value;
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return arith::ConstantIndexOp::create(b, loc, *constant);
+  auto stopAbove = [&](Value v, std::optional<int64_t>,
+                       ValueBoundsConstraintSet &) { return definedAbove(v); };
+  FailureOr<OpFoldResult> bound = affine::reifyIndexValueBound(
+      b, loc, presburger::BoundType::EQ, value, stopAbove);
+  if (failed(bound))
+    return nullptr;
+  return getValueOrCreateConstantIndexOp(b, loc, *bound);
+}
+
+/// Iterations of the loops in `region`, nested loops multiplied and
+/// sibling loops added: sum over the region's loops of trip count x the
+/// work of its body (at least 1 per region). A trip count that cannot be
+/// known before `outer` runs (boundAbove) counts as one iteration.
+Value regionWork(OpBuilder &b, Location loc, Region &region,
+                 scf::ParallelOp outer) {
   Value total;
   for (Operation &op : region.getOps()) {
     Value trips;
     Region *body = nullptr;
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       body = &loop.getRegion();
-      if (isConstant(loop.getStep(), 1) && definedAbove(loop.getLowerBound()) &&
-          definedAbove(loop.getUpperBound()))
-        trips = arith::SubIOp::create(b, loc, loop.getUpperBound(),
-                                      loop.getLowerBound());
+      if (isConstant(loop.getStep(), 1)) {
+        Value lb = boundAbove(b, loc, loop.getLowerBound(), outer);
+        Value ub = lb ? boundAbove(b, loc, loop.getUpperBound(), outer)
+                      : nullptr;
+        if (ub)
+          trips = arith::SubIOp::create(b, loc, ub, lb);
+      }
     } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
       body = &loop.getRegion();
       for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
                                            loop.getUpperBound(),
                                            loop.getStep())) {
-        if (!isConstant(step, 1) || !definedAbove(lb) || !definedAbove(ub))
+        if (!isConstant(step, 1))
           continue;
-        Value extent = arith::SubIOp::create(b, loc, ub, lb);
+        Value lbAbove = boundAbove(b, loc, lb, outer);
+        Value ubAbove = lbAbove ? boundAbove(b, loc, ub, outer) : nullptr;
+        if (!ubAbove)
+          continue;
+        Value extent = arith::SubIOp::create(b, loc, ubAbove, lbAbove);
         trips = trips ? arith::MulIOp::create(b, loc, trips, extent) : extent;
       }
     } else {

@@ -97,3 +97,27 @@ func.func @main(%x: {t}, %w: {w}) -> {t} {{
     run_shapes(exe, lambda s: (torch.randn(s, 8), torch.randn(8, 8)),
                lambda x, w: torch.tanh(torch.exp(x @ w)) + x, [1, 7, 300],
                rtol=1e-5, atol=1e-5)
+
+
+def test_stitch_kernel_with_dynamic_rows_is_split():
+    """Attention-style softmax over [batch, heads, rows, row length], all
+    dynamic (one stitch kernel: max, exp, sum and divide per row). Its row
+    loops' trip counts are read in the kernel body (memref.dim of a row
+    view); the launcher must still see rows x row length as the work and
+    split across threads (it once counted each row as 4 elements and ran
+    such softmaxes on one thread)."""
+    assert _openmp_threads() >= 2, "needs 2 OpenMP threads (the CI machine has 2 cores)"
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: torch.softmax(x * 0.5, dim=-1), backend="disc",
+                             dynamic=True)
+    compiles_before = disc.stats()["compilations"]
+    launches_before = _variant_counts()[0]
+    shapes = [(2, 3, 4, 20_000), (3, 2, 5, 9_001), (2, 3, 600, 601)]  # no equal dims: duck sizing
+    with torch.no_grad():
+        for shape in shapes:
+            x = torch.randn(shape)
+            torch.testing.assert_close(compiled(x), torch.softmax(x * 0.5, dim=-1),
+                                       rtol=1e-5, atol=1e-7)
+    assert disc.stats()["compilations"] - compiles_before == 1
+    assert _variant_counts()[0] - launches_before >= len(shapes), \
+        "every call's softmax kernel must run split across threads"

@@ -166,6 +166,65 @@ func.func private @rows(%n: index, %m: index, %x: memref<?x?xf32>, %out: memref<
 
 // -----
 
+// A stitch kernel with dynamic rows reads its row length in the body, as
+// memref.dim of a row subview collapsed to 1-d: the trip counts are
+// reified before the call (value-bounds analysis: the subview's size and
+// the source's dim), not counted as 1 (a whole softmax then looked like
+// 2 elements per row and never ran in parallel).
+// CHECK-LABEL: func.func private @rows_in_body(
+// CHECK: %[[T1:.*]] = arith.subi %arg1, %{{.*}} : index
+// CHECK: %[[LEN:.*]] = memref.dim %arg2, %{{.*}} : memref<?x?xf32>
+// CHECK: %[[T2:.*]] = arith.subi %[[LEN]], %{{.*}} : index
+// CHECK: %[[WORK:.*]] = arith.addi %[[T1]], %[[T2]] : index
+// CHECK: call @rows_in_body_par0(%{{.*}}, %arg0, %[[WORK]],
+func.func private @rows_in_body(%n: index, %m: index, %x: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {disc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %row = memref.subview %x[%i, 0] [1, %m] [1, 1] : memref<?x?xf32> to memref<1x?xf32, strided<[?, 1], offset: ?>>
+    %len = memref.dim %row, %c1 : memref<1x?xf32, strided<[?, 1], offset: ?>>
+    %s = scf.for %j = %c0 to %len step %c1 iter_args(%acc = %zero) -> f32 {
+      %v = memref.load %row[%c0, %j] : memref<1x?xf32, strided<[?, 1], offset: ?>>
+      %t = arith.addf %acc, %v : f32
+      scf.yield %t : f32
+    }
+    %dx = memref.dim %x, %c1 : memref<?x?xf32>
+    %orow = memref.subview %out[%i, 0] [1, %dx] [1, 1] : memref<?x?xf32> to memref<1x?xf32, strided<[?, 1], offset: ?>>
+    %flat = memref.collapse_shape %orow [[0, 1]] : memref<1x?xf32, strided<[?, 1], offset: ?>> into memref<?xf32, strided<[?], offset: ?>>
+    %olen = memref.dim %flat, %c0 : memref<?xf32, strided<[?], offset: ?>>
+    scf.for %j = %c0 to %olen step %c1 {
+      memref.store %s, %flat[%j] : memref<?xf32, strided<[?], offset: ?>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Must NOT hoist a trip count that depends on the parallel loop's own
+// induction variable (a triangular loop): it has no value before the
+// call, and counts as 1 iteration.
+// CHECK-LABEL: func.func private @triangular(
+// CHECK-NOT: arith.subi
+// CHECK: arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: call @triangular_par0(%[[ZERO]], %arg0, %[[ONE]],
+func.func private @triangular(%n: index, %x: memref<?x?xf32>) attributes {disc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %j = %c0 to %i step %c1 {
+      memref.store %zero, %x[%i, %j] : memref<?x?xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // Must NOT parallelize a loop whose body calls the runtime: a per-row
 // buffer from the allocator, or a run-time check.
 // CHECK-LABEL: func.func private @calls_runtime(

@@ -106,7 +106,10 @@ def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
     a function `@<kernel>_par<N>(lo, hi, work, captures...)`
     (`disc.parallel_body`) running units [lo, hi); the loop becomes a call
     with lo = 0, hi = the unit count and work = the elements per unit
-    (innermost extent times the trip counts of the reduction loops inside).
+    (innermost extent times the trip counts of the loops inside: a trip
+    count computed in the body, such as a stitch kernel's row length read
+    from a subview, is reified before the call by upstream value-bounds
+    analysis; one it cannot express counts as 1).
     disc-ral-lower-parallel-for turns that call into the runtime's
     `disc_ral_parallel_for`, which decides at run time, from
     units x work and the thread count, whether to split the range or run
@@ -118,7 +121,7 @@ def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
     the runtime's per-call state belongs to the calling thread.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
 }
 
 def DiscFuseElementwise : Pass<"disc-fuse-elementwise"> {
