@@ -28,7 +28,7 @@ from collections import defaultdict
 TOLERANCES = [10.0 ** e for e in range(-8, 0)]
 
 
-def load_records(path: str):
+def _load_one(path: str):
     meta, records = {}, []
     with open(path) as f:
         for line in f:
@@ -39,6 +39,33 @@ def load_records(path: str):
                 meta = r["meta"]
             else:
                 records.append(r)
+    return meta, records
+
+
+def load_records(*paths: str):
+    """Records of one run, or of several runs merged: the first run's
+    records and meta, plus each later run's records of contenders the
+    runs before it lack (its eager records are dropped: speedups over
+    eager come from each contender's own paired eager median, so
+    contenders timed in separate runs still compare fairly). The merged
+    meta names every run's command and adds up their wall times."""
+    meta, records = _load_one(paths[0])
+    for path in paths[1:]:
+        more_meta, more = _load_one(path)
+        have = {r["contender"] for r in records}
+        added = [r for r in more if r["contender"] not in have]
+        if not added:
+            raise SystemExit(f"{path}: no contender that {', '.join(paths[:1])} lacks")
+        records += added
+        cfg = meta.setdefault("config", {})
+        new = sorted({r["contender"] for r in added})
+        cfg["compilers"] = list(cfg.get("compilers", [])) + new
+        if "runs" not in meta:
+            meta["runs"] = [{"command": meta.get("command", paths[0]),
+                             "contenders": sorted(have)}]
+        meta["runs"].append({"command": more_meta.get("command", path), "contenders": new})
+        if meta.get("wall_s") and more_meta.get("wall_s"):
+            meta["wall_s"] += more_meta["wall_s"]
     return meta, records
 
 
@@ -376,6 +403,11 @@ def summary_markdown(meta: dict, records: list) -> str:
                  f"{', --generalize' if cfg.get('generalize') else ''}"
                  + (f"; wall time {meta['wall_s'] / 60:.0f} min" if meta.get("wall_s") else "")
                  + ".")
+    if meta.get("runs"):
+        lines.append("Merged from separate runs, each contender timed against its own "
+                     "paired eager: " + "; ".join(
+                         f"`{run['command']}` ({', '.join(run['contenders'])})"
+                         for run in meta["runs"]) + ".")
     lines += ["", "## Overall", "", overall_table(t), "",
               "Fully compiled: correct, with no Dynamo graph break and (DISC) no ATen node left "
               "to eager. " + graph_break_note(t), "", "Outcomes at the example shape:", "",
@@ -388,10 +420,12 @@ def summary_markdown(meta: dict, records: list) -> str:
     return "\n".join(lines)
 
 
-def write_report(results_path: str, out_dir: str, meta_override=None, name: str = "") -> str:
+def write_report(results_path, out_dir: str, meta_override=None, name: str = "") -> str:
     """Writes out_dir/summary.md and the plots (NAME.md, NAME-speedup.png,
-    NAME-score.png with `name`); returns the Markdown."""
-    meta, records = load_records(results_path)
+    NAME-score.png with `name`); returns the Markdown. `results_path`: one
+    results.jsonl or a list of them (load_records merges them)."""
+    paths = [results_path] if isinstance(results_path, str) else list(results_path)
+    meta, records = load_records(*paths)
     meta.update(meta_override or {})
     os.makedirs(out_dir, exist_ok=True)
     text = summary_markdown(meta, records)
@@ -437,17 +471,20 @@ def update_readme(readme: str, section: str) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m disc.bench report", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("results", help="a results.jsonl written by `disc.bench graphnet`")
+    parser.add_argument("results", nargs="+",
+                        help="a results.jsonl written by `disc.bench graphnet`; more than one "
+                             "merges runs: the first one's records, plus the contenders a "
+                             "later run adds (e.g. Inductor timed in a run of its own)")
     parser.add_argument("--out", help="folder for summary.md and plots (default: beside it)")
     parser.add_argument("--name", default="",
                         help="write NAME.md, NAME-speedup.png, NAME-score.png (default: summary.md, ...)")
     parser.add_argument("--readme", help="also rewrite this README's GraphNet results section")
     parser.add_argument("--link", help="the report's path as the README links it")
     args = parser.parse_args(argv)
-    out = args.out or os.path.dirname(os.path.abspath(args.results))
+    out = args.out or os.path.dirname(os.path.abspath(args.results[0]))
     print(write_report(args.results, out, name=args.name))
     if args.readme:
-        meta, records = load_records(args.results)
+        meta, records = load_records(*args.results)
         report_file = os.path.join(out, f"{args.name}.md" if args.name else "summary.md")
         update_readme(args.readme, readme_section(meta, records, args.link or report_file))
     return 0

@@ -358,6 +358,36 @@ def test_summary_figures(tmp_path):
     assert (tmp_path / "score.png").stat().st_size > 0
 
 
+def test_report_merges_runs(tmp_path):
+    """Contenders timed in separate runs (Inductor's own run) merge into one
+    report: the first run's records, the later run's new contenders only,
+    each speedup from that contender's paired eager."""
+    def write(name, command, wall, records):
+        path = tmp_path / name
+        meta = {"meta": {"penalty": 0.1, "command": command, "wall_s": wall,
+                         "config": {"compilers": sorted({r["contender"] for r in records})}}}
+        path.write_text("\n".join(json.dumps(r) for r in [meta] + records))
+        return str(path)
+
+    first = write("a.jsonl", "run-a", 60, [
+        _record("p/x", "eager", 0, ms=10.0),
+        _record("p/x", "disc", 0, ms=3.0, eager_paired_ms=9.0)])
+    second = write("b.jsonl", "run-b", 120, [
+        _record("p/x", "eager", 0, ms=99.0),  # dropped: the first run has eager
+        _record("p/x", "inductor", 0, ms=4.0, eager_paired_ms=6.0)])
+    meta, records = report.load_records(first, second)
+    assert [r["contender"] for r in records] == ["eager", "disc", "inductor"]
+    assert meta["wall_s"] == 180 and meta["config"]["compilers"] == ["disc", "eager", "inductor"]
+    t = report.Table(records)
+    assert t.speedup("p/x", "disc", over="inductor") == 2.0
+    report.write_report([first, second], str(tmp_path / "out"))
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert "`run-a` (disc, eager); `run-b` (inductor)" in text
+    # A later run that adds nothing is a mistake, not a silent no-op.
+    with pytest.raises(SystemExit, match="no contender"):
+        report.load_records(first, first)
+
+
 # ------------------------------------------------ GraphNet's harness API
 
 
