@@ -3,6 +3,7 @@
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -63,8 +64,12 @@ llvm::SetVector<Value> capturedValues(ArrayRef<Operation *> nests) {
 constexpr unsigned kMaxNestsPerKernel = 8;
 
 /// Whether `next` can join the group ending with `last`: same block, and
-/// everything between them only allocates or computes without touching
-/// memory, so the group's nests can all run where the last one is.
+/// everything between them only allocates, computes without touching
+/// memory, or asserts, so the group's nests can all run where the last one
+/// is. A shape check (`cf.assert`, as dynamic shapes put between nests)
+/// then runs before the earlier nests instead of after them: its condition
+/// reads no memory they write (nothing between them reads memory), and a
+/// failing check ends the call either way.
 bool canGroup(Operation *last, Operation *next) {
   if (last->getBlock() != next->getBlock() || last->getNumResults() != 0)
     return false;
@@ -72,7 +77,7 @@ bool canGroup(Operation *last, Operation *next) {
        op = op->getNextNode()) {
     if (op->getNumRegions() != 0)
       return false;
-    if (isa<memref::AllocOp>(op) || isMemoryEffectFree(op))
+    if (isa<memref::AllocOp, cf::AssertOp>(op) || isMemoryEffectFree(op))
       continue;
     return false;
   }

@@ -104,3 +104,45 @@ func.func @grouped(%a: memref<?xf32>, %n: index) -> f32 attributes {disc.entry} 
   }
   return %x : f32
 }
+
+// -----
+
+// A shape check between two nests (as dynamic shapes put there) does not
+// split them: they share one kernel, called after the check. A check
+// whose condition is loaded from memory still splits (the load touches
+// memory).
+// CHECK-LABEL: func.func private @checked_kernel_0(
+// CHECK-COUNT-2: scf.for
+// CHECK: return
+// CHECK-LABEL: func.func private @checked_kernel_1(
+// CHECK-COUNT-1: scf.for
+// CHECK-NOT: scf.for
+// CHECK: return
+// CHECK-LABEL: func.func @checked(
+// CHECK: %[[OK:.*]] = arith.cmpi eq
+// CHECK-NEXT: cf.assert %[[OK]], "shapes differ"
+// CHECK-NEXT: call @checked_kernel_0(
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: cf.assert
+// CHECK-NEXT: call @checked_kernel_1(
+func.func @checked(%a: memref<?xf32>, %b: memref<?xi1>, %n: index, %m: index) attributes {disc.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %a[%i] : memref<?xf32>
+  }
+  %ok = arith.cmpi eq, %n, %m : index
+  cf.assert %ok, "shapes differ"
+  scf.for %i = %c0 to %m step %c1 {
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %a[%i] : memref<?xf32>
+  }
+  %flag = memref.load %b[%c0] : memref<?xi1>
+  cf.assert %flag, "flag unset"
+  scf.for %i = %c0 to %m step %c1 {
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %a[%i] : memref<?xf32>
+  }
+  return
+}

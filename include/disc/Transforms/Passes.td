@@ -51,8 +51,10 @@ def DiscOutlineLoopKernels
     inside the entry function. This pass moves outermost `scf.for` /
     `scf.parallel` nests into private functions `@<entry>_kernel_<N>` and
     replaces them by a `func.call`. Adjacent nests of one block with only
-    allocations or memory-free ops between them (and no results but the
-    last one's) share a function, up to 8, called where the last one was. Values the nest
+    allocations, memory-free ops or `cf.assert` shape checks between them
+    (and no results but the last one's) share a function, up to 8, called
+    where the last one was (a check then runs before the earlier nests;
+    its condition reads no memory they write). Values the nest
     uses from outside become arguments (constants are cloned in instead,
     so LLVM still sees them), loop results become results.
 
