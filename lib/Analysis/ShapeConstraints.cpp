@@ -281,6 +281,27 @@ void ShapeConstraints::visit(Operation *op) {
         freeDims(rhs, d.getRhsBatchingDimensions(),
                  d.getRhsContractingDimensions());
       })
+      .Case([&](AttentionOp a) {
+        Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
+        for (int64_t d : {0, 1}) {
+          join(q, d, k, d, op);
+          join(k, d, v, d, op);
+          join(result, d, q, d, op);
+        }
+        join(q, 3, k, 3, op);
+        join(k, 2, v, 2, op);
+        join(result, 2, q, 2, op);
+        join(result, 3, v, 3, op);
+        if (Value mask = a.getMask()) {
+          auto maskType = cast<RankedTensorType>(mask.getType());
+          // A mask dim that is not a static 1 is the scores' dim.
+          Value scoreDims[4] = {q, q, q, k};
+          int64_t scoreIndex[4] = {0, 1, 2, 2};
+          for (int64_t d = 0; d < 4; ++d)
+            if (!maskType.isDynamicDim(d) && maskType.getDimSize(d) != 1)
+              join(mask, d, scoreDims[d], scoreIndex[d], op);
+        }
+      })
       .Case([&](ConvolutionOp c) {
         join(result, 0, c.getLhs(), 0, op);
         join(result, 1, c.getRhs(), 0, op);

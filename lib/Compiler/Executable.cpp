@@ -78,7 +78,8 @@ KernelCounts countKernels(ModuleOp module) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       StringRef callee = call.getCallee();
       if (callee.starts_with("disc_ral_matmul") ||
-          callee.starts_with("disc_ral_conv"))
+          callee.starts_with("disc_ral_conv") ||
+          callee.starts_with("disc_ral_attention"))
         ++counts.libraryCalls;
       else if (auto target = module.lookupSymbol<func::FuncOp>(callee);
                target && target->hasAttr(kParallelBodyAttr))

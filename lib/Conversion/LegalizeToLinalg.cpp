@@ -1513,7 +1513,7 @@ struct LegalizeToLinalgPass
     target.addIllegalDialect<DiscDialect>();
     // Library ops become runtime calls in disc-lower-library-calls, which
     // runs right before bufferization (see Pipeline.cpp for why).
-    target.addLegalOp<DotGeneralOp, ConvolutionOp>();
+    target.addLegalOp<DotGeneralOp, ConvolutionOp, AttentionOp>();
     RewritePatternSet patterns(ctx);
     patterns.add<ElementwiseToLinalg>(ctx);
     patterns.add<ConstantToArith, IotaToLinalg<IotaOp>,

@@ -1,4 +1,4 @@
-//===- LowerLibraryCalls.cpp - dot_general/convolution -> RAL calls -------===//
+//===- LowerLibraryCalls.cpp - library ops -> RAL calls -------------------===//
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/DiscDialect.h"
 #include "disc/Transforms/Passes.h"
@@ -7,6 +7,10 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <optional>
 
 namespace disc {
 #define GEN_PASS_DEF_DISCLOWERLIBRARYCALLS
@@ -46,14 +50,15 @@ FailureOr<Value> ralContext(Operation *op) {
   return func.getArgument(0);
 }
 
-/// Declares (once) `func.func private @name(!llvm.ptr, memref<*xT> x3,
-/// i64 x numScalars[, memref<*xf64>, memref<*xT> x kMaxEpilogueOperands])
-/// attributes {llvm.emit_c_interface}`; the bracketed part with
-/// `withEpilogue` (RalApi.h's `_post_` entry points).
+/// Declares (once) `func.func private @name(!llvm.ptr, memref<*xT> x
+/// numMemrefs, i64 x numScalars[, memref<*xf64>, memref<*xT> x
+/// kMaxEpilogueOperands], trailingScalars...) attributes
+/// {llvm.emit_c_interface}`; the bracketed part with `withEpilogue`
+/// (RalApi.h's `_post_` entry points).
 func::FuncOp declareRalFunction(ModuleOp module, StringRef name,
                                 Type elementType, unsigned numMemrefs,
-                                unsigned numScalars,
-                                bool withEpilogue = false) {
+                                unsigned numScalars, bool withEpilogue = false,
+                                ArrayRef<Type> trailingScalars = {}) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder b(module.getBodyRegion());
@@ -69,6 +74,7 @@ func::FuncOp declareRalFunction(ModuleOp module, StringRef name,
     for (int i = 0; i < ral::kMaxEpilogueOperands; ++i)
       inputs.push_back(UnrankedMemRefType::get(elementType, 0));
   }
+  inputs.append(trailingScalars.begin(), trailingScalars.end());
   auto func = func::FuncOp::create(b, module.getLoc(), name,
                                    b.getFunctionType(inputs, {}));
   func.setPrivate();
@@ -100,6 +106,16 @@ Value allocResult(OpBuilder &b, Location loc, RankedTensorType type,
       dynamic.push_back(dims[i]);
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
   return memref::AllocOp::create(b, loc, memrefType, dynamic);
+}
+
+/// A fresh buffer for `op`'s (single) result, its dims reified from the
+/// operands.
+FailureOr<Value> allocOpResult(OpBuilder &b, Operation *op) {
+  auto dims = reifyResultDims(b, op);
+  if (failed(dims))
+    return op->emitOpError("cannot compute the result shape");
+  return allocResult(b, op->getLoc(),
+                     cast<RankedTensorType>(op->getResult(0).getType()), *dims);
 }
 
 Value resultTensor(OpBuilder &b, Location loc, RankedTensorType type,
@@ -333,10 +349,9 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
            << "has element type " << op.getLhs().getType().getElementType()
            << "; the CPU library (oneDNN) supports f32, f16 and bf16";
   auto resultType = cast<RankedTensorType>(op.getType());
-  auto dims = reifyResultDims(b, op);
-  if (failed(dims))
-    return op.emitOpError("cannot compute the result shape");
-  Value out = allocResult(b, loc, resultType, *dims);
+  FailureOr<Value> out = allocOpResult(b, op);
+  if (failed(out))
+    return failure();
   ArrayAttr epilogue = op.getEpilogue();
   auto entry = entrySuffix(op, epilogue, *suffix);
   if (failed(entry))
@@ -345,7 +360,7 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
       op->getParentOfType<ModuleOp>(), "disc_ral_conv" + *entry,
       resultType.getElementType(), 3, 13, !epilogue.empty());
   Value outUnranked = memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(resultType.getElementType(), 0), out);
+      b, loc, UnrankedMemRefType::get(resultType.getElementType(), 0), *out);
   SmallVector<Value> args{ctx, operandBuffer(b, loc, op.getLhs()),
                           operandBuffer(b, loc, op.getRhs()), outUnranked};
   auto pushParams = [&](ArrayRef<int64_t> values, int64_t fill) {
@@ -370,7 +385,59 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
           [](Value e) { return e; }, outUnranked, args)))
     return failure();
   func::CallOp::create(b, loc, callee, args);
-  op.replaceAllUsesWith(resultTensor(b, loc, resultType, out));
+  op.replaceAllUsesWith(resultTensor(b, loc, resultType, *out));
+  op.erase();
+  return success();
+}
+
+/// The op's scale, or 1 / sqrt(head dim) (computed at run time when the
+/// head dim is dynamic), as an f64.
+Value attentionScale(OpBuilder &b, Location loc, AttentionOp op) {
+  if (std::optional<APFloat> scale = op.getScale())
+    return arith::ConstantOp::create(
+        b, loc, b.getF64FloatAttr(scale->convertToDouble()));
+  auto queryType = op.getQuery().getType();
+  if (!queryType.isDynamicDim(3))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getF64FloatAttr(1.0 / std::sqrt((double)queryType.getDimSize(3))));
+  Value headDim = tensor::DimOp::create(b, loc, op.getQuery(), 3);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), headDim);
+  Value asFloat = arith::UIToFPOp::create(b, loc, b.getF64Type(), asInt);
+  Value root = math::SqrtOp::create(b, loc, asFloat);
+  Value one = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0));
+  return arith::DivFOp::create(b, loc, one, root);
+}
+
+LogicalResult lowerAttention(AttentionOp op, Value ctx) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type elementType = op.getQuery().getType().getElementType();
+  if (!elementType.isF32())
+    return op.emitOpError() << "has element type " << elementType
+                            << "; the CPU attention kernel supports f32";
+  auto resultType = cast<RankedTensorType>(op.getType());
+  FailureOr<Value> out = allocOpResult(b, op);
+  if (failed(out))
+    return failure();
+  // (ctx, q, k, v, mask, out, has_mask, causal, scale)
+  func::FuncOp callee = declareRalFunction(
+      op->getParentOfType<ModuleOp>(), "disc_ral_attention_f32", elementType,
+      5, 2, /*withEpilogue=*/false, {b.getF64Type()});
+  Value outUnranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(elementType, 0), *out);
+  Value mask = op.getMask();
+  SmallVector<Value> args{ctx,
+                          operandBuffer(b, loc, op.getQuery()),
+                          operandBuffer(b, loc, op.getKey()),
+                          operandBuffer(b, loc, op.getValue()),
+                          mask ? operandBuffer(b, loc, mask) : outUnranked,
+                          outUnranked,
+                          cI64(b, loc, mask ? 1 : 0),
+                          cI64(b, loc, op.getCausal() ? 1 : 0),
+                          attentionScale(b, loc, op)};
+  func::CallOp::create(b, loc, callee, args);
+  op.replaceAllUsesWith(resultTensor(b, loc, resultType, *out));
   op.erase();
   return success();
 }
@@ -380,7 +447,7 @@ struct LowerLibraryCallsPass
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<DotGeneralOp, ConvolutionOp>(op))
+      if (isa<DotGeneralOp, ConvolutionOp, AttentionOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -391,9 +458,14 @@ struct LowerLibraryCallsPass
         return signalPassFailure();
       }
       LogicalResult result =
-          isa<DotGeneralOp>(op) ? lowerDotGeneral(cast<DotGeneralOp>(op), *ctx)
-                                : lowerConvolution(cast<ConvolutionOp>(op),
-                                                   *ctx);
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](DotGeneralOp dot) { return lowerDotGeneral(dot, *ctx); })
+              .Case([&](ConvolutionOp conv) {
+                return lowerConvolution(conv, *ctx);
+              })
+              .Case([&](AttentionOp attention) {
+                return lowerAttention(attention, *ctx);
+              });
       if (failed(result))
         return signalPassFailure();
     }

@@ -17,6 +17,7 @@
 #include "disc/Runtime/Runtime.h"
 
 #include <csetjmp>
+#include <exception>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -49,6 +50,28 @@ struct ExecutionContext {
   /// nest, so one start time is enough.
   int64_t profileStartNs = 0;
 };
+
+/// Runs `body`, turning every exception into `ectx.errorMessage` as
+/// "<opName>: <what>"; returns whether it succeeded. For the library calls,
+/// whose C entry points then fail the call (ralFailNoReturn).
+template <typename Body>
+bool guardedCall(ExecutionContext &ectx, const char *opName,
+                 Body body) noexcept {
+  try {
+    try {
+      body();
+      return true;
+    } catch (const std::exception &e) {
+      ectx.errorMessage = std::string(opName) + ": " + e.what();
+    } catch (...) {
+      ectx.errorMessage = std::string(opName) + ": unknown error";
+    }
+  } catch (...) {
+    // Building the message itself failed (out of memory).
+    ectx.errorMessage.clear();
+  }
+  return false;
+}
 
 /// Unwinds to invoke() with `ectx->errorMessage` as the error. Must only be
 /// called from a frame without live C++ objects that have destructors.

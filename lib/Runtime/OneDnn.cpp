@@ -354,28 +354,17 @@ getPrimitive(Context::LibraryState &state, const std::string &key,
   return state.insert(key, build());
 }
 
-/// Runs `body`, turning every exception into `ectx.errorMessage`.
+/// Runs `body` with guardedCall; a oneDNN error also names its status.
 template <typename Body>
 bool guarded(ExecutionContext &ectx, const char *opName, Body body) noexcept {
-  try {
+  return guardedCall(ectx, opName, [&]() {
     try {
       body();
-      return true;
-    } catch (const OpError &e) {
-      ectx.errorMessage = std::string(opName) + ": " + e.what();
     } catch (const dnnl::error &e) {
-      ectx.errorMessage = std::string(opName) + ": oneDNN error: " + e.what() +
-                          " (status " + std::to_string(e.status) + ")";
-    } catch (const std::exception &e) {
-      ectx.errorMessage = std::string(opName) + ": " + e.what();
-    } catch (...) {
-      ectx.errorMessage = std::string(opName) + ": unknown error";
+      throw std::runtime_error(std::string("oneDNN error: ") + e.what() +
+                               " (status " + std::to_string(e.status) + ")");
     }
-  } catch (...) {
-    // Building the message itself failed (out of memory).
-    ectx.errorMessage.clear();
-  }
-  return false;
+  });
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 #include "disc/Runtime/RalApi.h"
 
 #include "ExecutionContext.h"
+#include "Attention.h"
 #include "OneDnn.h"
 
 #include <csetjmp>
@@ -222,6 +223,17 @@ void _mlir_ciface_disc_ral_conv_post_f32(
     ralFailNoReturn(ectx);
 }
 
+void _mlir_ciface_disc_ral_attention_f32(
+    void *ctx, disc::ral::UnrankedMemRef *q, disc::ral::UnrankedMemRef *k,
+    disc::ral::UnrankedMemRef *v, disc::ral::UnrankedMemRef *mask,
+    disc::ral::UnrankedMemRef *out, int64_t hasMask, int64_t causal,
+    double scale) {
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  if (!disc::ral::runAttention(*ectx, "disc_ral_attention_f32", q, k, v, mask,
+                               out, hasMask != 0, causal != 0, scale))
+    ralFailNoReturn(ectx);
+}
+
 } // extern "C"
 
 namespace disc {
@@ -244,6 +256,7 @@ const RalSymbol *ralSymbols(int64_t *count) {
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_bf16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_matmul_post_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_post_f32),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_attention_f32),
   };
 #undef DISC_RAL_SYMBOL
   if (count)

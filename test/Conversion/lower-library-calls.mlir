@@ -71,3 +71,61 @@ func.func @epilogues(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %bias: tensor<1x
   %1 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] epilogue [#disc.post_op<add>, #disc.post_op<clamp, 0.0, 6.0>](%cb) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
   return %0, %1 : tensor<4x16xf32>, tensor<1x4x6x6xf32>
 }
+
+// -----
+
+// Attention: one call on the 4-d operands as they are; the result buffer
+// fills the mask slot when there is no mask (has_mask = 0).
+// CHECK: func.func private @disc_ral_attention_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, f64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func @attention
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr {disc.ral_context}
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x3x?x16xf32>
+// CHECK: %[[U:.*]] = memref.cast %[[OUT]] : memref<?x3x?x16xf32> to memref<*xf32>
+// CHECK: %[[SCALE:.*]] = arith.constant 2.500000e-01 : f64
+// CHECK: call @disc_ral_attention_f32(%[[CTX]], %{{.*}}, %{{.*}}, %{{.*}}, %[[U]], %[[U]], %c0_i64, %c0_i64{{.*}}, %[[SCALE]])
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK-NOT: disc.attention
+func.func @attention(%q: tensor<?x3x?x16xf32>, %k: tensor<?x3x?x16xf32>, %v: tensor<?x3x?x16xf32>) -> tensor<?x3x?x16xf32> {
+  %0 = disc.attention %q, %k, %v scale = 0.25 : (tensor<?x3x?x16xf32>, tensor<?x3x?x16xf32>, tensor<?x3x?x16xf32>) -> tensor<?x3x?x16xf32>
+  return %0 : tensor<?x3x?x16xf32>
+}
+
+// -----
+
+// With a mask and causal: the mask's buffer in its slot, has_mask = 1,
+// causal = 1.
+// CHECK-LABEL: func @masked_causal
+// CHECK: %[[M:.*]] = bufferization.to_buffer %arg4 read_only
+// CHECK: %[[MU:.*]] = memref.cast %[[M]]
+// CHECK: call @disc_ral_attention_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[MU]], %{{.*}}, %c1_i64, %c1_i64{{.*}}, %{{.*}})
+func.func @masked_causal(%q: tensor<2x3x5x16xf32>, %k: tensor<2x3x7x16xf32>, %v: tensor<2x3x7x8xf32>, %m: tensor<2x1x1x7xf32>) -> tensor<2x3x5x8xf32> {
+  %0 = disc.attention %q, %k, %v mask(%m) scale = 0.25 causal : (tensor<2x3x5x16xf32>, tensor<2x3x7x16xf32>, tensor<2x3x7x8xf32>, tensor<2x1x1x7xf32>) -> tensor<2x3x5x8xf32>
+  return %0 : tensor<2x3x5x8xf32>
+}
+
+// -----
+
+// No scale: 1 / sqrt(head dim), a constant when the head dim is static ...
+// CHECK-LABEL: func @default_scale_static
+// CHECK: %[[S:.*]] = arith.constant 1.250000e-01 : f64
+// CHECK: call @disc_ral_attention_f32({{.*}}, %[[S]])
+func.func @default_scale_static(%q: tensor<?x2x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>) -> tensor<?x2x?x64xf32> {
+  %0 = disc.attention %q, %k, %v : (tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x2x?x64xf32>
+  return %0 : tensor<?x2x?x64xf32>
+}
+
+// -----
+
+// ... and computed at run time from the query's dim 3 when it is dynamic.
+// CHECK-LABEL: func @default_scale_dynamic
+// (the first tensor.dim ops are the result shape's)
+// CHECK: %[[E:.*]] = tensor.dim %arg1, %c3_{{[0-9]+}} :
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[E]] : index to i64
+// CHECK: %[[F:.*]] = arith.uitofp %[[I]] : i64 to f64
+// CHECK: %[[R:.*]] = math.sqrt %[[F]] : f64
+// CHECK: %[[S:.*]] = arith.divf %{{.*}}, %[[R]] : f64
+// CHECK: call @disc_ral_attention_f32({{.*}}, %[[S]])
+func.func @default_scale_dynamic(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>, %v: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %0 = disc.attention %q, %k, %v : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+}

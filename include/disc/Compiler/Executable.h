@@ -38,7 +38,8 @@ struct CompileOptions {
 
 /// What the compiled program runs per call, counted after kernel outlining:
 /// generated loop kernels (one per loop nest left after fusion: in kernel
-/// functions and in the entry), library calls (oneDNN matmul/convolution)
+/// functions and in the entry), library calls (oneDNN matmul/convolution,
+/// the runtime's attention)
 /// and whole-buffer copies (memref.copy from bufferization).
 struct KernelCounts {
   int64_t loopKernels = 0;

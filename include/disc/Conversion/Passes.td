@@ -5,7 +5,7 @@
 include "mlir/Pass/PassBase.td"
 
 def DiscLowerLibraryCalls : Pass<"disc-lower-library-calls", "mlir::ModuleOp"> {
-  let summary = "Lower disc.dot_general and disc.convolution to runtime library calls";
+  let summary = "Lower disc.dot_general, disc.convolution and disc.attention to runtime library calls";
   let description = [{
     Compute-intensive ops never become generated loops: they become calls to
     the runtime (RAL), which runs them with oneDNN on CPU. Operands are
@@ -15,11 +15,16 @@ def DiscLowerLibraryCalls : Pass<"disc-lower-library-calls", "mlir::ModuleOp"> {
     `bufferization.to_buffer read_only`, the result in a fresh `memref.alloc`
     returned through `bufferization.to_tensor restrict`. Needs the RAL
     context argument (disc-add-ral-context).
+
+    disc.attention (f32 only) becomes one call of the runtime's blocked
+    attention kernel on the 4-d operands as they are (any strides); without
+    a mask the mask slot repeats the result buffer and has_mask is 0.
   }];
   let dependentDialects = ["mlir::bufferization::BufferizationDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::func::FuncDialect",
                            "mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
                            "mlir::tensor::TensorDialect"];
 }
 

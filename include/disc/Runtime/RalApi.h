@@ -105,6 +105,18 @@ DISC_RAL_DECLARE_CONV(f32)
 DISC_RAL_DECLARE_CONV(f16)
 DISC_RAL_DECLARE_CONV(bf16)
 
+/// Scaled dot-product attention on f32: out[b, h] = softmax(scale * q[b, h]
+/// x k[b, h]^T + mask[b, h] [, causal]) x v[b, h], the softmax over keys.
+/// q [B, H, L, E], k [B, H, S, E], v [B, H, S, Ev] (any strides), out
+/// [B, H, L, Ev] contiguous; mask (read only when hasMask) of rank 4 with
+/// each dim 1 or the scores' [B, H, L, S]. causal keeps keys j <= i for
+/// query row i.
+void _mlir_ciface_disc_ral_attention_f32(
+    void *ctx, disc::ral::UnrankedMemRef *q, disc::ral::UnrankedMemRef *k,
+    disc::ral::UnrankedMemRef *v, disc::ral::UnrankedMemRef *mask,
+    disc::ral::UnrankedMemRef *out, int64_t hasMask, int64_t causal,
+    double scale);
+
 /// The f32 matmul and convolution with an epilogue: `steps` is a rank-1 f64
 /// memref of (kind, alpha, beta) triples (PostOpKind); binary steps read
 /// e0, e1, ... in order, each of the result's rank with dims 1 (broadcast)

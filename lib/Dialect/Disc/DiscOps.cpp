@@ -8,6 +8,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace disc;
 
@@ -1111,6 +1113,72 @@ LogicalResult ConvolutionOp::reifyReturnTypeShapes(
     out.push_back(arith::AddIOp::create(b, loc, q, one));
   }
   return packShape(b, loc, out, shapes);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  auto q = getQuery().getType(), k = getKey().getType(),
+       v = getValue().getType();
+  auto result = cast<RankedTensorType>(getType());
+  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"query", q},
+                            {"key", k},
+                            {"value", v},
+                            {"result", result}})
+    if (type.getRank() != 4)
+      return emitOpError() << name << " must have rank 4 ([B, H, seq, dim]), "
+                           << "got rank " << type.getRank();
+  auto sameDim = [&](StringRef what, int64_t a, int64_t b) -> LogicalResult {
+    if (compatibleDim(a, b))
+      return success();
+    return emitOpError() << what << " differ (" << a << " vs " << b << ")";
+  };
+  for (int64_t d : {0, 1})
+    if (failed(sameDim(d == 0 ? "query and key batch sizes"
+                              : "query and key head counts",
+                       q.getDimSize(d), k.getDimSize(d))) ||
+        failed(sameDim(d == 0 ? "key and value batch sizes"
+                              : "key and value head counts",
+                       k.getDimSize(d), v.getDimSize(d))))
+      return failure();
+  if (failed(sameDim("query and key head dims", q.getDimSize(3),
+                     k.getDimSize(3))) ||
+      failed(sameDim("key and value sequence lengths", k.getDimSize(2),
+                     v.getDimSize(2))))
+    return failure();
+  SmallVector<int64_t> expected{q.getDimSize(0), q.getDimSize(1),
+                                q.getDimSize(2), v.getDimSize(3)};
+  for (auto [i, e] : llvm::enumerate(expected))
+    if (!compatibleDim(result.getDimSize(i), e))
+      return emitOpError() << "result dim " << i << " must be " << e
+                           << " ([B, H, L, Ev])";
+  if (Value mask = getMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    if (m.getRank() != 4)
+      return emitOpError() << "mask must have rank 4, got rank "
+                           << m.getRank();
+    SmallVector<int64_t> scores{q.getDimSize(0), q.getDimSize(1),
+                                q.getDimSize(2), k.getDimSize(2)};
+    for (int64_t d = 0; d < 4; ++d)
+      if (m.getDimSize(d) != 1 && !compatibleDim(m.getDimSize(d), scores[d]))
+        return emitOpError() << "mask dim " << d << " (" << m.getDimSize(d)
+                             << ") must be 1 or the scores' (" << scores[d]
+                             << ")";
+    if (m.getElementType() != q.getElementType())
+      return emitOpError("mask must have the query's element type");
+  }
+  if (getScale() && !std::isfinite(getScale()->convertToDouble()))
+    return emitOpError("scale must be finite");
+  return success();
+}
+
+LogicalResult AttentionOp::reifyReturnTypeShapes(
+    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  auto q = getDims(b, loc, operands[0]), v = getDims(b, loc, operands[2]);
+  return packShape(b, loc, {q[0], q[1], q[2], v[3]}, shapes);
 }
 
 #define GET_OP_CLASSES

@@ -44,25 +44,30 @@ def _load_one(path: str):
 
 def load_records(*paths: str):
     """Records of one run, or of several runs merged: the first run's
-    records and meta, plus each later run's records of contenders the
-    runs before it lack (its eager records are dropped: speedups over
-    eager come from each contender's own paired eager median, so
-    contenders timed in separate runs still compare fairly). The merged
-    meta names every run's command and adds up their wall times."""
+    records and meta, plus each later run's records of (sample, contender)
+    pairs the runs before it lack -- a contender timed in a run of its own,
+    or a run resumed on the samples an interrupted one did not reach. A
+    later run's eager records are dropped where an earlier run has that
+    sample's eager: speedups over eager come from each contender's own
+    paired eager median, so contenders timed in separate runs still compare
+    fairly. The merged meta names every run's command and adds up their
+    wall times."""
     meta, records = _load_one(paths[0])
     for path in paths[1:]:
         more_meta, more = _load_one(path)
+        have_pairs = {(r["sample"], r["contender"]) for r in records}
         have = {r["contender"] for r in records}
-        added = [r for r in more if r["contender"] not in have]
-        if not added:
-            raise SystemExit(f"{path}: no contender that {', '.join(paths[:1])} lacks")
+        added = [r for r in more if (r["sample"], r["contender"]) not in have_pairs]
+        if not any(r["contender"] != "eager" for r in added):
+            raise SystemExit(f"{path}: no (sample, contender) that "
+                             f"{', '.join(paths[:paths.index(path)])} lacks")
         records += added
         cfg = meta.setdefault("config", {})
-        new = sorted({r["contender"] for r in added})
-        cfg["compilers"] = list(cfg.get("compilers", [])) + new
+        new = sorted({r["contender"] for r in added} - {"*"})
+        cfg["compilers"] = list(cfg.get("compilers", [])) + [c for c in new if c not in have]
         if "runs" not in meta:
             meta["runs"] = [{"command": meta.get("command", paths[0]),
-                             "contenders": sorted(have)}]
+                             "contenders": sorted(have - {"*"})}]
         meta["runs"].append({"command": more_meta.get("command", path), "contenders": new})
         if meta.get("wall_s") and more_meta.get("wall_s"):
             meta["wall_s"] += more_meta["wall_s"]

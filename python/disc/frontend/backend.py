@@ -74,8 +74,10 @@ def decompositions() -> dict:
 
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(_EXTRA_DECOMPOSITIONS))
-    # Ops DISC lowers better than their decompositions.
-    for op in (aten.embedding.default, aten.index_select.default, aten.repeat.default,
+    # Ops DISC lowers better than their decompositions (PyTorch's CPU SDPA
+    # kernel becomes disc.attention: no [L, S] scores in memory).
+    for op in (aten._scaled_dot_product_flash_attention_for_cpu.default,
+               aten.embedding.default, aten.index_select.default, aten.repeat.default,
                aten.split_with_sizes.default, aten.leaky_relu.default, aten.clamp_min.default,
                aten.clamp_max.default, aten.hardtanh.default, aten.cumsum.default,
                aten.unbind.int, aten.t.default, aten.squeeze.dims, aten.squeeze.dim,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import sympy
 import torch
@@ -383,6 +383,20 @@ class FunctionBuilder:
             f"pad_low = {_int_list(pad_lo)}, pad_high = {_int_list(pad_hi)}, "
             f"dilation = {_int_list(dilation)}", x.dtype, shape, attrs=attrs,
             signature=f"({x.type}, {w.type}) -> {out}")
+
+    def attention(self, q: Val, k: Val, v: Val, mask: Optional[Val], scale: Optional[float],
+                  causal: bool) -> Val:
+        """disc.attention; scale None is 1 / sqrt(head dim)."""
+        shape = (q.shape[0], q.shape[1], q.shape[2], v.shape[3])
+        out = tensor_type(shape, q.dtype)
+        operands = [q, k, v] + ([mask] if mask is not None else [])
+        mask_text = f" mask({mask.name})" if mask is not None else ""
+        causal_text = " causal" if causal else ""
+        scale_text = "" if scale is None else f" scale = {float(scale):.17e}"
+        return self.op(
+            f"disc.attention {q.name}, {k.name}, {v.name}{mask_text}{scale_text}{causal_text}",
+            q.dtype, shape,
+            signature=f"({', '.join(o.type for o in operands)}) -> {out}")
 
     # --------------------------------------------------- gather / scatter
 

@@ -962,6 +962,78 @@ LOWERINGS[aten.convolution.default].check = _conv_check
 
 
 # ====================================================================
+# Attention
+# ====================================================================
+# PyTorch's CPU SDPA kernel stays one op (backend.py keeps it out of the
+# decomposition table): disc.attention, a runtime library call that never
+# materializes the [L, S] scores.
+
+_SDPA_CPU = aten._scaled_dot_product_flash_attention_for_cpu.default
+
+
+def _attention_mask_shape(mask_shape, scores_shape):
+    """The mask's shape padded to rank 4, or None when a dim is neither a
+    static 1 nor the scores' dim."""
+    padded = [sympy.Integer(1)] * (4 - len(mask_shape)) + [as_expr(d) for d in mask_shape]
+    for m, s in zip(padded, scores_shape):
+        if not (m == 1 or m == as_expr(s)):
+            return None
+    return padded
+
+
+def _sdpa_check(node):
+    q, k, v = (fake(a) for a in node.args[:3])
+    dropout = node.args[3] if len(node.args) > 3 else node.kwargs.get("dropout_p", 0.0)
+    mask = node.kwargs.get("attn_mask")
+    scale = node.kwargs.get("scale")
+    if q.dtype not in MATMUL_DTYPES or k.dtype != q.dtype or v.dtype != q.dtype:
+        return f"attention in {q.dtype} (f32, f16, bf16)"
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        return "attention on tensors of rank other than 4"
+    if not isinstance(dropout, (int, float)) or dropout != 0:
+        return f"attention with dropout_p={dropout}"
+    if scale is not None and not isinstance(scale, (int, float)):
+        return "attention with a symbolic scale"
+    if mask is not None:
+        m = fake(mask)
+        if m.dtype not in (torch.bool, *MATMUL_DTYPES):
+            return f"attention mask in {m.dtype}"
+        if m.dim() > 4:
+            return f"attention mask of rank {m.dim()}"
+        scores = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+        if _attention_mask_shape(m.shape, scores) is None:
+            return (f"attention mask {tuple(m.shape)} is not [B, H, L, S] with dims 1 or "
+                    f"equal to the scores' {tuple(scores)}")
+    for user in node.users:
+        if user.target is not operator.getitem:
+            return "attention result used as a tuple"
+        if user.args[1] != 0 and user.users:
+            return "the logsumexp of attention is used"
+    return None
+
+
+@register(_SDPA_CPU, check=_sdpa_check)
+def _sdpa(ctx, q, k, v, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+    # The kernel is f32; f16/bf16 operands are converted (PyTorch's CPU
+    # kernel also accumulates scores and the softmax in f32).
+    dtype, f32 = q.dtype, torch.float32
+    q, k, v = (ctx.b.convert(t, f32) for t in (q, k, v))
+    mask = None
+    if attn_mask is not None:
+        scores = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+        mask = ctx.b.reshape(attn_mask, _attention_mask_shape(attn_mask.shape, scores))
+        if mask.dtype == torch.bool:
+            # True keeps the score: 0 where kept, -inf elsewhere.
+            mask = ctx.b.select(mask, ctx.operand(0.0, f32, mask.shape),
+                                ctx.operand(-math.inf, f32, mask.shape))
+        else:
+            mask = ctx.b.convert(mask, f32)
+    out = ctx.b.attention(q, k, v, mask, None if scale is None else float(scale),
+                          bool(is_causal))
+    return (ctx.b.convert(out, dtype), None)
+
+
+# ====================================================================
 # Pooling
 # ====================================================================
 

@@ -360,8 +360,9 @@ def test_summary_figures(tmp_path):
 
 def test_report_merges_runs(tmp_path):
     """Contenders timed in separate runs (Inductor's own run) merge into one
-    report: the first run's records, the later run's new contenders only,
-    each speedup from that contender's paired eager."""
+    report: the first run's records, a later run's (sample, contender)
+    pairs the earlier runs lack, each speedup from that contender's paired
+    eager."""
     def write(name, command, wall, records):
         path = tmp_path / name
         meta = {"meta": {"penalty": 0.1, "command": command, "wall_s": wall,
@@ -384,8 +385,23 @@ def test_report_merges_runs(tmp_path):
     text = (tmp_path / "out" / "summary.md").read_text()
     assert "`run-a` (disc, eager); `run-b` (inductor)" in text
     # A later run that adds nothing is a mistake, not a silent no-op.
-    with pytest.raises(SystemExit, match="no contender"):
+    with pytest.raises(SystemExit, match=r"no \(sample, contender\)"):
         report.load_records(first, first)
+    # An interrupted Inductor run resumed on the remaining samples: the
+    # third run's p/x records are dropped, its p/y records (eager too,
+    # which no earlier run has) are added.
+    third = write("c.jsonl", "run-c", 30, [
+        _record("p/x", "inductor", 0, ms=1.0, eager_paired_ms=6.0),
+        _record("p/y", "eager", 0, ms=8.0),
+        _record("p/y", "inductor", 0, ms=2.0, eager_paired_ms=8.0)])
+    meta, records = report.load_records(first, second, third)
+    assert [(r["sample"], r["contender"]) for r in records] == [
+        ("p/x", "eager"), ("p/x", "disc"), ("p/x", "inductor"), ("p/y", "eager"),
+        ("p/y", "inductor")]
+    assert meta["config"]["compilers"] == ["disc", "eager", "inductor"]
+    assert [run["contenders"] for run in meta["runs"]] == [
+        ["disc", "eager"], ["inductor"], ["eager", "inductor"]]
+    assert report.Table(records).speedup("p/x", "disc", over="inductor") == 2.0
 
 
 # ------------------------------------------------ GraphNet's harness API

@@ -349,3 +349,51 @@ func.func @epilogue_unknown_kind(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>) -> te
   %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] epilogue [#disc.post_op<softmax>]() : (tensor<2x3xf32>, tensor<3x5xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+func.func @attention_rank(%q: tensor<?x?x64xf32>, %k: tensor<?x?x64xf32>, %v: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{query must have rank 4}}
+  %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+func.func @attention_head_dims(%q: tensor<1x2x5x64xf32>, %k: tensor<1x2x7x32xf32>, %v: tensor<1x2x7x32xf32>) -> tensor<1x2x5x32xf32> {
+  // expected-error @+1 {{query and key head dims differ (64 vs 32)}}
+  %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<1x2x5x64xf32>, tensor<1x2x7x32xf32>, tensor<1x2x7x32xf32>) -> tensor<1x2x5x32xf32>
+  return %0 : tensor<1x2x5x32xf32>
+}
+
+// -----
+
+func.func @attention_key_lengths(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x5x8xf32> {
+  // expected-error @+1 {{key and value sequence lengths differ (7 vs 6)}}
+  %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<1x2x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x5x8xf32>
+  return %0 : tensor<1x2x5x8xf32>
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>, %v: tensor<1x2x7x4xf32>) -> tensor<1x2x5x8xf32> {
+  // expected-error @+1 {{result dim 3 must be 4 ([B, H, L, Ev])}}
+  %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<1x2x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x4xf32>) -> tensor<1x2x5x8xf32>
+  return %0 : tensor<1x2x5x8xf32>
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>, %v: tensor<1x2x7x8xf32>, %m: tensor<1x1x5x6xf32>) -> tensor<1x2x5x8xf32> {
+  // expected-error @+1 {{mask dim 3 (6) must be 1 or the scores' (7)}}
+  %0 = disc.attention %q, %k, %v mask(%m) scale = 0.125 : (tensor<1x2x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32>, tensor<1x1x5x6xf32>) -> tensor<1x2x5x8xf32>
+  return %0 : tensor<1x2x5x8xf32>
+}
+
+// -----
+
+func.func @attention_mask_type(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>, %v: tensor<1x2x7x8xf32>, %m: tensor<1x1x5x7xf16>) -> tensor<1x2x5x8xf32> {
+  // expected-error @+1 {{mask must have the query's element type}}
+  %0 = disc.attention %q, %k, %v mask(%m) scale = 0.125 : (tensor<1x2x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32>, tensor<1x1x5x7xf16>) -> tensor<1x2x5x8xf32>
+  return %0 : tensor<1x2x5x8xf32>
+}

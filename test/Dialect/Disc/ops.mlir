@@ -181,3 +181,14 @@ func.func @scan(%a: tensor<?x?xf32>, %b: tensor<?xi64>) -> (tensor<?x?xf32>, ten
   %1 = disc.scan %b, dim = 0, kind = max : tensor<?xi64>
   return %0, %1 : tensor<?x?xf32>, tensor<?xi64>
 }
+
+// CHECK-LABEL: func @attention
+func.func @attention(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: tensor<?x4x?x32xf32>, %m: tensor<?x1x1x?xf32>) -> (tensor<?x4x?x32xf32>, tensor<?x4x?x32xf32>) {
+  // CHECK: disc.attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 : (tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x32xf32>) -> tensor<?x4x?x32xf32>
+  %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x32xf32>) -> tensor<?x4x?x32xf32>
+  // CHECK: disc.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) scale = 1.000000e+00 causal : (tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x32xf32>, tensor<?x1x1x?xf32>) -> tensor<?x4x?x32xf32>
+  %1 = disc.attention %q, %k, %v mask(%m) scale = 1.0 causal : (tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x32xf32>, tensor<?x1x1x?xf32>) -> tensor<?x4x?x32xf32>
+  // CHECK: disc.attention %{{.*}}, %{{.*}}, %{{.*}} : (
+  %2 = disc.attention %q, %k, %v : (tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x32xf32>) -> tensor<?x4x?x32xf32>
+  return %0, %1 : tensor<?x4x?x32xf32>, tensor<?x4x?x32xf32>
+}

@@ -538,4 +538,31 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
   let hasVerifier = 1;
 }
 
+def Disc_AttentionOp : Disc_Op<"attention", [Pure, Disc_Reify,
+    AllElementTypesMatch<["query", "key", "value", "result"]>]> {
+  let summary = "scaled dot-product attention: softmax(q k^T * scale + mask) v";
+  let description = [{
+    query [B, H, L, E], key [B, H, S, E], value [B, H, S, Ev] ->
+    result [B, H, L, Ev]; per (b, h):
+    `softmax(scale * query x key^T + mask [, causal]) x value`, the softmax
+    over S. `mask` (optional) is added to the scores; it has rank 4, each
+    dim 1 (broadcast) or the scores' [B, H, L, S]. `causal` keeps only
+    key positions j <= i for query row i (PyTorch's `is_causal`, aligned
+    top-left). Without `scale` the scale is 1 / sqrt(E), computed at run
+    time when E is dynamic. A row with every score -inf is NaN, as in
+    PyTorch's math path. Runs as a library call that never materializes the [L, S] scores
+    (blocked "flash" attention with an online softmax).
+  }];
+  let arguments = (ins Disc_FloatTensor:$query, Disc_FloatTensor:$key,
+                       Disc_FloatTensor:$value,
+                       Optional<Disc_FloatTensor>:$mask,
+                       OptionalAttr<F64Attr>:$scale, UnitAttr:$causal);
+  let results = (outs Disc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? (`scale` `=` $scale^)?
+    (`causal` $causal^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DISC_DIALECT_DISC_OPS_TD

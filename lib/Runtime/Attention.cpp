@@ -1,0 +1,384 @@
+//===- Attention.cpp - blocked ("flash") attention on f32 -----------------===//
+//
+// out[b, h] = softmax(scale * q[b, h] x k[b, h]^T + mask [, causal]) x v[b, h]
+// without materializing the [L, S] scores: each work item is one block of
+// query rows of one (b, h); it walks the keys in blocks, computing a block of
+// scores with oneDNN's sgemm, adding the mask, and folding the block into
+// the running row maximum, row sum and output rows (the online softmax of
+// FlashAttention). The scores block stays in cache; the output rows are
+// accumulated in place in the result buffer.
+//
+// Work items run on the runtime's OpenMP threads (threadsForWork decides
+// how many); the sgemm calls inside a parallel region run single-threaded.
+// exp is a vectorizable polynomial (Cephes expf, about 2 ulp); the row
+// kernels are compiled for AVX2+FMA as well as the baseline and picked by
+// CPU feature on first use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Attention.h"
+
+#include "StridedCopy.h"
+
+#include <dnnl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifdef DISC_RAL_HAS_OPENMP
+#include <omp.h>
+#endif
+
+namespace disc {
+namespace ral {
+
+namespace {
+
+struct AttentionError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string shapeString(const int64_t *sizes, int64_t rank) {
+  std::string s = "[";
+  for (int64_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+/// A rank-4 f32 operand: first element, sizes, element strides.
+struct View4 {
+  const float *data = nullptr;
+  int64_t sizes[4] = {0, 0, 0, 0};
+  int64_t strides[4] = {0, 0, 0, 0};
+  /// Owns a contiguous copy when the original rows were not usable by sgemm.
+  std::vector<float> copy;
+};
+
+View4 readView(const char *role, const UnrankedMemRef *memref) {
+  if (!memref || !memref->descriptor)
+    throw AttentionError(std::string(role) + " is a null memref");
+  if (memref->rank != 4)
+    throw AttentionError(std::string(role) + " has rank " +
+                         std::to_string(memref->rank) +
+                         ", expected 4 ([B, H, seq, dim])");
+  MemRefView view = viewOf(memref);
+  View4 v;
+  for (int d = 0; d < 4; ++d) {
+    v.sizes[d] = view.sizes[d];
+    v.strides[d] = view.strides[d];
+    if (v.sizes[d] < 0)
+      throw AttentionError(std::string(role) + " has a negative size " +
+                           shapeString(v.sizes, 4));
+  }
+  v.data = static_cast<const float *>(view.aligned) + view.offset;
+  if (!view.aligned && numElements(v.sizes, 4) != 0)
+    throw AttentionError(std::string(role) + " has a null data pointer");
+  return v;
+}
+
+/// Makes the rows of `v` (dims 2 x 3) usable as an sgemm matrix: unit
+/// element stride and a row stride of at least the row length; copies the
+/// operand into a contiguous buffer otherwise. Returns the row stride.
+int64_t prepareRows(View4 &v) {
+  const int64_t rows = v.sizes[2], cols = v.sizes[3];
+  const bool unitColumns = cols <= 1 || v.strides[3] == 1;
+  const bool rowsApart = rows <= 1 || v.strides[2] >= std::max<int64_t>(cols, 1);
+  bool positive = true;
+  for (int d = 0; d < 2; ++d)
+    positive &= v.sizes[d] <= 1 || v.strides[d] >= 0;
+  if (unitColumns && rowsApart && positive)
+    return rows <= 1 ? std::max<int64_t>(cols, 1)
+                     : std::max<int64_t>(v.strides[2], 1);
+  std::vector<int64_t> contiguous = contiguousStrides(v.sizes, 4);
+  v.copy.resize(static_cast<size_t>(numElements(v.sizes, 4)));
+  stridedCopy(v.copy.data(), contiguous.data(), v.data, v.strides, v.sizes, 4,
+              sizeof(float));
+  v.data = v.copy.data();
+  std::copy(contiguous.begin(), contiguous.end(), v.strides);
+  return std::max<int64_t>(cols, 1);
+}
+
+/// exp(x) for x <= 88.7; 0 below -87.3 (where expf is denormal or 0).
+/// Branch-free, so that the loops around it vectorize.
+__attribute__((always_inline)) inline float expApprox(float x) {
+  const float clamped = std::min(std::max(x, -87.33654f), 88.72283f);
+  const float z = clamped * 1.44269504088896341f;
+  // Round to nearest by the 1.5 * 2^23 trick (exact for |z| < 2^22).
+  float n = z + 12582912.0f;
+  n -= 12582912.0f;
+  float r = clamped - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x < -87.33654f ? 0.0f : p * scale;
+}
+
+// The row kernels, compiled twice: for the baseline ISA and for AVX2+FMA
+// (picked once, by CPU feature, in rowKernels()).
+#define DISC_ROW_KERNELS(ATTRIBUTES, NAMESPACE)                                \
+  namespace NAMESPACE {                                                        \
+  ATTRIBUTES float rowMax(const float *s, int64_t n) {                         \
+    float m = -std::numeric_limits<float>::infinity();                         \
+    _Pragma("omp simd reduction(max : m)") for (int64_t i = 0; i < n; ++i)     \
+        m = std::max(m, s[i]);                                                 \
+    return m;                                                                  \
+  }                                                                            \
+  /* s[i] = exp(s[i] - shift); returns the sum. */                             \
+  ATTRIBUTES float expShiftSum(float *s, int64_t n, float shift) {             \
+    float sum = 0.0f;                                                          \
+    _Pragma("omp simd reduction(+ : sum)") for (int64_t i = 0; i < n; ++i) {   \
+      const float e = expApprox(s[i] - shift);                                 \
+      s[i] = e;                                                                \
+      sum += e;                                                                \
+    }                                                                          \
+    return sum;                                                                \
+  }                                                                            \
+  ATTRIBUTES void scaleRow(float *row, int64_t n, float factor) {              \
+    _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) row[i] *= factor;      \
+  }                                                                            \
+  ATTRIBUTES void addRow(float *row, const float *other, int64_t stride,       \
+                         int64_t n) {                                          \
+    if (stride == 1) {                                                         \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; ++i) row[i] += other[i];  \
+    } else {                                                                   \
+      for (int64_t i = 0; i < n; ++i)                                          \
+        row[i] += other[i * stride];                                           \
+    }                                                                          \
+  }                                                                            \
+  }
+
+DISC_ROW_KERNELS(, baseline)
+#if defined(__GNUC__) && defined(__x86_64__)
+#define DISC_HAS_AVX2_KERNELS 1
+DISC_ROW_KERNELS(__attribute__((target("avx2,fma"))), avx2)
+#endif
+#undef DISC_ROW_KERNELS
+
+struct RowKernels {
+  float (*rowMax)(const float *, int64_t);
+  float (*expShiftSum)(float *, int64_t, float);
+  void (*scaleRow)(float *, int64_t, float);
+  void (*addRow)(float *, const float *, int64_t, int64_t);
+};
+
+const RowKernels &rowKernels() {
+  static const RowKernels kernels = [] {
+#ifdef DISC_HAS_AVX2_KERNELS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return RowKernels{avx2::rowMax, avx2::expShiftSum, avx2::scaleRow,
+                        avx2::addRow};
+#endif
+    return RowKernels{baseline::rowMax, baseline::expShiftSum,
+                      baseline::scaleRow, baseline::addRow};
+  }();
+  return kernels;
+}
+
+struct Problem {
+  View4 q, k, v, mask;
+  float *out = nullptr;
+  bool hasMask = false, causal = false;
+  float scale = 1;
+  int64_t ldq = 0, ldk = 0, ldv = 0;
+  int64_t maskStrides[4] = {0, 0, 0, 0}; // 0 along broadcast dims
+  int64_t batch = 0, heads = 0, queries = 0, keys = 0, headDim = 0,
+          valueDim = 0;
+  int64_t queryBlock = 0, keyBlock = 0, queryBlocks = 0;
+};
+
+/// One work item: query rows [i0, i0 + rows) of (b, h). `scores` has
+/// queryBlock x keyBlock floats, `rowMaxima`/`rowSums` queryBlock each.
+/// Returns false when sgemm fails.
+bool attendBlock(const Problem &p, int64_t b, int64_t h, int64_t i0,
+                 int64_t rows, float *scores, float *rowMaxima,
+                 float *rowSums) {
+  const float negInf = -std::numeric_limits<float>::infinity();
+  const float *q = p.q.data + b * p.q.strides[0] + h * p.q.strides[1] +
+                   i0 * p.q.strides[2];
+  const float *k = p.k.data + b * p.k.strides[0] + h * p.k.strides[1];
+  const float *v = p.v.data + b * p.v.strides[0] + h * p.v.strides[1];
+  float *o = p.out + ((b * p.heads + h) * p.queries + i0) * p.valueDim;
+  std::fill(o, o + rows * p.valueDim, 0.0f);
+  std::fill(rowMaxima, rowMaxima + rows, negInf);
+  std::fill(rowSums, rowSums + rows, 0.0f);
+  const int64_t ld = p.keyBlock;
+  const RowKernels &kernels = rowKernels();
+  // Causal: row i keeps keys j <= i, so no key past i0 + rows - 1 counts.
+  const int64_t keyEnd = p.causal ? std::min(p.keys, i0 + rows) : p.keys;
+  for (int64_t j0 = 0; j0 < keyEnd; j0 += p.keyBlock) {
+    const int64_t n = std::min(p.keyBlock, keyEnd - j0);
+    if (p.headDim == 0) {
+      for (int64_t r = 0; r < rows; ++r)
+        std::fill(scores + r * ld, scores + r * ld + n, 0.0f);
+    } else if (dnnl_sgemm('N', 'T', rows, n, p.headDim, p.scale, q, p.ldq,
+                          k + j0 * p.k.strides[2], p.ldk, 0.0f, scores,
+                          ld) != dnnl_success) {
+      return false;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      float *s = scores + r * ld;
+      const int64_t i = i0 + r;
+      if (p.hasMask)
+        kernels.addRow(s,
+               p.mask.data + b * p.maskStrides[0] + h * p.maskStrides[1] +
+                   i * p.maskStrides[2] + j0 * p.maskStrides[3],
+               p.maskStrides[3], n);
+      if (p.causal)
+        for (int64_t c = std::max<int64_t>(i + 1 - j0, 0); c < n; ++c)
+          s[c] = negInf;
+      const float previous = rowMaxima[r];
+      const float current = std::max(previous, kernels.rowMax(s, n));
+      if (current == negInf) {
+        // Every score so far is -inf: nothing to add yet.
+        std::fill(s, s + n, 0.0f);
+        continue;
+      }
+      const float sum = kernels.expShiftSum(s, n, current);
+      if (previous != negInf && previous != current) {
+        // Rescale what the earlier key blocks added (nothing before the
+        // first finite score).
+        const float correction = expApprox(previous - current);
+        rowSums[r] *= correction;
+        kernels.scaleRow(o + r * p.valueDim, p.valueDim, correction);
+      }
+      rowSums[r] += sum;
+      rowMaxima[r] = current;
+    }
+    if (p.valueDim > 0 &&
+        dnnl_sgemm('N', 'N', rows, p.valueDim, n, 1.0f, scores, ld,
+                   v + j0 * p.v.strides[2], p.ldv, 1.0f, o,
+                   p.valueDim) != dnnl_success)
+      return false;
+  }
+  // A row whose scores are all -inf has sum 0: 0 / 0 is NaN, as PyTorch's
+  // math path gives. With no keys at all the output is 0, as a matmul
+  // with an empty contraction gives.
+  for (int64_t r = 0; r < rows; ++r)
+    if (keyEnd > 0)
+      kernels.scaleRow(o + r * p.valueDim, p.valueDim, 1.0f / rowSums[r]);
+  return true;
+}
+
+void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
+               const UnrankedMemRef *vRef, const UnrankedMemRef *maskRef,
+               const UnrankedMemRef *outRef, bool hasMask, bool causal,
+               double scale) {
+  Problem p;
+  p.q = readView("query", qRef);
+  p.k = readView("key", kRef);
+  p.v = readView("value", vRef);
+  View4 out = readView("result", outRef);
+  const int64_t *qs = p.q.sizes, *ks = p.k.sizes, *vs = p.v.sizes;
+  auto describe = [&]() {
+    return "query " + shapeString(qs, 4) + ", key " + shapeString(ks, 4) +
+           ", value " + shapeString(vs, 4);
+  };
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1])
+    throw AttentionError("batch and head sizes differ: " + describe());
+  if (ks[3] != qs[3])
+    throw AttentionError("query and key head dims differ: " + describe());
+  if (vs[2] != ks[2])
+    throw AttentionError("key and value sequence lengths differ: " +
+                         describe());
+  const int64_t expected[4] = {qs[0], qs[1], qs[2], vs[3]};
+  if (!std::equal(expected, expected + 4, out.sizes))
+    throw AttentionError("result is " + shapeString(out.sizes, 4) +
+                         ", expected " + shapeString(expected, 4) + ": " +
+                         describe());
+  if (!isRowMajorContiguous(out.sizes, out.strides, 4))
+    throw AttentionError("result must be contiguous");
+  p.batch = qs[0];
+  p.heads = qs[1];
+  p.queries = qs[2];
+  p.headDim = qs[3];
+  p.keys = ks[2];
+  p.valueDim = vs[3];
+  p.hasMask = hasMask;
+  p.causal = causal;
+  p.scale = static_cast<float>(scale);
+  if (hasMask) {
+    p.mask = readView("mask", maskRef);
+    const int64_t scores[4] = {p.batch, p.heads, p.queries, p.keys};
+    for (int d = 0; d < 4; ++d) {
+      if (p.mask.sizes[d] != 1 && p.mask.sizes[d] != scores[d])
+        throw AttentionError("mask is " + shapeString(p.mask.sizes, 4) +
+                             "; each dim must be 1 or the scores' " +
+                             shapeString(scores, 4));
+      p.maskStrides[d] = p.mask.sizes[d] == 1 ? 0 : p.mask.strides[d];
+    }
+  }
+  if (numElements(out.sizes, 4) == 0)
+    return;
+  p.out = const_cast<float *>(out.data);
+  p.ldq = prepareRows(p.q);
+  p.ldk = prepareRows(p.k);
+  p.ldv = prepareRows(p.v);
+
+  // Query blocks as PyTorch's CPU flash attention sizes them; keys in
+  // blocks of 512 (a 64 x 512 scores block is 128 KiB: it stays in L2).
+  p.queryBlock = p.queries >= 768 ? 128 : p.queries >= 192 ? 64 : 32;
+  p.queryBlock = std::min<int64_t>(p.queryBlock, p.queries);
+  p.keyBlock = std::max<int64_t>(std::min<int64_t>(512, p.keys), 1);
+  p.queryBlocks = (p.queries + p.queryBlock - 1) / p.queryBlock;
+  const int64_t units = p.batch * p.heads * p.queryBlocks;
+  const int64_t workPerUnit =
+      p.queryBlock * std::max<int64_t>(p.keys, 1) * (p.headDim + p.valueDim + 1);
+  const int threads = threadsForWork(units, workPerUnit, currentThreadCount());
+  std::atomic<bool> failed{false};
+  auto runUnits = [&](int64_t first, int64_t step) {
+    std::vector<float> scores(p.queryBlock * p.keyBlock),
+        rowMaxima(p.queryBlock), rowSums(p.queryBlock);
+    for (int64_t unit = first; unit < units && !failed.load(); unit += step) {
+      const int64_t bh = unit / p.queryBlocks, block = unit % p.queryBlocks;
+      const int64_t i0 = block * p.queryBlock;
+      const int64_t rows = std::min(p.queryBlock, p.queries - i0);
+      if (!attendBlock(p, bh / p.heads, bh % p.heads, i0, rows, scores.data(),
+                       rowMaxima.data(), rowSums.data()))
+        failed.store(true);
+    }
+  };
+#ifdef DISC_RAL_HAS_OPENMP
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    runUnits(omp_get_thread_num(), omp_get_num_threads());
+  } else {
+    runUnits(0, 1);
+  }
+#else
+  (void)threads;
+  runUnits(0, 1);
+#endif
+  if (failed.load())
+    throw AttentionError("oneDNN sgemm failed: " + describe());
+}
+
+} // namespace
+
+bool runAttention(ExecutionContext &ectx, const char *opName,
+                  const UnrankedMemRef *q, const UnrankedMemRef *k,
+                  const UnrankedMemRef *v, const UnrankedMemRef *mask,
+                  const UnrankedMemRef *out, bool hasMask, bool causal,
+                  double scale) noexcept {
+  return guardedCall(ectx, opName, [&]() {
+    attention(q, k, v, mask, out, hasMask, causal, scale);
+  });
+}
+
+} // namespace ral
+} // namespace disc

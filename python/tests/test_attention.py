@@ -1,0 +1,167 @@
+"""disc.attention (the runtime's blocked attention) against PyTorch: the
+dialect op compiled directly, and F.scaled_dot_product_attention through
+torch.compile, where PyTorch's CPU SDPA kernel becomes one library call
+instead of matmul + softmax + matmul."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import disc
+from conftest import compile_once, rand, run_shapes, tensor_type
+
+F32_TOL = dict(rtol=1e-4, atol=1e-5)
+
+# Shapes as (B, H, L, S): one key block and one query block; several of
+# each with partial last blocks (keys in blocks of 512, queries of 64); and
+# a long query run (blocks of 256).
+SHAPES = [(1, 2, 5, 7), (2, 3, 130, 600), (1, 1, 800, 33)]
+
+
+def reference(q, k, v, mask=None, causal=False, scale=None):
+    return F.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                          attn_mask=None if mask is None else mask.double(),
+                                          is_causal=causal, scale=scale).float()
+
+
+def attention_module(head_dim, value_dim, *, mask=False, causal=False, scale=0.25):
+    q = tensor_type((None, None, None, head_dim), torch.float32)
+    k = tensor_type((None, None, None, head_dim), torch.float32)
+    v = tensor_type((None, None, None, value_dim), torch.float32)
+    out = tensor_type((None, None, None, value_dim), torch.float32)
+    m = tensor_type((None, 1, None, None), torch.float32)
+    args = f"%q: {q}, %k: {k}, %v: {v}" + (f", %m: {m}" if mask else "")
+    mask_text = " mask(%m)" if mask else ""
+    types = f"{q}, {k}, {v}" + (f", {m}" if mask else "")
+    causal_text = " causal" if causal else ""
+    return compile_once(f"""
+func.func @main({args}) -> {out} {{
+  %0 = disc.attention %q, %k, %v{mask_text} scale = {scale:.17e}{causal_text} : ({types}) -> {out}
+  return %0 : {out}
+}}""")
+
+
+def test_attention_op_at_several_shapes():
+    exe = attention_module(16, 8)
+    assert exe.kernel_counts == {"loops": 0, "library_calls": 1, "copies": 0}, exe.kernel_counts
+
+    def make(s):
+        b, h, l, n = s
+        return rand((b, h, l, 16), torch.float32), rand((b, h, n, 16), torch.float32), \
+            rand((b, h, n, 8), torch.float32)
+
+    run_shapes(exe, make, lambda q, k, v: reference(q, k, v, scale=0.25), SHAPES, **F32_TOL)
+
+
+def test_attention_op_with_mask_and_causal():
+    exe = attention_module(8, 8, mask=True, causal=True)
+
+    def make(s):
+        b, h, l, n = s
+        mask = rand((b, 1, l, n), torch.float32)
+        mask[..., 1::3] = -math.inf  # masked keys, never a whole row
+        return rand((b, h, l, 8), torch.float32), rand((b, h, n, 8), torch.float32), \
+            rand((b, h, n, 8), torch.float32), mask
+
+    run_shapes(exe, make, lambda q, k, v, m: reference(q, k, v, m, causal=True, scale=0.25),
+               SHAPES, **F32_TOL)
+
+
+def test_attention_op_rejects_bad_shapes_at_run_time():
+    """The call-time signature check knows attention's shape rules (the
+    shape analysis joins q/k/v heads) and names the op."""
+    exe = attention_module(16, 8)
+    q = rand((1, 2, 5, 16), torch.float32)
+    k = rand((1, 3, 7, 16), torch.float32)  # 3 heads vs 2
+    v = rand((1, 3, 7, 8), torch.float32)
+    with pytest.raises(disc.InvocationError, match=r"dim 1 is 3, but must equal argument 0 \(%arg0\) dim 1 .*required by disc.attention"):
+        exe(q, k, v)
+
+
+def _run_compiled(fn, inputs_per_shape, tol):
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="disc", dynamic=True)
+    before = disc.stats()
+    with torch.no_grad():
+        for i, args in enumerate(inputs_per_shape):
+            torch.testing.assert_close(compiled(*args), fn(*args), **tol,
+                                       msg=lambda m: f"call {i}: {m}")
+    after = disc.stats()
+    assert after["compilations"] - before["compilations"] == 1
+    assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+    return {k: after[k] - before[k] for k in ("kernels", "compiled_nodes")}
+
+
+def test_sdpa_is_one_library_call():
+    """Plain SDPA compiles to the attention call alone: with PyTorch's
+    decomposition it would be two matmuls and softmax kernels."""
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v)
+
+    # No size 1: Dynamo specializes it (a recompile, not DISC's).
+    shapes = [(2, 3, 9, 16), (4, 3, 130, 16), (3, 3, 70, 16)]
+    inputs = [tuple(torch.randn(s) for _ in range(3)) for s in shapes]
+    counts = _run_compiled(fn, inputs, dict(rtol=1e-4, atol=1e-5))
+    assert counts["kernels"] == 1, counts
+
+
+@pytest.mark.parametrize("mask_kind", ["bool_2d", "float_padding", "none_causal"])
+def test_hf_style_attention(mask_kind):
+    """[B, L, H*E] projections split into heads (transposes), SDPA with a
+    mask or causal, heads merged back: batch and length dynamic."""
+    torch.manual_seed(0)
+    heads, head_dim = 2, 8
+    proj = torch.nn.Linear(heads * head_dim, 3 * heads * head_dim)
+
+    def fn(x, mask):
+        b, l, _ = x.shape
+        q, k, v = proj(x).split(heads * head_dim, dim=-1)
+        q, k, v = (t.view(b, l, heads, head_dim).transpose(1, 2) for t in (q, k, v))
+        if mask_kind == "none_causal":
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return o.transpose(1, 2).reshape(b, l, heads * head_dim)
+
+    def make(b, l):
+        x = torch.randn(b, l, heads * head_dim)
+        if mask_kind == "bool_2d":
+            mask = torch.rand(l, l) < 0.8
+            mask[:, 0] = True  # every row keeps a key
+        else:
+            mask = torch.zeros(b, 1, 1, l)
+            mask[0, ..., l // 2:] = torch.finfo(torch.float32).min
+        return x, mask
+
+    _run_compiled(fn, [make(3, 7), make(4, 33), make(2, 70)], dict(rtol=1e-4, atol=1e-5))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+def test_low_precision_sdpa_computes_in_f32(dtype):
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v)
+
+    shapes = [(2, 3, 9, 16), (4, 3, 30, 16), (3, 3, 17, 16)]
+    inputs = [tuple(torch.randn(s).to(dtype) for _ in range(3)) for s in shapes]
+    _run_compiled(fn, inputs, dict(rtol=2e-2, atol=2e-2))
+
+
+def test_f64_sdpa_falls_back_with_a_reason():
+    """f64 is not the attention kernel's: the node runs in eager PyTorch and
+    the fallback names why."""
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="disc", dynamic=True)
+    before = disc.stats()
+    with torch.no_grad():
+        for s in [(2, 3, 9, 16), (4, 3, 30, 16), (3, 3, 17, 16)]:
+            q, k, v = (torch.randn(s, dtype=torch.float64) for _ in range(3))
+            torch.testing.assert_close(compiled(q, k, v), fn(q, k, v))
+    reasons = {k: v - before["fallback_ops"].get(k, 0)
+               for k, v in disc.stats()["fallback_ops"].items()}
+    assert any("attention in torch.float64" in r and n > 0 for r, n in reasons.items()), reasons
