@@ -234,11 +234,12 @@ bool attendBlock(const Problem &p, int64_t b, int64_t h, int64_t i0,
     for (int64_t r = 0; r < rows; ++r) {
       float *s = scores + r * ld;
       const int64_t i = i0 + r;
-      if (p.hasMask)
-        kernels.addRow(s,
-               p.mask.data + b * p.maskStrides[0] + h * p.maskStrides[1] +
-                   i * p.maskStrides[2] + j0 * p.maskStrides[3],
-               p.maskStrides[3], n);
+      if (p.hasMask) {
+        const float *maskRow = p.mask.data + b * p.maskStrides[0] +
+                               h * p.maskStrides[1] + i * p.maskStrides[2] +
+                               j0 * p.maskStrides[3];
+        kernels.addRow(s, maskRow, p.maskStrides[3], n);
+      }
       if (p.causal)
         for (int64_t c = std::max<int64_t>(i + 1 - j0, 0); c < n; ++c)
           s[c] = negInf;
