@@ -32,6 +32,8 @@ def dtypes(name: str) -> str:
         return "(host shape code)"
     if base in LIBRARY:
         return "f32, f16, bf16 (oneDNN)"
+    if base == "_scaled_dot_product_flash_attention_for_cpu":
+        return "f32, f16, bf16 (runtime attention, f32 inside)"
     if base in FLOAT_ONLY:
         return "f16, bf16, f32, f64"
     if base in INT_BOOL:
