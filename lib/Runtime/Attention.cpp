@@ -18,6 +18,7 @@
 
 #include "Attention.h"
 
+#include "Operand.h"
 #include "StridedCopy.h"
 
 #include <dnnl.h>
@@ -41,52 +42,14 @@ namespace ral {
 
 namespace {
 
-struct AttentionError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string shapeString(const int64_t *sizes, int64_t rank) {
-  std::string s = "[";
-  for (int64_t i = 0; i < rank; ++i)
-    s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
-}
-
-/// A rank-4 f32 operand: first element, sizes, element strides.
-struct View4 {
-  const float *data = nullptr;
-  int64_t sizes[4] = {0, 0, 0, 0};
-  int64_t strides[4] = {0, 0, 0, 0};
-  /// Owns a contiguous copy when the original rows were not usable by sgemm.
-  std::vector<float> copy;
-};
-
-View4 readView(const char *role, const UnrankedMemRef *memref) {
-  if (!memref || !memref->descriptor)
-    throw AttentionError(std::string(role) + " is a null memref");
-  if (memref->rank != 4)
-    throw AttentionError(std::string(role) + " has rank " +
-                         std::to_string(memref->rank) +
-                         ", expected 4 ([B, H, seq, dim])");
-  MemRefView view = viewOf(memref);
-  View4 v;
-  for (int d = 0; d < 4; ++d) {
-    v.sizes[d] = view.sizes[d];
-    v.strides[d] = view.strides[d];
-    if (v.sizes[d] < 0)
-      throw AttentionError(std::string(role) + " has a negative size " +
-                           shapeString(v.sizes, 4));
-  }
-  v.data = static_cast<const float *>(view.aligned) + view.offset;
-  if (!view.aligned && numElements(v.sizes, 4) != 0)
-    throw AttentionError(std::string(role) + " has a null data pointer");
-  return v;
+const float *floats(const Operand &operand) {
+  return static_cast<const float *>(operand.data);
 }
 
 /// Makes the rows of `v` (dims 2 x 3) usable as an sgemm matrix: unit
 /// element stride and a row stride of at least the row length; copies the
 /// operand into a contiguous buffer otherwise. Returns the row stride.
-int64_t prepareRows(View4 &v) {
+int64_t prepareRows(Operand &v) {
   const int64_t rows = v.sizes[2], cols = v.sizes[3];
   const bool unitColumns = cols <= 1 || v.strides[3] == 1;
   const bool rowsApart = rows <= 1 || v.strides[2] >= std::max<int64_t>(cols, 1);
@@ -96,12 +59,12 @@ int64_t prepareRows(View4 &v) {
   if (unitColumns && rowsApart && positive)
     return rows <= 1 ? std::max<int64_t>(cols, 1)
                      : std::max<int64_t>(v.strides[2], 1);
-  std::vector<int64_t> contiguous = contiguousStrides(v.sizes, 4);
-  v.copy.resize(static_cast<size_t>(numElements(v.sizes, 4)));
-  stridedCopy(v.copy.data(), contiguous.data(), v.data, v.strides, v.sizes, 4,
-              sizeof(float));
+  std::vector<int64_t> contiguous = contiguousStrides(v.sizes);
+  v.copy.resize(static_cast<size_t>(numElements(v.sizes)) * sizeof(float));
+  stridedCopy(v.copy.data(), contiguous.data(), v.data, v.strides.data(),
+              v.sizes.data(), 4, sizeof(float));
   v.data = v.copy.data();
-  std::copy(contiguous.begin(), contiguous.end(), v.strides);
+  v.strides = contiguous;
   return std::max<int64_t>(cols, 1);
 }
 
@@ -191,7 +154,7 @@ const RowKernels &rowKernels() {
 }
 
 struct Problem {
-  View4 q, k, v, mask;
+  Operand q, k, v, mask;
   float *out = nullptr;
   bool hasMask = false, causal = false;
   float scale = 1;
@@ -209,10 +172,10 @@ bool attendBlock(const Problem &p, int64_t b, int64_t h, int64_t i0,
                  int64_t rows, float *scores, float *rowMaxima,
                  float *rowSums) {
   const float negInf = -std::numeric_limits<float>::infinity();
-  const float *q = p.q.data + b * p.q.strides[0] + h * p.q.strides[1] +
+  const float *q = floats(p.q) + b * p.q.strides[0] + h * p.q.strides[1] +
                    i0 * p.q.strides[2];
-  const float *k = p.k.data + b * p.k.strides[0] + h * p.k.strides[1];
-  const float *v = p.v.data + b * p.v.strides[0] + h * p.v.strides[1];
+  const float *k = floats(p.k) + b * p.k.strides[0] + h * p.k.strides[1];
+  const float *v = floats(p.v) + b * p.v.strides[0] + h * p.v.strides[1];
   float *o = p.out + ((b * p.heads + h) * p.queries + i0) * p.valueDim;
   std::fill(o, o + rows * p.valueDim, 0.0f);
   std::fill(rowMaxima, rowMaxima + rows, negInf);
@@ -235,7 +198,7 @@ bool attendBlock(const Problem &p, int64_t b, int64_t h, int64_t i0,
       float *s = scores + r * ld;
       const int64_t i = i0 + r;
       if (p.hasMask) {
-        const float *maskRow = p.mask.data + b * p.maskStrides[0] +
+        const float *maskRow = floats(p.mask) + b * p.maskStrides[0] +
                                h * p.maskStrides[1] + i * p.maskStrides[2] +
                                j0 * p.maskStrides[3];
         kernels.addRow(s, maskRow, p.maskStrides[3], n);
@@ -281,29 +244,27 @@ void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
                const UnrankedMemRef *outRef, bool hasMask, bool causal,
                double scale) {
   Problem p;
-  p.q = readView("query", qRef);
-  p.k = readView("key", kRef);
-  p.v = readView("value", vRef);
-  View4 out = readView("result", outRef);
-  const int64_t *qs = p.q.sizes, *ks = p.k.sizes, *vs = p.v.sizes;
+  p.q = readOperand("query", qRef, 4, sizeof(float));
+  p.k = readOperand("key", kRef, 4, sizeof(float));
+  p.v = readOperand("value", vRef, 4, sizeof(float));
+  Operand out = readOperand("result", outRef, 4, sizeof(float));
+  const std::vector<int64_t> &qs = p.q.sizes, &ks = p.k.sizes, &vs = p.v.sizes;
   auto describe = [&]() {
-    return "query " + shapeString(qs, 4) + ", key " + shapeString(ks, 4) +
-           ", value " + shapeString(vs, 4);
+    return "query " + shapeString(qs) + ", key " + shapeString(ks) +
+           ", value " + shapeString(vs);
   };
   if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1])
-    throw AttentionError("batch and head sizes differ: " + describe());
+    throw OpError("batch and head sizes differ: " + describe());
   if (ks[3] != qs[3])
-    throw AttentionError("query and key head dims differ: " + describe());
+    throw OpError("query and key head dims differ: " + describe());
   if (vs[2] != ks[2])
-    throw AttentionError("key and value sequence lengths differ: " +
-                         describe());
-  const int64_t expected[4] = {qs[0], qs[1], qs[2], vs[3]};
-  if (!std::equal(expected, expected + 4, out.sizes))
-    throw AttentionError("result is " + shapeString(out.sizes, 4) +
-                         ", expected " + shapeString(expected, 4) + ": " +
-                         describe());
-  if (!isRowMajorContiguous(out.sizes, out.strides, 4))
-    throw AttentionError("result must be contiguous");
+    throw OpError("key and value sequence lengths differ: " + describe());
+  const std::vector<int64_t> expected = {qs[0], qs[1], qs[2], vs[3]};
+  if (out.sizes != expected)
+    throw OpError("result is " + shapeString(out.sizes) + ", expected " +
+                  shapeString(expected) + ": " + describe());
+  if (!isRowMajorContiguous(out.sizes.data(), out.strides.data(), 4))
+    throw OpError("result must be contiguous");
   p.batch = qs[0];
   p.heads = qs[1];
   p.queries = qs[2];
@@ -314,19 +275,19 @@ void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
   p.causal = causal;
   p.scale = static_cast<float>(scale);
   if (hasMask) {
-    p.mask = readView("mask", maskRef);
-    const int64_t scores[4] = {p.batch, p.heads, p.queries, p.keys};
+    p.mask = readOperand("mask", maskRef, 4, sizeof(float));
+    const std::vector<int64_t> scores = {p.batch, p.heads, p.queries, p.keys};
     for (int d = 0; d < 4; ++d) {
       if (p.mask.sizes[d] != 1 && p.mask.sizes[d] != scores[d])
-        throw AttentionError("mask is " + shapeString(p.mask.sizes, 4) +
-                             "; each dim must be 1 or the scores' " +
-                             shapeString(scores, 4));
+        throw OpError("mask is " + shapeString(p.mask.sizes) +
+                      "; each dim must be 1 or the scores' " +
+                      shapeString(scores));
       p.maskStrides[d] = p.mask.sizes[d] == 1 ? 0 : p.mask.strides[d];
     }
   }
-  if (numElements(out.sizes, 4) == 0)
+  if (numElements(out.sizes) == 0)
     return;
-  p.out = const_cast<float *>(out.data);
+  p.out = static_cast<float *>(out.data);
   p.ldq = prepareRows(p.q);
   p.ldk = prepareRows(p.k);
   p.ldv = prepareRows(p.v);
@@ -366,7 +327,7 @@ void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
   runUnits(0, 1);
 #endif
   if (failed.load())
-    throw AttentionError("oneDNN sgemm failed: " + describe());
+    throw OpError("oneDNN sgemm failed: " + describe());
 }
 
 } // namespace

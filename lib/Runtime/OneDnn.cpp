@@ -25,6 +25,7 @@
 #include "OneDnn.h"
 
 #include "LibraryState.h"
+#include "Operand.h"
 #include "StridedCopy.h"
 
 #include <algorithm>
@@ -47,18 +48,6 @@ namespace {
 
 using dnnl::memory;
 
-/// A validation error of an operation (bad shapes, bad parameters).
-struct OpError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 memory::data_type toDnnl(DType dtype) {
   switch (dtype) {
   case DType::F32:
@@ -70,38 +59,6 @@ memory::data_type toDnnl(DType dtype) {
   default:
     throw OpError(std::string("unsupported dtype ") + dtypeName(dtype));
   }
-}
-
-/// One operand: the address of its first element, sizes and element strides.
-struct Operand {
-  void *data = nullptr;
-  std::vector<int64_t> sizes, strides;
-  /// Owns the contiguous copy when the original strides were unusable.
-  std::vector<char> copy;
-};
-
-Operand readOperand(const char *role, const UnrankedMemRef *memref,
-                    int64_t expectedRank, size_t elemSize) {
-  if (!memref || !memref->descriptor)
-    throw OpError(std::string(role) + " is a null memref");
-  if (memref->rank != expectedRank)
-    throw OpError(std::string(role) + " has rank " +
-                  std::to_string(memref->rank) + ", expected " +
-                  std::to_string(expectedRank));
-  MemRefView view = viewOf(memref);
-  Operand operand;
-  operand.sizes.assign(view.sizes, view.sizes + view.rank);
-  operand.strides.assign(view.strides, view.strides + view.rank);
-  for (int64_t size : operand.sizes)
-    if (size < 0)
-      throw OpError(std::string(role) + " has a negative size " +
-                    shapeString(operand.sizes));
-  operand.data = reinterpret_cast<void *>(
-      reinterpret_cast<uintptr_t>(view.aligned) +
-      static_cast<uintptr_t>(view.offset * static_cast<int64_t>(elemSize)));
-  if (numElements(operand.sizes) != 0 && !view.aligned)
-    throw OpError(std::string(role) + " has a null data pointer");
-  return operand;
 }
 
 /// Makes `strides` acceptable to oneDNN's plain strided memory descriptors if

@@ -53,14 +53,14 @@ def load_records(*paths: str):
     fairly. The merged meta names every run's command and adds up their
     wall times."""
     meta, records = _load_one(paths[0])
-    for path in paths[1:]:
+    for position, path in enumerate(paths[1:], start=1):
         more_meta, more = _load_one(path)
         have_pairs = {(r["sample"], r["contender"]) for r in records}
         have = {r["contender"] for r in records}
         added = [r for r in more if (r["sample"], r["contender"]) not in have_pairs]
         if not any(r["contender"] != "eager" for r in added):
             raise SystemExit(f"{path}: no (sample, contender) that "
-                             f"{', '.join(paths[:paths.index(path)])} lacks")
+                             f"{', '.join(paths[:position])} lacks")
         records += added
         cfg = meta.setdefault("config", {})
         new = sorted({r["contender"] for r in added} - {"*"})

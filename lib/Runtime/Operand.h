@@ -1,0 +1,47 @@
+//===- Operand.h - library calls' memref operands (private) -----*- C++ -*-===//
+//
+// What every library call (oneDNN matmul/convolution, attention) does first:
+// read a memref descriptor the compiled code passed, checking rank, sizes
+// and data pointer, and fail with a message naming the operand otherwise.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_LIB_RUNTIME_OPERAND_H
+#define DISC_LIB_RUNTIME_OPERAND_H
+
+#include "disc/Runtime/RalApi.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace disc {
+namespace ral {
+
+/// A validation error of an operation (bad shapes, bad parameters).
+struct OpError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// "[2, 3, 4]".
+std::string shapeString(const std::vector<int64_t> &shape);
+
+/// One operand: the address of its first element, sizes and element strides.
+struct Operand {
+  void *data = nullptr;
+  std::vector<int64_t> sizes, strides;
+  /// Owns the contiguous copy when the original strides were unusable.
+  std::vector<char> copy;
+};
+
+/// Reads `memref` (named `role` in errors) of rank `expectedRank` with
+/// elements of `elemSize` bytes; throws OpError for a null descriptor, a
+/// different rank, a negative size or a null data pointer.
+Operand readOperand(const char *role, const UnrankedMemRef *memref,
+                    int64_t expectedRank, size_t elemSize);
+
+} // namespace ral
+} // namespace disc
+
+#endif // DISC_LIB_RUNTIME_OPERAND_H
