@@ -82,7 +82,10 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
   return // 1-2. graph level simplification (shape optimisation grows here).
          // A transpose moved after a collapsing reshape folds into the
          // dot_general it feeds (attention's q @ k^T).
-         "func.func(disc-transpose-after-collapse),canonicalize,cse," +
+         "func.func(disc-transpose-after-collapse),canonicalize,cse,"
+         // A scatter of rows addressed by an expanded index reads the row
+         // index once per row instead of a coordinate tensor per element.
+         "func.func(disc-scatter-window-indices),canonicalize,cse," +
          // Library ops with epilogues (DISC_LIBRARY_EPILOGUES, default 1:
          // the profitable chains): a convolution's bias and activation run
          // inside its call.

@@ -1315,9 +1315,31 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
 };
 
 //===----------------------------------------------------------------------===//
-// Scatter: an scf.for nest over the updates (sequential: colliding indices
-// combine in order).
+// Scatter: an scf.for nest over the update batch dims (sequential: colliding
+// indices combine in order); for each, the window's start is read once and
+// checked whole (StableHLO: an out-of-bounds window is skipped), then an
+// scf.for nest over the window dims combines the window without per-element
+// checks, the innermost loop running along the updates' last dim when it is
+// a window dim (a row of PyTorch Geometric's aggregation: vectorizable).
 //===----------------------------------------------------------------------===//
+
+/// The update combined into `current` for a scatter of `kind`.
+static Value scatterCombine(OpBuilder &b, Location loc, ScatterKind kind,
+                            Value current, Value update, bool isUnsigned) {
+  switch (kind) {
+  case ScatterKind::Add:
+    return reduceCombine(b, loc, ReduceKind::Sum, current, update, isUnsigned);
+  case ScatterKind::Mul:
+    return reduceCombine(b, loc, ReduceKind::Prod, current, update,
+                         isUnsigned);
+  case ScatterKind::Max:
+    return reduceCombine(b, loc, ReduceKind::Max, current, update, isUnsigned);
+  case ScatterKind::Min:
+    return reduceCombine(b, loc, ReduceKind::Min, current, update, isUnsigned);
+  default:
+    return update;
+  }
+}
 
 struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -1342,77 +1364,85 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
     ScatterKind kind = op.getKind();
     SmallVector<Value> updateDims = getDims(rewriter, loc, updates);
     SmallVector<Value> operandDims = getDims(rewriter, loc, operand);
-    SmallVector<Value> lbs(updateDims.size(), cIndex(rewriter, loc, 0));
-    SmallVector<Value> steps(updateDims.size(), cIndex(rewriter, loc, 1));
+    SmallVector<Value> batchUbs, windowUbs;
+    for (auto [i, size] : llvm::enumerate(updateDims))
+      (llvm::is_contained(windowDims, (int64_t)i) ? windowUbs : batchUbs)
+          .push_back(size);
+    auto zeros = [&](size_t n) {
+      return SmallVector<Value>(n, cIndex(rewriter, loc, 0));
+    };
+    auto ones = [&](size_t n) {
+      return SmallVector<Value>(n, cIndex(rewriter, loc, 1));
+    };
     scf::LoopNest nest = scf::buildLoopNest(
-        rewriter, loc, lbs, updateDims, steps, ValueRange{operand},
-        [&](OpBuilder &b, Location l, ValueRange ivs,
+        rewriter, loc, zeros(batchUbs.size()), batchUbs, ones(batchUbs.size()),
+        ValueRange{operand},
+        [&](OpBuilder &b, Location l, ValueRange batchIvs,
             ValueRange iterArgs) -> scf::ValueVector {
           Value acc = iterArgs[0];
-          SmallVector<Value> batchIdx, windowIdx;
-          for (auto [i, iv] : llvm::enumerate(ivs)) {
-            if (llvm::is_contained(windowDims, (int64_t)i))
-              windowIdx.push_back(iv);
-            else
-              batchIdx.push_back(iv);
-          }
           Value zero = cIndex(b, l, 0);
-          SmallVector<Value> fullStart(operandRank, zero);
+          SmallVector<Value> start(operandRank, zero);
           for (auto [k, d] : llvm::enumerate(toOperand)) {
             SmallVector<Value> idx;
             unsigned next = 0;
             for (int64_t j = 0; j < indicesRank; ++j)
-              idx.push_back(j == ivd ? cIndex(b, l, k) : batchIdx[next++]);
+              idx.push_back(j == ivd ? cIndex(b, l, k) : batchIvs[next++]);
             Value s = tensor::ExtractOp::create(b, l, indices, idx);
-            fullStart[d] = arith::IndexCastOp::create(b, l, b.getIndexType(), s);
+            start[d] = arith::IndexCastOp::create(b, l, b.getIndexType(), s);
           }
-          SmallVector<Value> operandIdx;
-          unsigned nextWindow = 0;
+          // The whole window in bounds: start >= 0, start + size <= dim.
           Value inBounds = arith::ConstantIntOp::create(b, l, 1, 1);
+          unsigned nextWindow = 0;
           for (int64_t d = 0; d < operandRank; ++d) {
-            Value idx = fullStart[d];
-            if (!llvm::is_contained(inserted, d))
-              idx = arith::AddIOp::create(b, l, idx, windowIdx[nextWindow++]);
-            operandIdx.push_back(idx);
+            Value size = llvm::is_contained(inserted, d)
+                             ? cIndex(b, l, 1)
+                             : windowUbs[nextWindow++];
+            Value end = arith::AddIOp::create(b, l, start[d], size);
             Value ge = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                             idx, zero);
-            Value lt = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
-                                             idx, operandDims[d]);
+                                             start[d], zero);
+            Value le = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle,
+                                             end, operandDims[d]);
             inBounds = arith::AndIOp::create(
-                b, l, inBounds, arith::AndIOp::create(b, l, ge, lt));
+                b, l, inBounds, arith::AndIOp::create(b, l, ge, le));
           }
-          Value update = tensor::ExtractOp::create(b, l, updates, ivs);
           auto ifOp = scf::IfOp::create(
               b, l, inBounds,
               [&](OpBuilder &tb, Location tl) {
-                Value v = update;
-                if (kind != ScatterKind::Replace) {
-                  Value cur = tensor::ExtractOp::create(tb, tl, acc, operandIdx);
-                  bool isFloat = isa<FloatType>(cur.getType());
-                  switch (kind) {
-                  case ScatterKind::Add:
-                    v = reduceCombine(tb, tl, ReduceKind::Sum, cur, update,
-                                      isUnsigned);
-                    break;
-                  case ScatterKind::Mul:
-                    v = reduceCombine(tb, tl, ReduceKind::Prod, cur, update,
-                                      isUnsigned);
-                    break;
-                  case ScatterKind::Max:
-                    v = reduceCombine(tb, tl, ReduceKind::Max, cur, update,
-                                      isUnsigned);
-                    break;
-                  case ScatterKind::Min:
-                    v = reduceCombine(tb, tl, ReduceKind::Min, cur, update,
-                                      isUnsigned);
-                    break;
-                  default:
-                    break;
-                  }
-                  (void)isFloat;
-                }
-                Value next = tensor::InsertOp::create(tb, tl, v, acc, operandIdx);
-                scf::YieldOp::create(tb, tl, next);
+                scf::LoopNest window = scf::buildLoopNest(
+                    tb, tl, zeros(windowUbs.size()), windowUbs,
+                    ones(windowUbs.size()), ValueRange{acc},
+                    [&](OpBuilder &wb, Location wl, ValueRange windowIvs,
+                        ValueRange windowArgs) -> scf::ValueVector {
+                      Value target = windowArgs[0];
+                      SmallVector<Value> updateIdx;
+                      unsigned nextBatch = 0, nextWin = 0;
+                      for (int64_t i = 0; i < (int64_t)updateDims.size(); ++i)
+                        updateIdx.push_back(llvm::is_contained(windowDims, i)
+                                                ? windowIvs[nextWin++]
+                                                : batchIvs[nextBatch++]);
+                      SmallVector<Value> operandIdx;
+                      unsigned nextOffset = 0;
+                      for (int64_t d = 0; d < operandRank; ++d)
+                        operandIdx.push_back(
+                            llvm::is_contained(inserted, d)
+                                ? start[d]
+                                : arith::AddIOp::create(
+                                      wb, wl, start[d],
+                                      windowIvs[nextOffset++]));
+                      Value v =
+                          tensor::ExtractOp::create(wb, wl, updates, updateIdx);
+                      if (kind != ScatterKind::Replace) {
+                        Value cur = tensor::ExtractOp::create(wb, wl, target,
+                                                              operandIdx);
+                        v = scatterCombine(wb, wl, kind, cur, v, isUnsigned);
+                      }
+                      return {tensor::InsertOp::create(wb, wl, v, target,
+                                                       operandIdx)};
+                    });
+                scf::YieldOp::create(tb, tl,
+                                     window.results.empty()
+                                         ? ValueRange{acc}
+                                         : ValueRange{window.results[0]});
               },
               [&](OpBuilder &eb, Location el) {
                 scf::YieldOp::create(eb, el, acc);

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import disc
-from conftest import (FLOAT_DTYPES, INT_DTYPES, compile_once, dtype_id, rand,
+from conftest import (FLOAT_DTYPES, INT_DTYPES, compilations, compile_once, dtype_id, rand,
                       run_shapes, tensor_type)
 
 REDUCE_SHAPES = [(1, 1, 1), (3, 5, 7), (4, 33, 130)]
@@ -230,3 +230,135 @@ func.func @main(%x: {t}, %coords: tensor<?x?x2xi64>, %u: {t}) -> {t} {{
         return x.scatter_reduce(0, coords[..., 0], u, reduce=reduce)
 
     run_shapes(exe, make, reference, [0, 1, 2], rtol=1e-5, atol=1e-5)
+
+
+def test_window_partly_out_of_bounds_is_skipped_whole():
+    """An update window that does not fit the operand from its start is
+    skipped whole (StableHLO), not written in part: updates [k, 5] into rows
+    of 3 columns leave the operand as it is, at every shape."""
+    t = "tensor<?x?xf32>"
+    exe = compile_once(SCATTER_INDEX_ADD.format(t=t, kind="add"))
+    cases = iter([(4, 1), (6, 3), (9, 12)])
+
+    def make(_):
+        n, k = next(cases)
+        return rand((n, 3), torch.float32), torch.randint(0, n, (k, 1)), rand((k, 5), torch.float32)
+
+    run_shapes(exe, make, lambda x, i, u: x.clone(), [0, 1, 2])
+
+
+# PyTorch Geometric's message aggregation: a row index expanded over the
+# feature dims (`idx.view(-1, 1).expand_as(src)`). disc-scatter-window-indices
+# turns the per-element coordinates into one row index per message.
+
+def _compiled_with_dump(fn, tmp_path):
+    import functools
+    return torch.compile(fn, backend=functools.partial(disc.backend, dump_dir=str(tmp_path)),
+                         dynamic=True)
+
+
+def _scatters_after_window_pass(tmp_path):
+    """The disc.scatter lines of every partition after the pass."""
+    files = sorted(tmp_path.rglob("*-disc-scatter-window-indices.mlir"))
+    assert files, f"no dump of disc-scatter-window-indices under {tmp_path}"
+    return [line for f in files for line in f.read_text().splitlines() if "disc.scatter" in line]
+
+
+def _run_graph_shapes(fn, compiled, inputs_per_shape, **tol):
+    before = compilations()
+    for args in inputs_per_shape:
+        torch.testing.assert_close(compiled(*args), fn(*args), equal_nan=True, **tol)
+    assert compilations() - before == 1, "one compilation for every shape"
+
+
+NODES = 40
+
+
+@pytest.mark.parametrize("reduce,include_self", [
+    ("sum", True), ("amax", False), ("amin", False), ("amax", True), ("mean", False),
+    ("prod", False)])
+def test_message_aggregation_scatters_rows(reduce, include_self, tmp_path):
+    """scatter_reduce over edges into NODES rows (some never hit, so
+    include_self=False keeps their base value): correct at 3 edge counts and
+    feature widths, one compilation, and every scatter addresses rows (a
+    window of features), with no per-element coordinate tensor."""
+    def fn(src, idx):
+        base = torch.arange(NODES * src.shape[1], dtype=src.dtype).view(NODES, -1) * 0.01
+        index = idx.view(-1, 1).expand_as(src)
+        return base.scatter_reduce(0, index, src, reduce=reduce, include_self=include_self)
+
+    compiled = _compiled_with_dump(fn, tmp_path)
+    inputs = [(rand((e, f), torch.float32), torch.randint(0, NODES // 2, (e,)))
+              for e, f in [(7, 3), (33, 16), (120, 9)]]
+    _run_graph_shapes(fn, compiled, inputs, rtol=1e-5, atol=1e-5)
+    scatters = _scatters_after_window_pass(tmp_path)
+    assert scatters and all("update_window_dims = [1]" in s and "tensor<?x1xi64>" in s
+                            for s in scatters), scatters
+
+
+def test_amax_without_self_propagates_nan_and_keeps_inf():
+    """include_self=False amax/amin (stored once, then reduced): NaN in a
+    message reaches its row, -inf messages give -inf, as in eager."""
+    def fn(src, idx):
+        index = idx.view(-1, 1).expand_as(src)
+        zeros = torch.zeros(5, src.shape[1])
+        return (zeros.scatter_reduce(0, index, src, "amax", include_self=False),
+                zeros.scatter_reduce(0, index, src, "amin", include_self=False))
+
+    compiled = torch.compile(fn, backend="disc", dynamic=True)
+
+    def make(e, f):
+        src = rand((e, f), torch.float32)
+        src[0, 0] = float("nan")
+        src[1, :] = float("-inf")
+        return src, torch.tensor([0, 3] + [1] * (e - 2))
+
+    before = compilations()
+    for e, f in [(3, 2), (6, 5), (11, 7)]:
+        args = make(e, f)
+        for got, want in zip(compiled(*args), fn(*args)):
+            torch.testing.assert_close(got, want, equal_nan=True)
+    assert compilations() - before == 1
+
+
+def test_attention_heads_aggregation_rank3(tmp_path):
+    """GAT: messages [E, heads, channels] scattered by `idx.view(-1, 1, 1)`:
+    heads and channels both become window dims."""
+    def fn(src, idx):
+        index = idx.view(-1, 1, 1).expand_as(src)
+        return torch.zeros(NODES, src.shape[1], src.shape[2]).scatter_add_(0, index, src)
+
+    compiled = _compiled_with_dump(fn, tmp_path)
+    inputs = [(rand((e, h, c), torch.float32), torch.randint(0, NODES, (e,)))
+              for e, h, c in [(5, 2, 3), (40, 4, 8), (111, 3, 16)]]
+    _run_graph_shapes(fn, compiled, inputs, rtol=1e-5, atol=1e-5)
+    scatters = _scatters_after_window_pass(tmp_path)
+    assert scatters and all("update_window_dims = [1, 2]" in s for s in scatters), scatters
+
+
+def test_scatter_along_dim1_with_column_index(tmp_path):
+    """torch.scatter_add along dim 1 with a column index shared by every row
+    (`idx.view(1, -1).expand(rows, -1)`): the rows become the window."""
+    def fn(x, src, idx):
+        return x.scatter_add(1, idx.view(1, -1).expand(src.shape[0], -1), src)
+
+    compiled = _compiled_with_dump(fn, tmp_path)
+    inputs = [(rand((r, 12), torch.float32), rand((r, k), torch.float32), torch.randint(0, 12, (k,)))
+              for r, k in [(2, 3), (7, 10), (30, 25)]]
+    _run_graph_shapes(fn, compiled, inputs, rtol=1e-5, atol=1e-5)
+    scatters = _scatters_after_window_pass(tmp_path)
+    assert scatters and all("update_window_dims = [0]" in s for s in scatters), scatters
+
+
+def test_general_index_keeps_element_coordinates(tmp_path):
+    """An index that varies along every dim cannot address rows: the
+    scatter keeps one coordinate vector per element and stays correct."""
+    def fn(x, src, idx):
+        return x.scatter_add(0, idx, src)
+
+    compiled = _compiled_with_dump(fn, tmp_path)
+    inputs = [(rand((9, f), torch.float32), rand((k, f), torch.float32), torch.randint(0, 9, (k, f)))
+              for k, f in [(2, 3), (5, 8), (13, 4)]]
+    _run_graph_shapes(fn, compiled, inputs, rtol=1e-5, atol=1e-5)
+    scatters = _scatters_after_window_pass(tmp_path)
+    assert scatters and all("update_window_dims = []" in s for s in scatters), scatters

@@ -148,14 +148,30 @@ func.func @embedding(%table: tensor<?x?xf32>, %ids: tensor<?xi64>, %sizes: tenso
 
 // -----
 
-// Scatter is a sequential loop nest over the updates, skipping out-of-bound
-// indices.
+// Scatter is a sequential loop nest over the update batch dims; the start
+// of each window is read once and the whole window checked (start >= 0,
+// start + window size <= dim: an out-of-bounds window is skipped whole),
+// then a loop over the window dims combines it without further checks.
 // CHECK-LABEL: func @scatter_add
-// CHECK: scf.for
-// CHECK:   scf.for
-// CHECK:     scf.if
-// CHECK:       arith.addf
-// CHECK:       tensor.insert
+// CHECK-SAME: (%[[A:.*]]: tensor<?x?xf32>, %[[I:.*]]: tensor<?x1xi64>, %[[U:.*]]: tensor<?x?xf32>)
+// CHECK: %[[ROWS:.*]] = tensor.dim %[[A]], %c0
+// CHECK: %[[COLS:.*]] = tensor.dim %[[A]], %c1
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[A]])
+// CHECK:   %[[IDX:.*]] = tensor.extract %[[I]][%[[N]], %{{.*}}] : tensor<?x1xi64>
+// CHECK:   %[[ROW:.*]] = arith.index_cast %[[IDX]] : i64 to index
+// CHECK:   arith.cmpi sge, %[[ROW]]
+// CHECK:   arith.cmpi sle, %{{.*}}, %[[ROWS]]
+// CHECK:   arith.cmpi sle, %{{.*}}, %[[COLS]]
+// CHECK:   scf.if
+// CHECK-NEXT: arith.constant 1
+// CHECK-NEXT: arith.constant 0
+// CHECK-NEXT: scf.for %[[W:.*]] = {{.*}} iter_args(%[[WACC:.*]] = %[[ACC]])
+// CHECK-NOT:  arith.cmpi
+// CHECK:        tensor.extract %[[U]][%[[N]], %[[W]]]
+// CHECK:        arith.addf
+// CHECK:        tensor.insert %{{.*}} into %[[WACC]][%[[ROW]], %{{.*}}]
+// CHECK:   } else {
+// CHECK:     scf.yield %[[ACC]]
 func.func @scatter_add(%a: tensor<?x?xf32>, %i: tensor<?x1xi64>, %u: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %0 = disc.scatter %a[%i], %u, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?x1xi64>, tensor<?x?xf32>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>

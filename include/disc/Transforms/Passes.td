@@ -345,6 +345,42 @@ def DiscTransposeAfterCollapse
                            "mlir::arith::ArithDialect"];
 }
 
+def DiscScatterWindowIndices
+    : Pass<"disc-scatter-window-indices", "mlir::func::FuncOp"> {
+  let summary = "Scatter windows along dims whose index component is an iota";
+  let description = [{
+    `torch.scatter_add(x, dim, index, src)` (and scatter, scatter_reduce)
+    address one element per update: the front end builds, for every
+    element of `index`, a full coordinate vector, `index`'s value at `dim`
+    and an iota for each other dim, concatenated into an int64 tensor of
+    `index.numel() * rank` elements. Graph code (PyTorch Geometric's
+    message passing) scatters rows with an `index` expanded from a vector
+    (`idx.view(-1, 1).expand_as(src)`), so that tensor is written and read
+    on every call although only `idx` carries information.
+
+    When the index vector names every operand dim once and a batch dim's
+    component is an iota along that dim while every other component is
+    constant along it (a splat, an iota along another dim, a broadcast
+    that expands or adds the dim, elementwise ops of those), the dim
+    becomes an update window dim (StableHLO: the window starts at 0 along
+    its operand dim). The remaining components are sliced at position 0
+    of the window dims and form a smaller index tensor:
+    `scatter(x[1000x256], concat(bcast(idx), iota_1)[Nx256x2], src[Nx256])`
+    becomes `scatter(x, idx[Nx1], src, update_window_dims = [1],
+    inserted_window_dims = [0])`. Updates, result and the combination
+    order are unchanged.
+
+    Not rewritten: scatters that already have window dims, indices not
+    built by a concatenate of reshaped components along the index vector
+    dim, components whose sizes the shape analysis cannot prove equal to
+    the batch shape, dims with two iota components or a component that
+    varies along them, windows whose operand dims would come out of order,
+    and scatters whose every component is an iota (no index left).
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def DiscFreeAfterLastUse
     : Pass<"disc-free-after-last-use", "mlir::func::FuncOp"> {
   let summary = "Free each runtime buffer right after its last use";

@@ -1362,6 +1362,12 @@ def _scatter_reduce(ctx, x, dim, index, src, reduce, include_self=True):
     kind = _SCATTER_REDUCE_KINDS[reduce]
     if include_self and reduce != "mean":
         return _scatter_full(ctx, x, dim, index, src, kind)
+    if reduce in ("amax", "amin"):
+        # max/min are idempotent: store one of its values at every position
+        # an index hits, then reduce all of them there; the rest keep x.
+        # (No identity-filled copy and no per-position count.)
+        first = _scatter_full(ctx, x, dim, index, src, "replace")
+        return _scatter_full(ctx, first, dim, index, src, kind)
     dtype = ctx.out_dtype
     shape = x.shape
     xv = ctx.b.convert(x, dtype)
