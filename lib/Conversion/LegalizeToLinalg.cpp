@@ -1230,9 +1230,120 @@ struct ReduceToLinalg : public OpConversionPattern<ReduceOp> {
 // Gather
 //===----------------------------------------------------------------------===//
 
+/// Where one element of a gather's index vector is computed, when the
+/// start indices are a concatenate along the index vector dim of components
+/// each reshaped to [batch..., 1] (aten.index's broadcast coordinates,
+/// torch.gather's iotas): the component is read in place of the
+/// concatenated tensor, and for a broadcast component its operand, so the
+/// [batch..., k] coordinate tensor is never built. (Bilinear upsampling
+/// indexes [C, 2H, 2W] with two small vectors; the coordinates would be
+/// 2H x 2W x 2 int64, read again for every channel.)
+struct IndexComponent {
+  Value source;
+  /// Per source dim: the batch dim that indexes it, or -1 (always 0: a
+  /// broadcast's expanded unit dim).
+  SmallVector<int64_t> batchDimOf;
+  /// Per source dim: an i1 "expanded at run time" flag, or null.
+  SmallVector<Value> expandedAtRunTime;
+};
+
+/// True when `groups` (a reshape's proven dim groups) say the reshape only
+/// appends a unit dim: [d0, ..., dn-1] -> [d0, ..., dn-1, 1].
+static bool appendsUnitDim(ArrayRef<ReassociationIndices> groups,
+                           int64_t operandRank) {
+  if (operandRank == 0 || (int64_t)groups.size() != operandRank)
+    return false;
+  for (int64_t i = 0; i < operandRank - 1; ++i)
+    if (groups[i] != ReassociationIndices{i})
+      return false;
+  return groups.back() == ReassociationIndices{operandRank - 1, operandRank};
+}
+
+static std::optional<IndexComponent>
+findIndexComponent(ConversionPatternRewriter &rewriter, Location loc,
+                   Value indices, int64_t indexVectorDim, int64_t position,
+                   const ReshapeGroups &groups) {
+  auto indicesType = cast<RankedTensorType>(indices.getType());
+  if (indexVectorDim != indicesType.getRank() - 1)
+    return std::nullopt;
+  auto concat = indices.getDefiningOp<ConcatenateOp>();
+  if (!concat || (int64_t)concat.getDimension() != indexVectorDim)
+    return std::nullopt;
+  Value input;
+  int64_t offset = 0;
+  for (Value candidate : concat.getInputs()) {
+    int64_t size =
+        cast<RankedTensorType>(candidate.getType()).getDimSize(indexVectorDim);
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    if (position < offset + size) {
+      if (size != 1)
+        return std::nullopt;
+      input = candidate;
+      break;
+    }
+    offset += size;
+  }
+  Operation *reshape = input ? input.getDefiningOp() : nullptr;
+  if (!isa_and_present<ReshapeOp, DynamicReshapeOp>(reshape))
+    return std::nullopt;
+  auto proven = groups.find(reshape);
+  Value component = reshape->getOperand(0);
+  if (proven == groups.end() ||
+      !appendsUnitDim(proven->second,
+                      cast<RankedTensorType>(component.getType()).getRank()))
+    return std::nullopt;
+  IndexComponent result;
+  auto remapped = [&](Value v) {
+    FailureOr<Value> mapped = rewriter.getRemappedValue(v);
+    return succeeded(mapped) && *mapped ? *mapped : v;
+  };
+  Value source = component;
+  ArrayRef<int64_t> dims;
+  SmallVector<int64_t> nonexpanding;
+  if (auto b = component.getDefiningOp<BroadcastInDimOp>()) {
+    source = b.getOperand();
+    dims = b.getBroadcastDimensions();
+  } else if (auto b = component.getDefiningOp<DynamicBroadcastInDimOp>()) {
+    source = b.getOperand();
+    dims = b.getBroadcastDimensions();
+    if (auto known = b.getKnownNonexpandingDimensions())
+      nonexpanding.assign(known->begin(), known->end());
+  }
+  result.source = remapped(source);
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto componentType = cast<RankedTensorType>(component.getType());
+  for (int64_t i = 0; i < sourceType.getRank(); ++i) {
+    if (source == component) {
+      result.batchDimOf.push_back(i);
+      result.expandedAtRunTime.push_back(nullptr);
+      continue;
+    }
+    int64_t d = dims[i];
+    int64_t in = sourceType.getDimSize(i), out = componentType.getDimSize(d);
+    if (in == 1) {
+      result.batchDimOf.push_back(-1);
+      result.expandedAtRunTime.push_back(nullptr);
+      continue;
+    }
+    result.batchDimOf.push_back(d);
+    // The broadcast's own lowering checks that a dim is 1 or the result's.
+    if (!ShapedType::isDynamic(in) ||
+        llvm::is_contained(nonexpanding, (int64_t)i)) {
+      result.expandedAtRunTime.push_back(nullptr);
+      continue;
+    }
+    Value size = tensor::DimOp::create(rewriter, loc, result.source, i);
+    result.expandedAtRunTime.push_back(arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, size, cIndex(rewriter, loc, 1)));
+  }
+  return result;
+}
+
 template <typename OpTy>
 struct GatherToLinalg : public OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+  GatherToLinalg(MLIRContext *ctx, const ReshapeGroups &groups)
+      : OpConversionPattern<OpTy>(ctx), groups(groups) {}
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -1266,6 +1377,10 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
     SmallVector<int64_t> offsetDims(op.getOffsetDims());
     SmallVector<int64_t> collapsed(op.getCollapsedSliceDims());
     SmallVector<int64_t> startIndexMap(op.getStartIndexMap());
+    SmallVector<std::optional<IndexComponent>> components;
+    for (int64_t k = 0; k < (int64_t)startIndexMap.size(); ++k)
+      components.push_back(findIndexComponent(
+          rewriter, loc, op.getStartIndices(), ivd, k, groups));
     Value init = emptyTensor(rewriter, loc, outType, *outDims);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
@@ -1284,11 +1399,24 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
           Value zero = cIndex(b, l, 0);
           SmallVector<Value> fullStart(operandRank, zero);
           for (auto [k, d] : llvm::enumerate(startIndexMap)) {
-            SmallVector<Value> idx;
-            unsigned next = 0;
-            for (int64_t j = 0; j < indicesRank; ++j)
-              idx.push_back(j == ivd ? cIndex(b, l, k) : batchIdx[next++]);
-            Value s = tensor::ExtractOp::create(b, l, indices, idx);
+            Value s;
+            if (const std::optional<IndexComponent> &c = components[k]) {
+              SmallVector<Value> idx;
+              for (auto [dim, flag] :
+                   llvm::zip(c->batchDimOf, c->expandedAtRunTime)) {
+                Value i = dim < 0 ? zero : batchIdx[dim];
+                if (flag)
+                  i = arith::SelectOp::create(b, l, flag, zero, i);
+                idx.push_back(i);
+              }
+              s = tensor::ExtractOp::create(b, l, c->source, idx);
+            } else {
+              SmallVector<Value> idx;
+              unsigned next = 0;
+              for (int64_t j = 0; j < indicesRank; ++j)
+                idx.push_back(j == ivd ? cIndex(b, l, k) : batchIdx[next++]);
+              s = tensor::ExtractOp::create(b, l, indices, idx);
+            }
             s = arith::IndexCastOp::create(b, l, b.getIndexType(), s);
             s = arith::MaxSIOp::create(b, l, s, zero);
             s = arith::MinSIOp::create(b, l, s, maxStart[d]);
@@ -1312,6 +1440,9 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+private:
+  const ReshapeGroups &groups;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1552,9 +1683,8 @@ struct LegalizeToLinalgPass
                  BroadcastToLinalg<DynamicBroadcastInDimOp>,
                  TransposeToLinalg, ReverseToLinalg, SliceToTensor, RealDynamicSliceToTensor,
                  ConcatenateToTensor, PadToTensor<PadOp>,
-                 PadToTensor<DynamicPadOp>, ReduceToLinalg,
-                 GatherToLinalg<GatherOp>, GatherToLinalg<DynamicGatherOp>,
-                 ScatterToLoops, ScanToLoops>(ctx);
+                 PadToTensor<DynamicPadOp>, ReduceToLinalg, ScatterToLoops,
+                 ScanToLoops>(ctx);
     // Reshape dim groups come from the shape analysis of the unconverted
     // functions.
     ReshapeGroups reshapeGroups;
@@ -1572,7 +1702,8 @@ struct LegalizeToLinalgPass
         }
       });
     });
-    patterns.add<ReshapeToTensor<ReshapeOp>, ReshapeToTensor<DynamicReshapeOp>>(
+    patterns.add<ReshapeToTensor<ReshapeOp>, ReshapeToTensor<DynamicReshapeOp>,
+                 GatherToLinalg<GatherOp>, GatherToLinalg<DynamicGatherOp>>(
         ctx, reshapeGroups);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

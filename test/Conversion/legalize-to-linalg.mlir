@@ -148,6 +148,43 @@ func.func @embedding(%table: tensor<?x?xf32>, %ids: tensor<?xi64>, %sizes: tenso
 
 // -----
 
+// aten.index with broadcast index vectors (bilinear upsampling's rows [H, 1]
+// and columns [W]): the gather reads each coordinate from the small vector
+// it is broadcast from, never from the [H, W, 2] concatenated coordinates.
+// CHECK-LABEL: func @index_broadcast_components
+// CHECK-SAME: (%[[X:.*]]: tensor<3x5x7xf32>, %[[ROWS:.*]]: tensor<4x1xi64>, %[[COLS:.*]]: tensor<6xi64>)
+// CHECK: linalg.generic
+// CHECK:   %[[I:.*]] = linalg.index 1
+// CHECK:   %[[J:.*]] = linalg.index 2
+// CHECK:   tensor.extract %[[ROWS]][%[[I]], %c0{{.*}}] : tensor<4x1xi64>
+// CHECK:   tensor.extract %[[COLS]][%[[J]]] : tensor<6xi64>
+// CHECK:   tensor.extract %[[X]]
+// CHECK-NOT: tensor<4x6x2xi64>
+// CHECK: return
+func.func @index_broadcast_components(%x: tensor<3x5x7xf32>, %rows: tensor<4x1xi64>, %cols: tensor<6xi64>) -> tensor<3x4x6xf32> {
+  %r = disc.broadcast_in_dim %rows, dims = [0, 1] : (tensor<4x1xi64>) -> tensor<4x6xi64>
+  %c = disc.broadcast_in_dim %cols, dims = [1] : (tensor<6xi64>) -> tensor<4x6xi64>
+  %r1 = disc.reshape %r : (tensor<4x6xi64>) -> tensor<4x6x1xi64>
+  %c1 = disc.reshape %c : (tensor<4x6xi64>) -> tensor<4x6x1xi64>
+  %coords = disc.concatenate %r1, %c1 dim = 2 : (tensor<4x6x1xi64>, tensor<4x6x1xi64>) -> tensor<4x6x2xi64>
+  %0 = disc.gather %x[%coords] slice_sizes = [3, 1, 1], offset_dims = [0], collapsed_slice_dims = [1, 2], start_index_map = [1, 2], index_vector_dim = 2 : (tensor<3x5x7xf32>, tensor<4x6x2xi64>) -> tensor<3x4x6xf32>
+  return %0 : tensor<3x4x6xf32>
+}
+
+// -----
+
+// Must NOT look through: coordinates that are not a concatenate of
+// reshaped components (here an argument) are read from the tensor itself.
+// CHECK-LABEL: func @index_opaque_coordinates
+// CHECK: tensor.extract %arg1[%{{.*}}, %{{.*}}, %c0{{.*}}] : tensor<4x6x2xi64>
+// CHECK: tensor.extract %arg1[%{{.*}}, %{{.*}}, %c1{{.*}}] : tensor<4x6x2xi64>
+func.func @index_opaque_coordinates(%x: tensor<3x5x7xf32>, %coords: tensor<4x6x2xi64>) -> tensor<3x4x6xf32> {
+  %0 = disc.gather %x[%coords] slice_sizes = [3, 1, 1], offset_dims = [0], collapsed_slice_dims = [1, 2], start_index_map = [1, 2], index_vector_dim = 2 : (tensor<3x5x7xf32>, tensor<4x6x2xi64>) -> tensor<3x4x6xf32>
+  return %0 : tensor<3x4x6xf32>
+}
+
+// -----
+
 // Scatter is a sequential loop nest over the update batch dims; the start
 // of each window is read once and the whole window checked (start >= 0,
 // start + window size <= dim: an out-of-bounds window is skipped whole),
