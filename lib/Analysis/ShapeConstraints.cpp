@@ -321,3 +321,37 @@ void ShapeConstraints::visit(Operation *op) {
       })
       .Default([](Operation *) {});
 }
+
+bool ShapeConstraints::sameSize(Value a, int64_t dimA, Value b, int64_t dimB) {
+  int64_t sizeA = cast<RankedTensorType>(a.getType()).getDimSize(dimA);
+  int64_t sizeB = cast<RankedTensorType>(b.getType()).getDimSize(dimB);
+  if (!ShapedType::isDynamic(sizeA) || !ShapedType::isDynamic(sizeB))
+    return sizeA == sizeB;
+  return areEqual(a, dimA, b, dimB);
+}
+
+std::optional<SmallVector<Value>>
+ShapeConstraints::coordinateComponents(Value indices, int64_t indexVectorDim) {
+  auto indicesType = cast<RankedTensorType>(indices.getType());
+  if (indexVectorDim != indicesType.getRank() - 1 || indexVectorDim == 0)
+    return std::nullopt;
+  auto concat = indices.getDefiningOp<ConcatenateOp>();
+  if (!concat || (int64_t)concat.getDimension() != indexVectorDim)
+    return std::nullopt;
+  SmallVector<Value> components;
+  for (Value input : concat.getInputs()) {
+    if (cast<RankedTensorType>(input.getType()).getDimSize(indexVectorDim) != 1)
+      return std::nullopt;
+    Operation *reshape = input.getDefiningOp();
+    if (!isa_and_present<ReshapeOp, DynamicReshapeOp>(reshape))
+      return std::nullopt;
+    Value component = reshape->getOperand(0);
+    if (cast<RankedTensorType>(component.getType()).getRank() != indexVectorDim)
+      return std::nullopt;
+    for (int64_t i = 0; i < indexVectorDim; ++i)
+      if (!sameSize(component, i, input, i))
+        return std::nullopt;
+    components.push_back(component);
+  }
+  return components;
+}

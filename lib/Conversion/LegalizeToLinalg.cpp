@@ -1247,57 +1247,15 @@ struct IndexComponent {
   SmallVector<Value> expandedAtRunTime;
 };
 
-/// True when `groups` (a reshape's proven dim groups) say the reshape only
-/// appends a unit dim: [d0, ..., dn-1] -> [d0, ..., dn-1, 1].
-static bool appendsUnitDim(ArrayRef<ReassociationIndices> groups,
-                           int64_t operandRank) {
-  if (operandRank == 0 || (int64_t)groups.size() != operandRank)
-    return false;
-  for (int64_t i = 0; i < operandRank - 1; ++i)
-    if (groups[i] != ReassociationIndices{i})
-      return false;
-  return groups.back() == ReassociationIndices{operandRank - 1, operandRank};
-}
+/// Each gather's coordinate components (ShapeConstraints::
+/// coordinateComponents), found before the conversion starts.
+using GatherComponents = llvm::DenseMap<Operation *, SmallVector<Value>>;
 
-static std::optional<IndexComponent>
-findIndexComponent(ConversionPatternRewriter &rewriter, Location loc,
-                   Value indices, int64_t indexVectorDim, int64_t position,
-                   const ReshapeGroups &groups) {
-  auto indicesType = cast<RankedTensorType>(indices.getType());
-  if (indexVectorDim != indicesType.getRank() - 1)
-    return std::nullopt;
-  auto concat = indices.getDefiningOp<ConcatenateOp>();
-  if (!concat || (int64_t)concat.getDimension() != indexVectorDim)
-    return std::nullopt;
-  Value input;
-  int64_t offset = 0;
-  for (Value candidate : concat.getInputs()) {
-    int64_t size =
-        cast<RankedTensorType>(candidate.getType()).getDimSize(indexVectorDim);
-    if (ShapedType::isDynamic(size))
-      return std::nullopt;
-    if (position < offset + size) {
-      if (size != 1)
-        return std::nullopt;
-      input = candidate;
-      break;
-    }
-    offset += size;
-  }
-  Operation *reshape = input ? input.getDefiningOp() : nullptr;
-  if (!isa_and_present<ReshapeOp, DynamicReshapeOp>(reshape))
-    return std::nullopt;
-  auto proven = groups.find(reshape);
-  Value component = reshape->getOperand(0);
-  if (proven == groups.end() ||
-      !appendsUnitDim(proven->second,
-                      cast<RankedTensorType>(component.getType()).getRank()))
-    return std::nullopt;
+/// How `component` (one coordinate, batch-shaped) is read: from the
+/// operand of the broadcast that builds it, if any, else from itself.
+static IndexComponent readIndexComponent(ConversionPatternRewriter &rewriter,
+                                         Location loc, Value component) {
   IndexComponent result;
-  auto remapped = [&](Value v) {
-    FailureOr<Value> mapped = rewriter.getRemappedValue(v);
-    return succeeded(mapped) && *mapped ? *mapped : v;
-  };
   Value source = component;
   ArrayRef<int64_t> dims;
   SmallVector<int64_t> nonexpanding;
@@ -1310,9 +1268,9 @@ findIndexComponent(ConversionPatternRewriter &rewriter, Location loc,
     if (auto known = b.getKnownNonexpandingDimensions())
       nonexpanding.assign(known->begin(), known->end());
   }
-  result.source = remapped(source);
+  FailureOr<Value> mapped = rewriter.getRemappedValue(source);
+  result.source = succeeded(mapped) && *mapped ? *mapped : source;
   auto sourceType = cast<RankedTensorType>(source.getType());
-  auto componentType = cast<RankedTensorType>(component.getType());
   for (int64_t i = 0; i < sourceType.getRank(); ++i) {
     if (source == component) {
       result.batchDimOf.push_back(i);
@@ -1320,7 +1278,7 @@ findIndexComponent(ConversionPatternRewriter &rewriter, Location loc,
       continue;
     }
     int64_t d = dims[i];
-    int64_t in = sourceType.getDimSize(i), out = componentType.getDimSize(d);
+    int64_t in = sourceType.getDimSize(i);
     if (in == 1) {
       result.batchDimOf.push_back(-1);
       result.expandedAtRunTime.push_back(nullptr);
@@ -1342,8 +1300,8 @@ findIndexComponent(ConversionPatternRewriter &rewriter, Location loc,
 
 template <typename OpTy>
 struct GatherToLinalg : public OpConversionPattern<OpTy> {
-  GatherToLinalg(MLIRContext *ctx, const ReshapeGroups &groups)
-      : OpConversionPattern<OpTy>(ctx), groups(groups) {}
+  GatherToLinalg(MLIRContext *ctx, const GatherComponents &components)
+      : OpConversionPattern<OpTy>(ctx), coordinateComponents(components) {}
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -1377,10 +1335,13 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
     SmallVector<int64_t> offsetDims(op.getOffsetDims());
     SmallVector<int64_t> collapsed(op.getCollapsedSliceDims());
     SmallVector<int64_t> startIndexMap(op.getStartIndexMap());
-    SmallVector<std::optional<IndexComponent>> components;
-    for (int64_t k = 0; k < (int64_t)startIndexMap.size(); ++k)
-      components.push_back(findIndexComponent(
-          rewriter, loc, op.getStartIndices(), ivd, k, groups));
+    SmallVector<std::optional<IndexComponent>> components(
+        startIndexMap.size());
+    auto found = coordinateComponents.find(op.getOperation());
+    if (found != coordinateComponents.end() &&
+        found->second.size() == startIndexMap.size())
+      for (auto [k, component] : llvm::enumerate(found->second))
+        components[k] = readIndexComponent(rewriter, loc, component);
     Value init = emptyTensor(rewriter, loc, outType, *outDims);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
@@ -1442,7 +1403,7 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
   }
 
 private:
-  const ReshapeGroups &groups;
+  const GatherComponents &coordinateComponents;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1688,9 +1649,19 @@ struct LegalizeToLinalgPass
     // Reshape dim groups come from the shape analysis of the unconverted
     // functions.
     ReshapeGroups reshapeGroups;
+    GatherComponents gatherComponents;
     getOperation()->walk([&](func::FuncOp func) {
       ShapeConstraints shapes(func);
       func.walk([&](Operation *op) {
+        auto recordComponents = [&](auto gather) {
+          if (auto components = shapes.coordinateComponents(
+                  gather.getStartIndices(), gather.getIndexVectorDim()))
+            gatherComponents[op] = std::move(*components);
+        };
+        if (auto gather = dyn_cast<GatherOp>(op))
+          return recordComponents(gather);
+        if (auto gather = dyn_cast<DynamicGatherOp>(op))
+          return recordComponents(gather);
         if (!isa<ReshapeOp, DynamicReshapeOp>(op))
           return;
         if (auto groups =
@@ -1702,9 +1673,10 @@ struct LegalizeToLinalgPass
         }
       });
     });
-    patterns.add<ReshapeToTensor<ReshapeOp>, ReshapeToTensor<DynamicReshapeOp>,
-                 GatherToLinalg<GatherOp>, GatherToLinalg<DynamicGatherOp>>(
+    patterns.add<ReshapeToTensor<ReshapeOp>, ReshapeToTensor<DynamicReshapeOp>>(
         ctx, reshapeGroups);
+    patterns.add<GatherToLinalg<GatherOp>, GatherToLinalg<DynamicGatherOp>>(
+        ctx, gatherComponents);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -73,15 +73,6 @@ bool isConstantAlong(Value value, int64_t dim, int depth = 0) {
   return false;
 }
 
-bool sameSize(disc::ShapeConstraints &shapes, Value a, int64_t dimA, Value b,
-              int64_t dimB) {
-  int64_t sizeA = cast<RankedTensorType>(a.getType()).getDimSize(dimA);
-  int64_t sizeB = cast<RankedTensorType>(b.getType()).getDimSize(dimB);
-  if (!ShapedType::isDynamic(sizeA) || !ShapedType::isDynamic(sizeB))
-    return sizeA == sizeB;
-  return shapes.areEqual(a, dimA, b, dimB);
-}
-
 /// The rewrite of one scatter: `components[k]` is index component k as a
 /// tensor of the scatter's batch shape; the batch dims in `windowDims`
 /// (ascending) become update window dims, the components in `kept` stay in
@@ -102,37 +93,22 @@ std::optional<Plan> planFor(disc::ScatterOp scatter,
   int64_t batchRank = indicesType.getRank() - 1;
   if (scatter.getIndexVectorDim() != batchRank)
     return std::nullopt;
-  auto concat = indices.getDefiningOp<disc::ConcatenateOp>();
-  if (!concat || (int64_t)concat.getDimension() != batchRank)
-    return std::nullopt;
   ArrayRef<int64_t> toOperand = scatter.getScatterDimsToOperandDims();
   // The index vector names every operand dim once.
   int64_t operandRank = scatter.getOperand().getType().getRank();
-  if ((int64_t)toOperand.size() != operandRank ||
-      concat.getInputs().size() != toOperand.size())
+  if ((int64_t)toOperand.size() != operandRank)
     return std::nullopt;
   SmallVector<int64_t> named(toOperand);
   llvm::sort(named);
   for (int64_t d = 0; d < operandRank; ++d)
     if (named[d] != d)
       return std::nullopt;
+  auto components = shapes.coordinateComponents(indices, batchRank);
+  if (!components || components->size() != toOperand.size())
+    return std::nullopt;
   Plan plan;
   plan.batchRank = batchRank;
-  // Each component: a batch-shaped value reshaped to [batch..., 1].
-  for (Value input : concat.getInputs()) {
-    if (cast<RankedTensorType>(input.getType()).getDimSize(batchRank) != 1)
-      return std::nullopt;
-    Operation *reshape = input.getDefiningOp();
-    if (!isa_and_present<disc::ReshapeOp, disc::DynamicReshapeOp>(reshape))
-      return std::nullopt;
-    Value component = reshape->getOperand(0);
-    if (cast<RankedTensorType>(component.getType()).getRank() != batchRank)
-      return std::nullopt;
-    for (int64_t i = 0; i < batchRank; ++i)
-      if (!sameSize(shapes, component, i, input, i))
-        return std::nullopt;
-    plan.components.push_back(component);
-  }
+  plan.components = std::move(*components);
   // A batch dim becomes a window dim when exactly one component is an iota
   // along it and every other component is constant along it; the operand
   // dims of the windows must keep the batch dims' order.
@@ -256,50 +232,35 @@ Value indexPiece(OpBuilder &b, Location loc, Value value,
                  ArrayRef<int64_t> windowDims) {
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rank = type.getRank();
-  {
-    SmallVector<int64_t> shape;
-    SmallVector<Value> sizes;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (llvm::is_contained(windowDims, i))
-        continue;
-      shape.push_back(type.getDimSize(i));
-      sizes.push_back(sizeOf(b, loc, value, i));
-    }
-    shape.push_back(1);
-    sizes.push_back(arith::ConstantIndexOp::create(b, loc, 1));
-    if (Value piece = broadcastPiece(b, loc, value, windowDims,
-                                     type.clone(shape), sizes))
-      return piece;
-  }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<int64_t> slicedShape, pieceShape;
+  SmallVector<Value> limits, pieceSizes;
   for (int64_t i = 0; i < rank; ++i) {
-    bool window = llvm::is_contained(windowDims, i);
-    slicedShape.push_back(window ? 1 : type.getDimSize(i));
-    if (!window)
-      pieceShape.push_back(type.getDimSize(i));
+    if (llvm::is_contained(windowDims, i)) {
+      slicedShape.push_back(1);
+      limits.push_back(one);
+      continue;
+    }
+    Value size = sizeOf(b, loc, value, i);
+    slicedShape.push_back(type.getDimSize(i));
+    pieceShape.push_back(type.getDimSize(i));
+    limits.push_back(size);
+    pieceSizes.push_back(size);
   }
   pieceShape.push_back(1);
-  auto slicedType = type.clone(slicedShape);
+  pieceSizes.push_back(one);
   auto pieceType = type.clone(pieceShape);
+  if (Value piece =
+          broadcastPiece(b, loc, value, windowDims, pieceType, pieceSizes))
+    return piece;
+  auto slicedType = type.clone(slicedShape);
   if (type.hasStaticShape()) {
     SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
     Value sliced = disc::SliceOp::create(b, loc, slicedType, value, starts,
                                          slicedShape, steps);
     return disc::ReshapeOp::create(b, loc, pieceType, sliced);
   }
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> limits, pieceSizes;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (llvm::is_contained(windowDims, i)) {
-      limits.push_back(one);
-      continue;
-    }
-    Value size = sizeOf(b, loc, value, i);
-    limits.push_back(size);
-    pieceSizes.push_back(size);
-  }
-  pieceSizes.push_back(one);
   Value starts = tensor::FromElementsOp::create(
       b, loc, SmallVector<Value>(rank, zero));
   Value steps =

@@ -62,6 +62,18 @@ public:
   std::optional<llvm::SmallVector<llvm::SmallVector<int64_t, 2>>>
   reshapeGroups(mlir::Value from, mlir::Value to);
 
+  /// The components of gather/scatter coordinates built the front end's
+  /// way: a concatenate, along the last dim `indexVectorDim`, of values
+  /// each reshaped to [batch..., 1]. One batch-shaped value per element of
+  /// the index vector, when the shapes prove that every reshape only
+  /// appends the unit dim; std::nullopt otherwise.
+  std::optional<llvm::SmallVector<mlir::Value>>
+  coordinateComponents(mlir::Value indices, int64_t indexVectorDim);
+
+  /// Whether dim `dimA` of `a` and `dimB` of `b` have the same size: equal
+  /// static sizes or one class.
+  bool sameSize(mlir::Value a, int64_t dimA, mlir::Value b, int64_t dimB);
+
 private:
   using Key = std::pair<mlir::Value, int64_t>;
   int64_t idOf(mlir::Value value, int64_t dim);
