@@ -95,11 +95,25 @@ __attribute__((always_inline)) inline float expApprox(float x) {
 // (picked once, by CPU feature, in rowKernels()).
 #define DISC_ROW_KERNELS(ATTRIBUTES, NAMESPACE)                                \
   namespace NAMESPACE {                                                        \
+  /* Eight running maxima, so that the compiler emits packed max (a max   */ \
+  /* reduction over one float is not vectorized without fast-math, even   */ \
+  /* under omp simd). NaN scores are skipped here; exp then spreads them. */ \
   ATTRIBUTES float rowMax(const float *s, int64_t n) {                         \
-    float m = -std::numeric_limits<float>::infinity();                         \
-    _Pragma("omp simd reduction(max : m)") for (int64_t i = 0; i < n; ++i)     \
-        m = std::max(m, s[i]);                                                 \
-    return m;                                                                  \
+    constexpr int lanes = 8;                                                   \
+    const float negInf = -std::numeric_limits<float>::infinity();              \
+    float m[lanes];                                                            \
+    for (int l = 0; l < lanes; ++l)                                            \
+      m[l] = negInf;                                                           \
+    int64_t i = 0;                                                             \
+    for (; i + lanes <= n; i += lanes)                                         \
+      for (int l = 0; l < lanes; ++l)                                          \
+        m[l] = s[i + l] > m[l] ? s[i + l] : m[l];                              \
+    float result = negInf;                                                     \
+    for (int l = 0; l < lanes; ++l)                                            \
+      result = m[l] > result ? m[l] : result;                                  \
+    for (; i < n; ++i)                                                         \
+      result = s[i] > result ? s[i] : result;                                  \
+    return result;                                                             \
   }                                                                            \
   /* s[i] = exp(s[i] - shift); returns the sum. */                             \
   ATTRIBUTES float expShiftSum(float *s, int64_t n, float shift) {             \

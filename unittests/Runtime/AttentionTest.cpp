@@ -30,6 +30,8 @@ struct AttentionCase {
   double scale = 0.125;
   /// Mask values: random in [-1, 1], with these (flat) entries set to -inf.
   std::vector<int64_t> maskedEntries;
+  /// Mask entries set to NaN.
+  std::vector<int64_t> nanEntries;
 };
 
 thread_local const AttentionCase *gCase = nullptr;
@@ -82,6 +84,10 @@ OutputTensor checkAttention(Context &context, const AttentionCase &ac,
   RandomBuffer m(DType::F32, std::max<int64_t>(ac.mask.extent(), 1), rng);
   for (int64_t e : ac.maskedEntries) {
     m.values[e] = -std::numeric_limits<float>::infinity();
+    std::memcpy(m.bytes.data() + 4 * e, &m.values[e], 4);
+  }
+  for (int64_t e : ac.nanEntries) {
+    m.values[e] = std::numeric_limits<float>::quiet_NaN();
     std::memcpy(m.bytes.data() + 4 * e, &m.values[e], 4);
   }
   std::vector<TensorView> inputs;
@@ -212,6 +218,22 @@ TEST_F(AttentionTest, FullyMaskedRowIsNan) {
   OutputTensor out = checkAttention(*context, ac);
   EXPECT_TRUE(std::isnan(loadAsFloat(out.data, DType::F32, 0)));
   EXPECT_FALSE(std::isnan(loadAsFloat(out.data, DType::F32, 4)));
+}
+
+TEST_F(AttentionTest, NanScoreGivesNanRow) {
+  // A NaN score makes its row NaN, as in PyTorch, whether it falls in the
+  // row maximum's packed part (key 3 of 21) or in its tail (key 19); the
+  // row without one stays finite.
+  AttentionCase ac = denseCase(1, 1, 3, 21, 4, 4);
+  ac.hasMask = true;
+  ac.mask = contiguousView({1, 1, 3, 21});
+  ac.nanEntries = {3, 21 + 19};
+  OutputTensor out = checkAttention(*context, ac);
+  for (int64_t c = 0; c < 4; ++c) {
+    EXPECT_TRUE(std::isnan(loadAsFloat(out.data, DType::F32, c)));
+    EXPECT_TRUE(std::isnan(loadAsFloat(out.data, DType::F32, 4 + c)));
+    EXPECT_FALSE(std::isnan(loadAsFloat(out.data, DType::F32, 8 + c)));
+  }
 }
 
 TEST_F(AttentionTest, StridedOperands) {
