@@ -134,6 +134,8 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          "disc-outline-loop-kernels,"
          // Each kernel's outer parallel loop runs on the runtime's threads.
          "disc-parallelize-loops,func.func(disc-hoist-static-allocas),"
+         // Buffers no other kernel argument overlaps: noalias for LLVM.
+         "disc-mark-noalias-args,"
          // Memory planning: every buffer goes back to the caching allocator
          // right after its last use, for the next allocation to reuse.
          "func.func(disc-free-after-last-use)" +
@@ -162,6 +164,7 @@ std::string disc::cpuKernelsToLlvmPipeline() {
          // extra bytes would push a power-of-two size into the next bucket.
          "finalize-memref-to-llvm{use-aligned-alloc=1},convert-arith-to-llvm,convert-index-to-llvm,"
          "convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts,"
+         "disc-apply-noalias-args,"
          "disc-ral-lower-parallel-for,"
          "disc-ral-inject-context";
 }

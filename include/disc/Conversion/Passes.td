@@ -130,6 +130,21 @@ def DiscRalLowerParallelFor : Pass<"disc-ral-lower-parallel-for", "mlir::ModuleO
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def DiscApplyNoAliasArgs : Pass<"disc-apply-noalias-args", "mlir::ModuleOp"> {
+  let summary = "Put llvm.noalias on the arguments disc-mark-noalias-args recorded";
+  let description = [{
+    Runs on the LLVM dialect, after convert-func-to-llvm. For each
+    `llvm.func` with `disc.noalias_llvm_args`, sets `llvm.noalias` on the
+    arguments at those positions (the aligned pointers of the memref
+    arguments disc-mark-noalias-args marked) and drops the recording
+    attributes. A function whose argument count is not the recorded
+    `disc.llvm_arg_count`, or whose argument at a recorded position is not
+    a pointer, fails the pass: its signature changed after the marks were
+    made and they can no longer be trusted.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def DiscLowerStridedCopies : Pass<"disc-lower-strided-copies", "mlir::func::FuncOp"> {
   let summary = "Turn memref.copy with a strided side into a linalg.copy loop nest";
   let description = [{

@@ -23,6 +23,16 @@ inline constexpr llvm::StringLiteral kKernelAttr = "disc.kernel";
 /// Unit attribute of a parallel loop body outlined by disc-parallelize-loops:
 /// `(lo, hi, work, captures...)`, run by the runtime's parallel_for.
 inline constexpr llvm::StringLiteral kParallelBodyAttr = "disc.parallel_body";
+/// Unit arg attribute of a kernel or parallel body memref argument whose
+/// buffer overlaps no other argument's that either writes
+/// (disc-mark-noalias-args).
+inline constexpr llvm::StringLiteral kNoAliasAttr = "disc.noalias";
+/// Positions of the marked arguments' aligned pointers once memref
+/// arguments are expanded for LLVM, and the expanded argument count
+/// (disc-mark-noalias-args; applied by disc-apply-noalias-args).
+inline constexpr llvm::StringLiteral kNoAliasLlvmArgsAttr =
+    "disc.noalias_llvm_args";
+inline constexpr llvm::StringLiteral kLlvmArgCountAttr = "disc.llvm_arg_count";
 } // namespace disc
 
 #endif // DISC_TRANSFORMS_PASSES_H

@@ -126,6 +126,34 @@ def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
 }
 
+def DiscMarkNoAliasArgs : Pass<"disc-mark-noalias-args", "mlir::ModuleOp"> {
+  let summary = "Mark kernel buffer arguments that overlap no conflicting argument";
+  let description = [{
+    Puts `disc.noalias` on a memref argument of a kernel (`disc.kernel`)
+    or parallel body (`disc.parallel_body`) when, at every call, its buffer
+    cannot overlap the buffer of any other memref argument of which one of
+    the two is written by the function. Overlap is decided in the caller:
+    MLIR's local alias analysis (distinct allocations, or an allocation
+    and a function argument, never overlap; views are followed to what
+    they view), and inside a kernel, views of two different kernel
+    arguments one of which is marked. A write is any use that is not a
+    read: views and calls are followed, an op of unknown memory effects
+    counts as a write. Two entry arguments, two views of one allocation (a
+    concatenate's slices, an in-place update) or one buffer passed twice
+    stay unmarked.
+
+    LLVM expands a memref argument into several (allocated and aligned
+    pointer, offset, sizes, strides) and drops argument attributes on the
+    way, so the pass also records the marked arguments' aligned-pointer
+    positions (`disc.noalias_llvm_args`) and the expanded argument count
+    (`disc.llvm_arg_count`); disc-apply-noalias-args turns them into
+    `llvm.noalias` after the conversion. With it LLVM hoists loads out of
+    loops that store elsewhere and vectorises gathers without run-time
+    overlap checks.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def DiscFuseElementwise : Pass<"disc-fuse-elementwise"> {
   let summary = "Loop and input fusion: upstream linalg elementwise fusion with a recompute rule";
   let description = [{
