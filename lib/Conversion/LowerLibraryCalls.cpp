@@ -358,7 +358,7 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
     return failure();
   func::FuncOp callee = declareRalFunction(
       op->getParentOfType<ModuleOp>(), "disc_ral_conv" + *entry,
-      resultType.getElementType(), 3, 13, !epilogue.empty());
+      resultType.getElementType(), 3, 16, !epilogue.empty());
   Value outUnranked = memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(resultType.getElementType(), 0), *out);
   SmallVector<Value> args{ctx, operandBuffer(b, loc, op.getLhs()),
@@ -372,6 +372,7 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   pushParams(op.getPaddingLow(), 0);
   pushParams(op.getPaddingHigh(), 0);
   pushParams(op.getRhsDilation(), 1);
+  pushParams(op.getLhsDilation().value_or(ArrayRef<int64_t>()), 1);
   args.push_back(cI64(b, loc, op.getFeatureGroupCount()));
   for (int64_t p : op.getPaddingLow())
     if (p < 0)
@@ -379,6 +380,26 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   for (int64_t p : op.getPaddingHigh())
     if (p < 0)
       return op.emitOpError("negative convolution padding is not supported");
+  if (op.hasLhsDilation()) {
+    // The library runs a deconvolution of the undilated input, whose
+    // padding is rhs_dilation * (k - 1) minus this one (checked again at
+    // run time when the kernel size is dynamic).
+    auto kernelType = op.getRhs().getType();
+    for (auto [s, stride] : llvm::enumerate(op.getWindowStrides())) {
+      if (stride != 1)
+        return op.emitOpError("with lhs_dilation, window_strides must be 1 "
+                              "(a transposed convolution)");
+      int64_t window = kernelType.getDimSize(2 + s);
+      if (ShapedType::isDynamic(window))
+        continue;
+      int64_t span = op.getRhsDilation()[s] * (window - 1);
+      if (op.getPaddingLow()[s] > span || op.getPaddingHigh()[s] > span)
+        return op.emitOpError()
+               << "with lhs_dilation, padding must be at most rhs_dilation * "
+                  "(kernel size - 1) = "
+               << span << " in spatial dim " << s;
+    }
+  }
   if (!epilogue.empty() &&
       failed(appendEpilogueArgs(
           b, loc, op, epilogue, op.getEpilogueOperands(),

@@ -741,6 +741,11 @@ void convolution(ExecutionContext &ectx, DType dtype,
   Operand input = readOperand("input", inputRef, rank, elemSize);
   Operand kernel = readOperand("kernel", kernelRef, rank, elemSize);
   Operand output = readOperand("output", outputRef, rank, elemSize);
+  // Input dilation (lhs_dilation): a transposed convolution, run as
+  // oneDNN's deconvolution of the undilated input with the kernel flipped.
+  bool transposed = false;
+  for (int64_t s = 0; s < numSpatial; ++s)
+    transposed |= params.lhsDilations[s] != 1;
   auto describe = [&]() {
     std::string s = "input is " + shapeString(input.sizes) + ", kernel is " +
                     shapeString(kernel.sizes) + ", output is " +
@@ -754,6 +759,8 @@ void convolution(ExecutionContext &ectx, DType dtype,
     list("padLo", params.padLo);
     list("padHi", params.padHi);
     list("dilations", params.dilations);
+    if (transposed)
+      list("input dilations", params.lhsDilations);
     return s;
   };
 
@@ -774,12 +781,21 @@ void convolution(ExecutionContext &ectx, DType dtype,
                   describe());
   bool emptyReduction = channels == 0;
   for (int64_t s = 0; s < numSpatial; ++s) {
-    if (params.strides[s] < 1 || params.dilations[s] < 1)
+    if (params.strides[s] < 1 || params.dilations[s] < 1 ||
+        params.lhsDilations[s] < 1)
       throw OpError("strides and dilations must be >= 1: " + describe());
     const int64_t in = input.sizes[2 + s], window = kernel.sizes[2 + s];
     const int64_t span =
         window == 0 ? 0 : (window - 1) * params.dilations[s] + 1;
-    const int64_t padded = in + params.padLo[s] + params.padHi[s];
+    if (transposed && window > 0 &&
+        (params.strides[s] != 1 || params.padLo[s] > span - 1 ||
+         params.padHi[s] > span - 1))
+      throw OpError("a convolution with input dilation needs strides 1 and "
+                    "padding at most dilation * (kernel size - 1): " +
+                    describe());
+    const int64_t dilatedIn =
+        in == 0 ? 0 : (in - 1) * params.lhsDilations[s] + 1;
+    const int64_t padded = dilatedIn + params.padLo[s] + params.padHi[s];
     const int64_t expected =
         padded < span ? 0 : (padded - span) / params.strides[s] + 1;
     if (output.sizes[2 + s] != expected)
@@ -803,6 +819,24 @@ void convolution(ExecutionContext &ectx, DType dtype,
 
   prepareInput(input, elemSize);
   prepareInput(kernel, elemSize);
+  if (transposed) {
+    // The deconvolution's weights are the kernel flipped along every
+    // spatial dim: a contiguous copy read backwards.
+    const char *last = static_cast<const char *>(kernel.data);
+    std::vector<int64_t> backwards = kernel.strides;
+    for (int64_t s = 0; s < numSpatial; ++s) {
+      last += (kernel.sizes[2 + s] - 1) * kernel.strides[2 + s] *
+              static_cast<int64_t>(elemSize);
+      backwards[2 + s] = -kernel.strides[2 + s];
+    }
+    std::vector<int64_t> contiguous = contiguousStrides(kernel.sizes);
+    std::vector<char> flipped(numElements(kernel.sizes) * elemSize);
+    stridedCopy(flipped.data(), contiguous.data(), last, backwards.data(),
+                kernel.sizes.data(), rank, elemSize);
+    kernel.copy = std::move(flipped);
+    kernel.data = kernel.copy.data();
+    kernel.strides = contiguous;
+  }
   std::vector<int64_t> outStrides;
   void *outData = nullptr;
   const bool copyOut = prepareOutput(output, outStrides, outData, elemSize);
@@ -828,6 +862,15 @@ void convolution(ExecutionContext &ectx, DType dtype,
     dilations[s] = params.dilations[s] - 1; // oneDNN: 0 means no dilation
     padLo[s] = params.padLo[s];
     padHi[s] = params.padHi[s];
+    if (transposed) {
+      // Convolving the dilated input padded by lo/hi with the kernel is
+      // deconvolving the input (stride = its dilation) with the flipped
+      // kernel, padded by dilation * (k - 1) - lo/hi.
+      const int64_t reach = (kernel.sizes[2 + s] - 1) * params.dilations[s];
+      strides[s] = params.lhsDilations[s];
+      padLo[s] = reach - params.padLo[s];
+      padHi[s] = reach - params.padHi[s];
+    }
   }
 
   Context::LibraryState &state = ectx.context.libraries();
@@ -836,7 +879,7 @@ void convolution(ExecutionContext &ectx, DType dtype,
   const memory::desc srcDesc(input.sizes, dt, input.strides);
   const memory::desc weightsDesc(weightDims, dt, weightStrides);
   const memory::desc dstDesc(output.sizes, dt, output.strides);
-  std::string key = "conv:";
+  std::string key = transposed ? "deconv:" : "conv:";
   key += dtypeName(dtype);
   key += ':';
   appendKey(key, input.sizes);
@@ -853,28 +896,41 @@ void convolution(ExecutionContext &ectx, DType dtype,
   key += std::to_string(threads);
   const ConvBias bias = splitConvBias(epilogue, outChannels, dt);
   std::string implementation;
-  auto makePd = [&](const memory::desc &s, const memory::desc &w,
-                    const memory::desc &d, const dnnl::primitive_attr &attr) {
-    auto desc = bias.present
-                    ? dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference,
-                          dnnl::algorithm::convolution_direct, s, w, bias.desc,
-                          d, strides, dilations, padLo, padHi)
-                    : dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference,
-                          dnnl::algorithm::convolution_direct, s, w, d,
-                          strides, dilations, padLo, padHi);
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, state.engine);
-    implementation = pd.impl_info_str();
-    return pd;
+  // The convolution's (or the transposed one's deconvolution's) primitive
+  // descriptor; both take the same arguments.
+  auto makePdOf = [&](auto primitive, dnnl::algorithm algorithm) {
+    using Primitive = decltype(primitive);
+    return [&, algorithm](const memory::desc &s, const memory::desc &w,
+                          const memory::desc &d,
+                          const dnnl::primitive_attr &attr) {
+      auto desc =
+          bias.present
+              ? typename Primitive::desc(dnnl::prop_kind::forward_inference,
+                                         algorithm, s, w, bias.desc, d,
+                                         strides, dilations, padLo, padHi)
+              : typename Primitive::desc(dnnl::prop_kind::forward_inference,
+                                         algorithm, s, w, d, strides,
+                                         dilations, padLo, padHi);
+      typename Primitive::primitive_desc pd(desc, attr, state.engine);
+      implementation = pd.impl_info_str();
+      return pd;
+    };
   };
   auto entry = getPrimitive(state, key, [&]() {
     // format_tag::any lets oneDNN pick its fastest (blocked) layouts; the
     // reorders from/to the caller's plain layouts are part of the entry.
     auto build = [&](const Epilogue &postOps) {
+      if (transposed)
+        return buildPrimitive<dnnl::deconvolution_forward>(
+            state.engine, dtype, srcDesc, weightsDesc, dstDesc,
+            /*anyLayout=*/true, computeAttr(postOps, dt),
+            makePdOf(dnnl::deconvolution_forward(),
+                     dnnl::algorithm::deconvolution_direct));
       return buildPrimitive<dnnl::convolution_forward>(
           state.engine, dtype, srcDesc, weightsDesc, dstDesc,
-          /*anyLayout=*/true, computeAttr(postOps, dt), makePd);
+          /*anyLayout=*/true, computeAttr(postOps, dt),
+          makePdOf(dnnl::convolution_forward(),
+                   dnnl::algorithm::convolution_direct));
     };
     std::shared_ptr<CachedPrimitive> built = build(bias.rest);
     const bool separate = hasBinaryStep(bias.rest) &&
@@ -887,7 +943,8 @@ void convolution(ExecutionContext &ectx, DType dtype,
     }
     if (logLibraryCalls())
       std::fprintf(stderr,
-                   "[disc] library: convolution %s: %s%s%s%s\n",
+                   "[disc] library: %s %s: %s%s%s%s\n",
+                   transposed ? "deconvolution" : "convolution",
                    describe().c_str(), implementation.c_str(),
                    bias.present ? ", bias argument" : "",
                    bias.rest.empty() ? ""

@@ -32,7 +32,8 @@ struct ConvParams {
   int64_t strides[3];
   int64_t padLo[3];
   int64_t padHi[3];
-  int64_t dilations[3]; // 1 = no dilation
+  int64_t dilations[3];    // 1 = no dilation
+  int64_t lhsDilations[3]; // input dilation; 1 = none
   int64_t groups;
 };
 

@@ -168,12 +168,15 @@ DISC_RAL_DEFINE_MATMUL(bf16, BF16)
       int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,       \
       int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,          \
       int64_t padHi2, int64_t dilation0, int64_t dilation1, int64_t dilation2, \
+      int64_t lhsDilation0, int64_t lhsDilation1, int64_t lhsDilation2,        \
       int64_t groups) {                                                        \
     ExecutionContext *ectx = asExecutionContext(ctx);                          \
     const disc::ral::ConvParams params = {{stride0, stride1, stride2},         \
                                           {padLo0, padLo1, padLo2},            \
                                           {padHi0, padHi1, padHi2},            \
                                           {dilation0, dilation1, dilation2},   \
+                                          {lhsDilation0, lhsDilation1,         \
+                                           lhsDilation2},                      \
                                           groups};                             \
     if (!disc::ral::runConv(*ectx, disc::ral::DType::DTYPE,                    \
                             "disc_ral_conv_" #SUFFIX, input, kernel, output,   \
@@ -206,6 +209,7 @@ void _mlir_ciface_disc_ral_conv_post_f32(
     int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,
     int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,
     int64_t padHi2, int64_t dilation0, int64_t dilation1, int64_t dilation2,
+    int64_t lhsDilation0, int64_t lhsDilation1, int64_t lhsDilation2,
     int64_t groups, disc::ral::UnrankedMemRef *steps,
     disc::ral::UnrankedMemRef *e0, disc::ral::UnrankedMemRef *e1,
     disc::ral::UnrankedMemRef *e2, disc::ral::UnrankedMemRef *e3,
@@ -215,6 +219,7 @@ void _mlir_ciface_disc_ral_conv_post_f32(
                                         {padLo0, padLo1, padLo2},
                                         {padHi0, padHi1, padHi2},
                                         {dilation0, dilation1, dilation2},
+                                        {lhsDilation0, lhsDilation1, lhsDilation2},
                                         groups};
   const disc::ral::EpilogueArgs epilogue = {steps, {e0, e1, e2, e3, e4, e5}};
   if (!disc::ral::runConv(*ectx, disc::ral::DType::F32,

@@ -397,7 +397,7 @@ bool EpilogueBuilder::rewrite() {
         b, conv.getLoc(), conv.getType(), conv.getLhs(), conv.getRhs(),
         operands, conv.getWindowStrides(), conv.getPaddingLow(),
         conv.getPaddingHigh(), conv.getRhsDilation(),
-        conv.getFeatureGroupCount(), epilogue);
+        conv.getFeatureGroupCount(), epilogue, conv.getLhsDilationAttr());
   }
   if (Attribute dims = library->getAttr(disc::DiscDialect::kDimsAttrName))
     fused->setAttr(disc::DiscDialect::kDimsAttrName, dims);

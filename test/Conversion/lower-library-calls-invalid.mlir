@@ -22,3 +22,21 @@ func.func @attention_bf16(%ctx: !llvm.ptr {disc.ral_context}, %q: tensor<1x2x5x8
   %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<1x2x5x8xbf16>, tensor<1x2x7x8xbf16>, tensor<1x2x7x8xbf16>) -> tensor<1x2x5x8xbf16>
   return %0 : tensor<1x2x5x8xbf16>
 }
+
+// -----
+
+// A transposed convolution runs as a deconvolution: no window strides, and
+// no more padding than the kernel reaches (it would be negative).
+func.func @conv_transpose_strided(%ctx: !llvm.ptr {disc.ral_context}, %x: tensor<1x4x8xf32>, %w: tensor<2x4x3xf32>) -> tensor<1x2x7xf32> {
+  // expected-error @+1 {{with lhs_dilation, window_strides must be 1 (a transposed convolution)}}
+  %0 = disc.convolution %x, %w, strides = [2], pad_low = [0], pad_high = [0], dilation = [1] lhs_dilation = [2] : (tensor<1x4x8xf32>, tensor<2x4x3xf32>) -> tensor<1x2x7xf32>
+  return %0 : tensor<1x2x7xf32>
+}
+
+// -----
+
+func.func @conv_transpose_padding(%ctx: !llvm.ptr {disc.ral_context}, %x: tensor<1x4x8xf32>, %w: tensor<2x4x3xf32>) -> tensor<1x2x16xf32> {
+  // expected-error @+1 {{with lhs_dilation, padding must be at most rhs_dilation * (kernel size - 1) = 2 in spatial dim 0}}
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [1], pad_high = [3], dilation = [1] lhs_dilation = [2] : (tensor<1x4x8xf32>, tensor<2x4x3xf32>) -> tensor<1x2x16xf32>
+  return %0 : tensor<1x2x16xf32>
+}

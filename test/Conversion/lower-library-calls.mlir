@@ -42,7 +42,7 @@ func.func @batch_last(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x
 
 // -----
 
-// CHECK: func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK: func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func @conv
 // CHECK: memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x8x?x?xf32>
 // CHECK: call @disc_ral_conv_f32(
@@ -53,10 +53,44 @@ func.func @conv(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x
 
 // -----
 
+// A transposed convolution (lhs_dilation): the output length is
+// max((in - 1) * 8 + 1, 0) + 30 - 15; the same call, with the input
+// dilations after the kernel dilations (unused spatial slots 1), then the
+// groups.
+// CHECK-LABEL: func @conv_transpose
+// CHECK: %[[IN:.*]] = tensor.dim %{{.*}}, %c2
+// CHECK: %[[M1:.*]] = arith.subi %[[IN]], %c1
+// CHECK: %[[SPREAD:.*]] = arith.muli %[[M1]], %c8
+// CHECK: %[[P1:.*]] = arith.addi %[[SPREAD]], %c1
+// CHECK: arith.maxsi %[[P1]], %{{.*}}
+// CHECK: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 15 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: arith.constant 15 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: arith.constant 0 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 8 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: arith.constant 1 : i64
+// CHECK-NEXT: call @disc_ral_conv_f32(
+func.func @conv_transpose(%x: tensor<?x4x?xf32>, %w: tensor<2x4x16xf32>) -> tensor<?x2x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [15], pad_high = [15], dilation = [1] lhs_dilation = [8] : (tensor<?x4x?xf32>, tensor<2x4x16xf32>) -> tensor<?x2x?xf32>
+  return %0 : tensor<?x2x?xf32>
+}
+
+// -----
+
 // Epilogues call the `_post_` entry points: the (kind, alpha, beta) triples
 // as an f64 constant, then the operands (a dot_general's brought to rank 3
 // like its result), then the output buffer in the unused slots.
-// CHECK: func.func private @disc_ral_conv_post_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
+// CHECK: func.func private @disc_ral_conv_post_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
 // CHECK: func.func private @disc_ral_matmul_post_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>)
 // CHECK-LABEL: func.func @epilogues
 // CHECK: %[[C:.*]] = memref.cast %{{.*}} : memref<1x4x16xf32> to memref<*xf32>

@@ -25,7 +25,7 @@ namespace {
 using ConvFn = void (*)(void *, UnrankedMemRef *, UnrankedMemRef *,
                         UnrankedMemRef *, int64_t, int64_t, int64_t, int64_t,
                         int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                        int64_t, int64_t, int64_t);
+                        int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
 
 /// A view with the dims stored in the order `storageOrder` (outermost
 /// first), e.g. {0, 2, 3, 1} for NHWC storage of an NCHW tensor.
@@ -48,6 +48,7 @@ struct ConvCase {
   int64_t padLo[3] = {0, 0, 0};
   int64_t padHi[3] = {0, 0, 0};
   int64_t dilations[3] = {1, 1, 1};
+  int64_t lhsDilations[3] = {1, 1, 1}; // input dilation (transposed conv)
   int64_t groups = 1;
   std::vector<int64_t> outSizes;
 
@@ -57,7 +58,9 @@ struct ConvCase {
     outSizes = {input.sizes[0], kernel.sizes[0]};
     for (int64_t s = 0; s + 2 < rank(); ++s) {
       int64_t span = (kernel.sizes[2 + s] - 1) * dilations[s] + 1;
-      int64_t padded = input.sizes[2 + s] + padLo[s] + padHi[s];
+      int64_t in = input.sizes[2 + s];
+      int64_t dilated = in == 0 ? 0 : (in - 1) * lhsDilations[s] + 1;
+      int64_t padded = dilated + padLo[s] + padHi[s];
       outSizes.push_back(padded < span ? 0 : (padded - span) / strides[s] + 1);
     }
   }
@@ -100,7 +103,8 @@ void convKernel(void **args) {
   convFor(cc.dtype)(ctx, &in, &k, &o, cc.strides[0], cc.strides[1],
                     cc.strides[2], cc.padLo[0], cc.padLo[1], cc.padLo[2],
                     cc.padHi[0], cc.padHi[1], cc.padHi[2], cc.dilations[0],
-                    cc.dilations[1], cc.dilations[2], cc.groups);
+                    cc.dilations[1], cc.dilations[2], cc.lhsDilations[0],
+                    cc.lhsDilations[1], cc.lhsDilations[2], cc.groups);
   int64_t *result = static_cast<int64_t *>(args[11]);
   for (int64_t i = 0; i < 3 + 2 * rank; ++i)
     result[i] = outWords[i];
@@ -162,10 +166,13 @@ void checkConv(Context &context, const ConvCase &cc, uint32_t seed = 7) {
         std::vector<int64_t> inIndex = {n, group * cPerGroup + c};
         bool inside = true;
         for (int64_t s = 0; s < numSpatial; ++s) {
+          // A position in the dilated input: only multiples of the input
+          // dilation hold input elements (the rest are zeros).
           int64_t pos =
               o[2 + s] * cc.strides[s] - cc.padLo[s] + w[s] * cc.dilations[s];
-          inside &= pos >= 0 && pos < cc.input.sizes[2 + s];
-          inIndex.push_back(pos);
+          inside &= pos >= 0 && pos % cc.lhsDilations[s] == 0 &&
+                    pos / cc.lhsDilations[s] < cc.input.sizes[2 + s];
+          inIndex.push_back(pos / cc.lhsDilations[s]);
         }
         if (!inside)
           continue;
@@ -246,6 +253,42 @@ TEST_P(ConvTest, Depthwise) {
   cc.groups = 4;
   cc.padLo[0] = cc.padLo[1] = cc.padHi[0] = cc.padHi[1] = 1;
   cc.inferOutput();
+  checkConv(*context, cc);
+}
+
+TEST_P(ConvTest, TransposedAsInputDilation) {
+  // A transposed convolution (stride 8, kernel 16, as convtasnet's
+  // decoder): the input dilated by 8 and padded by 15 on both sides; the
+  // runtime runs a deconvolution with the kernel flipped.
+  ConvCase cc;
+  cc.dtype = GetParam();
+  cc.input = contiguousView({2, 4, 9});
+  cc.kernel = contiguousView({3, 4, 16});
+  cc.lhsDilations[0] = 8;
+  cc.padLo[0] = cc.padHi[0] = 15;
+  cc.inferOutput();
+  EXPECT_EQ(cc.outSizes, (std::vector<int64_t>{2, 3, 80}));
+  checkConv(*context, cc);
+}
+
+TEST_P(ConvTest, TransposedGroupedDilatedUnevenPadding2d) {
+  // ConvTranspose2d(stride (2, 3), padding (1, 0), output_padding (1, 2),
+  // dilation (2, 1), groups 2) in its convolution form: low = dilation *
+  // (k - 1) - padding, high = low + output_padding; a strided input view.
+  ConvCase cc;
+  cc.dtype = GetParam();
+  cc.input = permutedView({1, 4, 5, 6}, {0, 2, 3, 1});
+  cc.kernel = contiguousView({6, 2, 3, 3});
+  cc.groups = 2;
+  cc.lhsDilations[0] = 2;
+  cc.lhsDilations[1] = 3;
+  cc.dilations[0] = 2;
+  cc.padLo[0] = 3;
+  cc.padHi[0] = 4;
+  cc.padLo[1] = 2;
+  cc.padHi[1] = 2;
+  cc.inferOutput();
+  EXPECT_EQ(cc.outSizes, (std::vector<int64_t>{1, 6, 12, 18}));
   checkConv(*context, cc);
 }
 

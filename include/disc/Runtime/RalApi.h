@@ -92,7 +92,9 @@ DISC_RAL_DECLARE_MATMUL(bf16)
 
 /// N-d convolution (1 to 3 spatial dims): input [N, C, S...], kernel
 /// [O, C/groups, K...], output [N, O, S'...] contiguous. Per spatial dim s
-/// (unused slots are ignored): stride, low/high padding, dilation (1 = none).
+/// (unused slots are ignored): stride, low/high padding, dilation (1 = none),
+/// input dilation (1 = none; otherwise a transposed convolution: strides 1,
+/// padding at most dilation * (K - 1), run as a deconvolution).
 #define DISC_RAL_DECLARE_CONV(SUFFIX)                                          \
   void _mlir_ciface_disc_ral_conv_##SUFFIX(                                    \
       void *ctx, disc::ral::UnrankedMemRef *input,                             \
@@ -100,7 +102,8 @@ DISC_RAL_DECLARE_MATMUL(bf16)
       int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,       \
       int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,          \
       int64_t padHi2, int64_t dilation0, int64_t dilation1,                    \
-      int64_t dilation2, int64_t groups);
+      int64_t dilation2, int64_t lhsDilation0, int64_t lhsDilation1,           \
+      int64_t lhsDilation2, int64_t groups);
 DISC_RAL_DECLARE_CONV(f32)
 DISC_RAL_DECLARE_CONV(f16)
 DISC_RAL_DECLARE_CONV(bf16)
@@ -134,6 +137,7 @@ void _mlir_ciface_disc_ral_conv_post_f32(
     int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,
     int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,
     int64_t padHi2, int64_t dilation0, int64_t dilation1, int64_t dilation2,
+    int64_t lhsDilation0, int64_t lhsDilation1, int64_t lhsDilation2,
     int64_t groups, disc::ral::UnrankedMemRef *steps,
     disc::ral::UnrankedMemRef *e0, disc::ral::UnrankedMemRef *e1,
     disc::ral::UnrankedMemRef *e2, disc::ral::UnrankedMemRef *e3,

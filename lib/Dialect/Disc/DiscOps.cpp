@@ -1071,6 +1071,13 @@ LogicalResult ConvolutionOp::verify() {
   for (int64_t d : getRhsDilation())
     if (d <= 0)
       return emitOpError("rhs_dilation must be positive");
+  if (std::optional<ArrayRef<int64_t>> lhsDilation = getLhsDilation()) {
+    if ((int64_t)lhsDilation->size() != spatial)
+      return emitOpError() << "lhs_dilation needs " << spatial << " entries";
+    for (int64_t d : *lhsDilation)
+      if (d <= 0)
+        return emitOpError("lhs_dilation must be positive");
+  }
   int64_t groups = getFeatureGroupCount();
   if (groups <= 0)
     return emitOpError("feature_group_count must be positive");
@@ -1098,9 +1105,19 @@ LogicalResult ConvolutionOp::reifyReturnTypeShapes(
   SmallVector<Value> out{in[0], k[0]};
   Value one = indexConst(b, loc, 1);
   for (int64_t s = 0, e = in.size() - 2; s < e; ++s) {
-    // (in + lo + hi - dil * (k - 1) - 1) / stride + 1
+    // (dilated in + lo + hi - dil * (k - 1) - 1) / stride + 1, the input
+    // dilated to max(lhs_dil * (in - 1) + 1, 0).
+    Value dilated = in[s + 2];
+    if (int64_t lhsDilation = getLhsDilationAt(s); lhsDilation != 1) {
+      Value spread = arith::MulIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, dilated, one),
+          indexConst(b, loc, lhsDilation));
+      dilated = arith::MaxSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, spread, one),
+          indexConst(b, loc, 0));
+    }
     Value padded = arith::AddIOp::create(
-        b, loc, in[s + 2],
+        b, loc, dilated,
         indexConst(b, loc, getPaddingLow()[s] + getPaddingHigh()[s]));
     Value window = arith::AddIOp::create(
         b, loc,

@@ -375,13 +375,18 @@ class FunctionBuilder:
             f"contracting_dims = {_int_list(lc)} x {_int_list(rc)}", a.dtype, shape,
             signature=f"({a.type}, {b.type}) -> {out}")
 
-    def convolution(self, x: Val, w: Val, stride, pad_lo, pad_hi, dilation, groups, shape) -> Val:
+    def convolution(self, x: Val, w: Val, stride, pad_lo, pad_hi, dilation, groups, shape,
+                    lhs_dilation=None) -> Val:
+        """disc.convolution; lhs_dilation (a transposed convolution's
+        stride) spreads the input before the padding."""
         out = tensor_type(shape, x.dtype)
         attrs = f"feature_group_count = {int(groups)} : i64" if groups != 1 else ""
+        lhs_text = (f" lhs_dilation = {_int_list(lhs_dilation)}"
+                    if lhs_dilation and any(d != 1 for d in lhs_dilation) else "")
         return self.op(
             f"disc.convolution {x.name}, {w.name}, strides = {_int_list(stride)}, "
             f"pad_low = {_int_list(pad_lo)}, pad_high = {_int_list(pad_hi)}, "
-            f"dilation = {_int_list(dilation)}", x.dtype, shape, attrs=attrs,
+            f"dilation = {_int_list(dilation)}{lhs_text}", x.dtype, shape, attrs=attrs,
             signature=f"({x.type}, {w.type}) -> {out}")
 
     def attention(self, q: Val, k: Val, v: Val, mask: Optional[Val], scale: Optional[float],

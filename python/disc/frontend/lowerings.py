@@ -905,9 +905,14 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
 
 def _conv_transpose(ctx, x, w, stride, padding, dilation, output_padding, groups, out_shape):
     """A transposed convolution as a direct one: the input dilated by the
-    stride, the kernel flipped with in/out channels swapped. Kernel sizes
-    may be symbolic; whether an edge pads or crops is decided from the
-    example sizes, and the padding op checks the sign at run time."""
+    stride, the kernel flipped with in/out channels swapped. Where the
+    padding of that convolution is between 0 and dilation * (k - 1) on each
+    side (static kernel sizes; output_padding <= padding), the dilation is
+    the convolution's lhs_dilation, which the CPU library runs as a
+    deconvolution without the inserted zeros; otherwise the input is
+    dilated by a pad op. Kernel sizes may be symbolic; whether an edge pads
+    or crops is decided from the example sizes, and the padding op checks
+    the sign at run time."""
     spatial = x.rank - 2
     ks = [w.shape[2 + i] for i in range(spatial)]
     cin, cout_g = w.shape[0], w.shape[1]
@@ -932,6 +937,12 @@ def _conv_transpose(ctx, x, w, stride, padding, dilation, output_padding, groups
                                      for i in range(spatial)]
     padded_shape = list(x.shape[:2]) + [dil_shape[2 + i] + low[2 + i] + high[2 + i]
                                         for i in range(spatial)]
+    if any(s != 1 for s in stride) and all(is_static(k) for k in ks) and \
+            all(0 <= int(low[2 + i]) <= dilation[i] * (int(ks[i]) - 1) and
+                0 <= int(high[2 + i]) <= dilation[i] * (int(ks[i]) - 1)
+                for i in range(spatial)):
+        return ctx.b.convolution(x, wk, [1] * spatial, low[2:], high[2:], dilation, g,
+                                 out_shape, lhs_dilation=stride)
     zero = ctx.scalar(0, x.dtype)
     if crops and not all(is_static(v) for v in low + high):
         raise ImportError_("transposed convolution whose padding crops, with a dynamic kernel")

@@ -7,6 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import disc
+
 from .harness import check_compiled
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
@@ -283,6 +285,11 @@ CONV_CASES = {
     "conv2d_groups": lambda x, w: F.conv2d(x, w[:, :2], groups=2, padding=1),
     "conv_transpose2d": lambda x, w: F.conv_transpose2d(x, w.transpose(0, 1)[:4], stride=2, padding=1,
                                                         output_padding=1),
+    # groups, kernel dilation and a bias (the weight is an input here, its
+    # kernel size symbolic: the input is dilated by a pad op)
+    "conv_transpose2d_groups_dilation": lambda x, w: F.conv_transpose2d(
+        x, w.transpose(0, 1)[:, :3], torch.linspace(-1, 1, 6), stride=2, padding=2,
+        output_padding=1, groups=2, dilation=2),
     "max_pool": lambda x, w: F.max_pool2d(x, 3, 2, 1),
     "max_pool_ceil": lambda x, w: F.max_pool2d(x, 2, 2, ceil_mode=True),
     "avg_pool": lambda x, w: F.avg_pool2d(x, 3, 2, 1),
@@ -318,6 +325,46 @@ def test_conv1d():
     w = rnd((8, 4, 3)) * 0.3
     check_compiled(lambda x: F.conv1d(x, w, stride=2, padding=1).relu(),
                    [(rnd((s[0], 4, s[1] * 4)),) for s in IMAGE_SHAPES], tol=dict(rtol=1e-4, atol=1e-4))
+
+
+# Transposed convolutions of modules (static kernel sizes: parameters keep
+# their shapes under dynamic=True): the stride becomes the convolution's
+# lhs_dilation, which the library runs as oneDNN's deconvolution (no
+# multiplications by inserted zeros), the bias its epilogue. Where
+# output_padding exceeds padding the deconvolution would need a negative
+# padding, and a pad op dilates the input instead.
+CONV_TRANSPOSE_MODULES = {
+    # convtasnet's decoder: kernel 16, stride 8
+    "1d_stride8": (lambda: torch.nn.ConvTranspose1d(4, 2, 16, stride=8), 1, True),
+    "2d_pad_output_pad": (lambda: torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1,
+                                                           output_padding=1), 2, True),
+    "2d_groups_dilation": (lambda: torch.nn.ConvTranspose2d(4, 6, 3, stride=(2, 3), padding=2,
+                                                            output_padding=(1, 2), groups=2,
+                                                            dilation=(2, 3)), 2, True),
+    "2d_output_pad_past_padding": (lambda: torch.nn.ConvTranspose2d(4, 6, 3, stride=2,
+                                                                    output_padding=1), 2, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_TRANSPOSE_MODULES))
+def test_conv_transpose_module(name, tmp_path):
+    import functools
+    make, spatial, deconvolution = CONV_TRANSPOSE_MODULES[name]
+    torch.manual_seed(0)
+    module = make().eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(module, dynamic=True,
+                             backend=functools.partial(disc.backend, dump_dir=str(tmp_path)))
+    before = disc.stats()["compilations"]
+    with torch.no_grad():
+        for s in IMAGE_SHAPES:
+            x = rnd((s[0], 4) + (s[1],) * spatial)
+            torch.testing.assert_close(compiled(x), module(x), rtol=1e-4, atol=1e-4)
+    assert disc.stats()["compilations"] - before == 1
+    # The convolution as the library call gets it (its bias fused).
+    convs = [line for f in tmp_path.rglob("*-disc-fuse-library-epilogues.mlir")
+             for line in f.read_text().splitlines() if "disc.convolution" in line]
+    assert convs and all(("lhs_dilation" in c) == deconvolution for c in convs), convs
 
 
 def test_conv_bf16():

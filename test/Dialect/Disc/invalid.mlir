@@ -265,6 +265,22 @@ func.func @conv_attr_len(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> te
 
 // -----
 
+func.func @conv_lhs_dilation_len(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x16x16xf32> {
+  // expected-error @+1 {{lhs_dilation needs 2 entries}}
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2] : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x16x16xf32>
+  return %0 : tensor<1x6x16x16xf32>
+}
+
+// -----
+
+func.func @conv_lhs_dilation_positive(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x16x16xf32> {
+  // expected-error @+1 {{lhs_dilation must be positive}}
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 0] : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x16x16xf32>
+  return %0 : tensor<1x6x16x16xf32>
+}
+
+// -----
+
 func.func @dims_rank(%a: tensor<?x?xf32>) -> tensor<?xf32> {
   // expected-error @+1 {{'disc.dims' has 2 entries for a rank-1 tensor}}
   %0 = disc.reduce %a, dims = [1], kind = sum {disc.dims = ["s0", "s1"]} : (tensor<?x?xf32>) -> tensor<?xf32>

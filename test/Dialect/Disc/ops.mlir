@@ -155,6 +155,9 @@ func.func @compute(%a: tensor<?x?x64xbf16>, %b: tensor<?x64x32xbf16>, %x: tensor
   %1 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
   // CHECK: feature_group_count = 3
   %2 = disc.convolution %x, %dw, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [2, 2] {feature_group_count = 3 : i64} : (tensor<?x3x?x?xf32>, tensor<6x1x3x3xf32>) -> tensor<?x6x?x?xf32>
+  // A transposed convolution: the input dilated by 2 (lhs_dilation).
+  // CHECK: disc.convolution %{{.*}}, %{{.*}}, strides = [1, 1], pad_low = [1, 1], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 2] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  %3 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 2] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
   return
 }
 

@@ -513,8 +513,15 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
     StableHLO convolution with the dimension numbers fixed to PyTorch's
     layout: input [N, C, spatial...], kernel [O, I, spatial...], output
     [N, O, spatial...]. `padding_low`/`padding_high` are per spatial dim.
-    `lhs_dilation` (transposed convolution) and `batch_group_count` other
-    than 1 are not supported yet. Runs as a library call (oneDNN on CPU).
+    `lhs_dilation` (optional, per spatial dim, 1 = none) spreads the input
+    with `d - 1` zeros between elements before the padding, as StableHLO
+    does: a transposed convolution is a convolution of the input dilated
+    by its stride with the flipped kernel. With lhs dilation the window
+    strides must be 1, and the padding at most `rhs_dilation * (k - 1)`
+    per side; the CPU library then runs oneDNN's deconvolution on the
+    undilated input (no multiplications by the inserted zeros).
+    `batch_group_count` other than 1 is not supported yet. Runs as a
+    library call (oneDNN on CPU).
 
     `epilogue` (optional): elementwise steps applied to the result inside
     the library call, as for dot_general (bias, a folded batch norm's scale
@@ -527,13 +534,27 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
                        DenseI64ArrayAttr:$padding_high,
                        DenseI64ArrayAttr:$rhs_dilation,
                        DefaultValuedAttr<I64Attr, "1">:$feature_group_count,
-                       DefaultValuedAttr<Disc_EpilogueAttr, "{}">:$epilogue);
+                       DefaultValuedAttr<Disc_EpilogueAttr, "{}">:$epilogue,
+                       OptionalAttr<DenseI64ArrayAttr>:$lhs_dilation);
   let results = (outs Disc_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` `strides` `=` $window_strides `,` `pad_low` `=`
     $padding_low `,` `pad_high` `=` $padding_high `,` `dilation` `=`
-    $rhs_dilation (`epilogue` $epilogue^ `(` $epilogue_operands `)`)?
+    $rhs_dilation (`lhs_dilation` `=` $lhs_dilation^)?
+    (`epilogue` $epilogue^ `(` $epilogue_operands `)`)?
     attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The input dilation along spatial dim `s` (1 without the attribute).
+    int64_t getLhsDilationAt(int64_t s) {
+      std::optional<llvm::ArrayRef<int64_t>> d = getLhsDilation();
+      return d ? (*d)[s] : 1;
+    }
+    /// Whether some spatial dim dilates the input (a transposed convolution).
+    bool hasLhsDilation() {
+      std::optional<llvm::ArrayRef<int64_t>> d = getLhsDilation();
+      return d && llvm::any_of(*d, [](int64_t v) { return v != 1; });
+    }
   }];
   let hasVerifier = 1;
 }
