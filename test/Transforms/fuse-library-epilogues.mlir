@@ -137,3 +137,17 @@ func.func @conv_bias_tanh(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: 
   %3 = disc.tanh %2 : tensor<1x4x6x6xf32>
   return %3 : tensor<1x4x6x6xf32>
 }
+
+// -----
+
+// A transposed convolution (lhs_dilation) keeps its input dilation when the
+// bias add becomes its epilogue.
+// CHECK-LABEL: func.func @conv_transpose_bias
+// CHECK: disc.convolution %{{.*}}, %{{.*}}, strides = [1], pad_low = [15], pad_high = [15], dilation = [1] lhs_dilation = [8] epilogue [#disc.post_op<add>]
+// CHECK-NOT: disc.add
+func.func @conv_transpose_bias(%x: tensor<1x4x9xf32>, %w: tensor<2x4x16xf32>, %b: tensor<2xf32>) -> tensor<1x2x80xf32> {
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [15], pad_high = [15], dilation = [1] lhs_dilation = [8] : (tensor<1x4x9xf32>, tensor<2x4x16xf32>) -> tensor<1x2x80xf32>
+  %1 = disc.broadcast_in_dim %b, dims = [1] : (tensor<2xf32>) -> tensor<1x2x80xf32>
+  %2 = disc.add %0, %1 : tensor<1x2x80xf32>
+  return %2 : tensor<1x2x80xf32>
+}
