@@ -21,9 +21,8 @@ import statistics
 import torch
 
 import disc
-from disc.bench.graphnet import load_sample
 from disc.bench.harness import time_interleaved
-from disc.bench.shapes import derive_variants, generalize, read_constraints, variant_inputs
+from disc.bench.shapes import generalize, load_variant
 
 
 def main() -> None:
@@ -37,10 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["DISC_PROFILE"] = "1"  # read when DISC compiles
     torch.set_num_threads(args.threads)
-    sample = load_sample(args.sample)
-    constraints = read_constraints(args.sample)
-    values = derive_variants(constraints, args.shape + 1)[args.shape]
-    inputs = variant_inputs(sample, constraints, values)
+    sample, constraints, values, inputs = load_variant(args.sample, args.shape)
     module, _ = generalize(sample.module, constraints)
     compiled = torch.compile(module, backend="disc", dynamic=args.dynamic == "true")
     with torch.no_grad():

@@ -21,9 +21,8 @@ import statistics
 import torch
 
 import disc
-from disc.bench.graphnet import load_sample
 from disc.bench.harness import time_interleaved
-from disc.bench.shapes import derive_variants, generalize, read_constraints, variant_inputs
+from disc.bench.shapes import generalize, load_variant
 
 
 def main() -> None:
@@ -38,10 +37,7 @@ def main() -> None:
     if args.profile:
         os.environ["DISC_PROFILE"] = "1"  # read when DISC compiles
     torch.set_num_threads(args.threads)
-    sample = load_sample(args.sample)
-    constraints = read_constraints(args.sample)
-    values = derive_variants(constraints, args.shape + 1)[args.shape]
-    inputs = variant_inputs(sample, constraints, values)
+    sample, constraints, values, inputs = load_variant(args.sample, args.shape)
     static_gm, _ = generalize(sample.module, constraints)
     dynamic_gm, _ = generalize(sample.module, constraints)  # its own code object
     runners = {"eager": static_gm,

@@ -208,11 +208,9 @@ struct MarkNoAliasArgsPass
     NoAliasMarker marker(module);
     // Kernels before parallel bodies: a body's callers are kernels, whose
     // marks it builds on.
-    for (StringRef kind : {disc::kKernelAttr, disc::kParallelBodyAttr})
+    for (bool kernels : {true, false})
       for (auto func : module.getOps<func::FuncOp>())
-        if (isMarkable(func) && func->hasAttr(kind) &&
-            !(kind == disc::kParallelBodyAttr &&
-              func->hasAttr(disc::kKernelAttr)))
+        if (isMarkable(func) && func->hasAttr(disc::kKernelAttr) == kernels)
           marker.mark(func, calls[func]);
     for (auto func : module.getOps<func::FuncOp>())
       if (isMarkable(func))

@@ -184,6 +184,17 @@ _SIZE_LIST_FUNCTIONS = {torch.zeros, torch.ones, torch.empty, torch.full, torch.
                         torch.randn, torch.reshape}
 
 
+def load_variant(path: str, index: int = 0):
+    """One GraphNet sample at shape variant `index` (0: the example shape),
+    for the one-sample scripts in bench/: (sample, constraints, the
+    symbols' values, the inputs)."""
+    from .graphnet import load_sample
+    sample = load_sample(path)
+    constraints = read_constraints(path)
+    values = derive_variants(constraints, index + 1)[index]
+    return sample, constraints, values, variant_inputs(sample, constraints, values)
+
+
 def _symbol_sources(constraints: Constraints, placeholders: dict) -> dict:
     """symbol name -> (placeholder node, dim): the first input whose shape
     has the bare symbol at that dim."""
