@@ -35,6 +35,10 @@ CASES = {
     "add_relu": (lambda x, y: torch.relu(x + y),
                  lambda: (torch.randn(64, 512, 768), torch.randn(64, 512, 768))),
     "sigmoid_mul": (lambda x: x * torch.sigmoid(x), lambda: (torch.randn(8, 64, 80, 80),)),
+    # gathers with computed indices (disc-mark-noalias-args: row indices and
+    # weights hoisted out of the column loop)
+    "upsample_bilinear": (lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear"),
+                          lambda: (torch.randn(1, 64, 64, 128),)),
     "linear_gelu": (lambda x, w, b: F.gelu(F.linear(x, w, b)),
                     lambda: (torch.randn(16, 128, 768), torch.randn(3072, 768), torch.randn(3072))),
 }
