@@ -711,6 +711,25 @@ Value product(OpBuilder &b, Location loc, ArrayRef<Value> dims) {
   return p;
 }
 
+/// `value` as `type` (the same shape with sizes static on one side and
+/// dynamic on the other): a tensor.cast when they differ.
+Value castShape(OpBuilder &b, Location loc, Value value, Type type) {
+  return value.getType() == type ? value
+                                 : tensor::CastOp::create(b, loc, type, value);
+}
+
+/// `expanded` collapsed by `reassociation` the way tensor.expand_shape and
+/// tensor.collapse_shape require: a group's dim is static exactly when all
+/// its members are. A reshape's two sides can disagree: a dim the user
+/// marked dynamic may meet a size the graph pins (a position table of 197
+/// rows), so `[1, ?, 3, 64] -> [1, 197, 192]` is a valid reshape whose
+/// groups are not a valid collapse_shape without a cast on one side.
+RankedTensorType collapsedType(RankedTensorType expanded,
+                               ArrayRef<ReassociationIndices> reassociation) {
+  return tensor::CollapseShapeOp::inferCollapsedType(
+      expanded, SmallVector<ReassociationIndices>(reassociation));
+}
+
 /// Dim groups of reshapes the shape analysis proved (see
 /// ShapeConstraints::reshapeGroups), computed before the conversion starts.
 using ReshapeGroups = llvm::DenseMap<Operation *, SmallVector<ReassociationIndices>>;
@@ -758,12 +777,13 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
           ReassociationIndices all;
           for (int64_t i = 0; i < resultType.getRank(); ++i)
             all.push_back(i);
+          SmallVector<ReassociationIndices> groups{all};
           result = tensor::ExpandShapeOp::create(
-              rewriter, loc, resultType, flat,
-              ArrayRef<ReassociationIndices>{all},
-              mixedSizes(rewriter, resultType, *outDims));
-        } else if (result.getType() != resultType) {
-          result = tensor::CastOp::create(rewriter, loc, resultType, result);
+              rewriter, loc, resultType,
+              castShape(rewriter, loc, flat, collapsedType(resultType, groups)),
+              groups, mixedSizes(rewriter, resultType, *outDims));
+        } else {
+          result = castShape(rewriter, loc, result, resultType);
         }
         rewriter.replaceOp(op, result);
         return success();
@@ -796,11 +816,16 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
       result = tensor::CastOp::create(rewriter, loc, resultType, operand);
     } else if (expanding) {
       SmallVector<OpFoldResult> shape = mixedSizes(rewriter, resultType, *outDims);
-      result = tensor::ExpandShapeOp::create(rewriter, loc, resultType, operand,
-                                             reassociation, shape);
+      result = tensor::ExpandShapeOp::create(
+          rewriter, loc, resultType,
+          castShape(rewriter, loc, operand,
+                    collapsedType(resultType, reassociation)),
+          reassociation, shape);
     } else {
-      result = tensor::CollapseShapeOp::create(rewriter, loc, resultType,
-                                               operand, reassociation);
+      Value collapsed = tensor::CollapseShapeOp::create(
+          rewriter, loc, collapsedType(operandType, reassociation), operand,
+          reassociation);
+      result = castShape(rewriter, loc, collapsed, resultType);
     }
     rewriter.replaceOp(op, result);
     return success();

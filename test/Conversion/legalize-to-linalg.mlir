@@ -301,3 +301,25 @@ func.func @proven_reshapes(%a: tensor<?xf32> {disc.dims = ["s0"]}, %b: tensor<?x
   %2 = disc.dynamic_reshape %1, %s3 {disc.dims = ["s0", "s1", "64"]} : (tensor<?x64xf32>, tensor<3xindex>) -> tensor<?x?x64xf32>
   return %0, %2 : tensor<?x1xf32>, tensor<?x?x64xf32>
 }
+
+// -----
+
+// A reshape whose sides disagree on which sizes are static (a dim marked
+// dynamic meeting a size the graph pins): the collapse/expand gets the type
+// its groups imply and a tensor.cast moves to the declared type, proven
+// (symbols) or not. The group checks stay.
+// CHECK-LABEL: func @reshape_static_meets_dynamic
+// CHECK: cf.assert {{.*}}"disc.reshape at
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x?x3x64xf32> into tensor<1x?x192xf32>
+// CHECK: tensor.cast %[[C]] : tensor<1x?x192xf32> to tensor<1x197x192xf32>
+// CHECK: %[[B:.*]] = tensor.cast %arg1 : tensor<?x192xf32> to tensor<197x192xf32>
+// CHECK: tensor.expand_shape %[[B]] {{\[}}[0], [1, 2]] output_shape [197, 3, 64] : tensor<197x192xf32> into tensor<197x3x64xf32>
+// CHECK: %[[F:.*]] = tensor.cast %arg2 : tensor<?xf32> to tensor<24xf32>
+// CHECK: tensor.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [4, 6] : tensor<24xf32> into tensor<4x6xf32>
+// CHECK-NOT: tensor.reshape
+func.func @reshape_static_meets_dynamic(%a: tensor<1x?x3x64xf32> {disc.dims = ["1", "s0", "3", "64"]}, %b: tensor<?x192xf32> {disc.dims = ["s0", "192"]}, %c: tensor<?xf32>) -> (tensor<1x197x192xf32>, tensor<197x3x64xf32>, tensor<4x6xf32>) {
+  %0 = disc.reshape %a {disc.dims = ["1", "s0", "192"]} : (tensor<1x?x3x64xf32>) -> tensor<1x197x192xf32>
+  %1 = disc.reshape %b {disc.dims = ["s0", "3", "64"]} : (tensor<?x192xf32>) -> tensor<197x3x64xf32>
+  %2 = disc.reshape %c : (tensor<?xf32>) -> tensor<4x6xf32>
+  return %0, %1, %2 : tensor<1x197x192xf32>, tensor<197x3x64xf32>, tensor<4x6xf32>
+}

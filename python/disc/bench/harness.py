@@ -30,9 +30,10 @@ import time
 OUTCOMES = ("correct", "wrong", "compile_error", "error", "timeout", "crash",
             "shape_unsupported", "eager_error")
 
-# torch.compile's dynamic= per --dynamic; "marked" is None with the dims the
-# sample's input_tensor_constraints.py names marked dynamic (_mark_dynamic).
-_DYNAMIC = {"auto": None, "true": True, "false": False, "marked": None}
+# torch.compile's dynamic= per --dynamic; "marked" and "unbacked" are None
+# with the dims the sample's input_tensor_constraints.py names marked dynamic
+# (_mark_dynamic: backed symbols, or unbacked ones that are never specialised).
+_DYNAMIC = {"auto": None, "true": True, "false": False, "marked": None, "unbacked": None}
 
 
 # ---------------------------------------------------------------- worker
@@ -179,12 +180,17 @@ def _describe(exc: BaseException) -> str:
     return text[:1500]
 
 
-def _mark_dynamic(sample, constraints, inputs) -> list:
+def _mark_dynamic(sample, constraints, inputs, unbacked: bool = False) -> list:
     """--dynamic marked: every dim that input_tensor_constraints.py gives as
     a symbolic expression is marked dynamic on the example inputs (what a
     user does with torch._dynamo.mark_dynamic); every other dim, weights
-    included, stays static. Returns "name[dim]" of the marked dims."""
+    included, stays static. --dynamic unbacked marks the same dims with
+    torch._dynamo.decorators.mark_unbacked: their symbols have no example
+    value to guard on, so PyTorch never specialises them (a batch of 1 is
+    not pinned to 1, and no meta kernel installs a guard such as
+    `batch <= 1`). Returns "name[dim]" of the marked dims."""
     import torch
+    from torch._dynamo.decorators import mark_unbacked
 
     marked = []
     if constraints is None:
@@ -195,7 +201,10 @@ def _mark_dynamic(sample, constraints, inputs) -> list:
             continue
         for d, size in enumerate(shape):
             if not isinstance(size, int) and getattr(size, "free_symbols", None):
-                torch._dynamo.mark_dynamic(tensor, d)
+                if unbacked:
+                    mark_unbacked(tensor, d)
+                else:
+                    torch._dynamo.mark_dynamic(tensor, d)
                 marked.append(f"{name}[{d}]")
     return marked
 
@@ -324,8 +333,9 @@ def run_sample(path: str, config: dict, emit) -> None:
             module, inputs, unsupported = _generalized(sample, constraints, variants, expected,
                                                        config, base, notes,
                                                        (module, inputs, unsupported))
-        if config["dynamic"] == "marked":
-            marked = _mark_dynamic(sample, constraints, inputs[0])
+        if config["dynamic"] in ("marked", "unbacked"):
+            marked = _mark_dynamic(sample, constraints, inputs[0],
+                                   unbacked=config["dynamic"] == "unbacked")
             notes.append("dynamic dims: " + (", ".join(marked) or "none"))
         for name in config["compilers"]:
             torch._dynamo.reset()
@@ -523,7 +533,8 @@ def main(argv=None) -> int:
                         help="torch.compile's dynamic= for the compilers (auto: None, "
                              "PyTorch's default: static first, dynamic on a recompile; "
                              "marked: None with the sample's constrained dims marked "
-                             "dynamic, weights static)")
+                             "dynamic, weights static; unbacked: the same dims marked "
+                             "unbacked, never specialised)")
     parser.add_argument("--size-oblivious", action="store_true",
                         help="trace sizes 0/1 symbolically for every compiler "
                              "(torch.fx.experimental._config.backed_size_oblivious)")

@@ -22,3 +22,30 @@ def test_zoo_model(name):
     g = torch.Generator().manual_seed(1)
     inputs = [entry.inputs(size, g) for size in entry.sizes]
     check_compiled(model, inputs, tol=dict(rtol=1e-4, atol=1e-4))
+
+
+def test_marked_dims_meeting_pinned_sizes():
+    """Dims marked dynamic (torch._dynamo.mark_dynamic, everything else
+    static) can meet sizes the model pins, as a ViT's (H/16)*(W/16)+1
+    patches meet its 197-row position table: a reshape then goes from a
+    dynamic dim to a static one. It compiles (a cast beside the
+    collapse/expand), once for every image shape with that patch count."""
+    torch.manual_seed(0)
+    conv_w, cls, pos = torch.randn(8, 3, 4, 4), torch.randn(1, 1, 8), torch.randn(1, 13, 8)
+
+    def fn(x):
+        patches = torch.nn.functional.conv2d(x, conv_w, stride=4).flatten(2).transpose(1, 2)
+        h = torch.cat([cls, patches], 1) + pos  # 1 + (H/4)*(W/4) must be 13
+        heads = h.view(1, -1, 2, 4).transpose(1, 2).softmax(-1)
+        return heads.transpose(1, 2).reshape(1, 13, 8)
+
+    inputs = []
+    for hw in ((12, 16), (16, 12), (8, 24)):
+        x = torch.randn(1, 3, *hw)
+        torch._dynamo.mark_dynamic(x, 2)
+        torch._dynamo.mark_dynamic(x, 3)
+        inputs.append((x,))
+    import torch.fx.experimental._config as fx_config
+
+    with fx_config.patch(backed_size_oblivious=True, use_duck_shape=False):
+        check_compiled(fn, inputs, dynamic=None)

@@ -211,17 +211,20 @@ def test_sample_with_variants_all_contenders(tmp_path):
     assert by[("disc", 2)]["disc_compilations"] <= 2
 
 
-@pytest.mark.parametrize("dynamic", ["true", "marked"])
+@pytest.mark.parametrize("dynamic", ["true", "marked", "unbacked"])
 def test_size_oblivious_compiles_once(tmp_path, dynamic):
     """--size-oblivious: batch 1, 2 and 4 are one graph and one MLIR
     compilation, with correct results at every shape; with --dynamic marked
-    only the constrained dims of x are dynamic, the weight stays static."""
+    only the constrained dims of x are dynamic, the weight stays static.
+    --dynamic unbacked marks the same dims unbacked: one graph without
+    --size-oblivious."""
     d = write_sample(tmp_path)
     records = harness.run_isolated(str(d), _config(["eager", "disc"], generalize=True,
-                                                   size_oblivious=True, dynamic=dynamic),
+                                                   size_oblivious=dynamic != "unbacked",
+                                                   dynamic=dynamic),
                                    timeout=600)
     by = _by(records)
-    if dynamic == "marked":
+    if dynamic in ("marked", "unbacked"):
         assert "dynamic dims: L_x_[0], L_x_[1]" in by[("disc", 0)]["notes"]
     for i in range(3):
         assert by[("disc", i)]["outcome"] == "correct", by[("disc", i)]
