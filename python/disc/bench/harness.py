@@ -3,8 +3,9 @@ TorchInductor.
 
     python -m disc.bench graphnet PATH [PATH ...] [--compilers eager,inductor,disc]
         [--device cpu|cuda] [--threads N] [--warmup W] [--trials T] [--min-time S]
-        [--timeout S] [--shapes K] [--generalize] [--dynamic auto|true|false]
-        [--size-oblivious] [--out DIR]
+        [--timeout S] [--shapes K] [--generalize]
+        [--dynamic auto|true|false|marked|unbacked] [--size-oblivious]
+        [--capture-scalars] [--out DIR]
 
 Each sample runs in its own subprocess (a crash or hang is recorded, never
 fatal); inside it every contender runs in the same process with the same
@@ -314,6 +315,11 @@ def run_sample(path: str, config: dict, emit) -> None:
 
         fx_config.backed_size_oblivious = True
         fx_config.use_duck_shape = False
+    if config.get("capture_scalars"):
+        # Dynamo's switch: Tensor.item() stays in the graph (a data-dependent
+        # symbol) instead of breaking it; a break passes the batch size to
+        # the resumed frame as a Python int, specialised to its first value.
+        torch._dynamo.config.capture_scalar_outputs = True
     sample = load_sample(path, device=device, seed=config["seed"])
     constraints = read_constraints(path)
     variants = derive_variants(constraints, config["shapes"])
@@ -538,6 +544,9 @@ def main(argv=None) -> int:
     parser.add_argument("--size-oblivious", action="store_true",
                         help="trace sizes 0/1 symbolically for every compiler "
                              "(torch.fx.experimental._config.backed_size_oblivious)")
+    parser.add_argument("--capture-scalars", action="store_true",
+                        help="keep Tensor.item() in the graph for every compiler "
+                             "(torch._dynamo.config.capture_scalar_outputs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--penalty", type=float, default=0.1,
                         help="score of a failed sample in S(t) (see docs/graphnet.md)")
@@ -571,7 +580,7 @@ def main(argv=None) -> int:
               "min_time": args.min_time,
               "shapes": max(1, args.shapes), "generalize": args.generalize,
               "dynamic": args.dynamic, "size_oblivious": args.size_oblivious,
-              "seed": args.seed}
+              "capture_scalars": args.capture_scalars, "seed": args.seed}
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, "results.jsonl")
     meta = {"machine": machine_description(args.threads, args.device), "config": config,

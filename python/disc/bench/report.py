@@ -403,7 +403,8 @@ def summary_markdown(meta: dict, records: list) -> str:
     lines.append(f"Run: `{meta.get('command', '')}`; {len(t.samples)} samples, warm-up "
                  f"{cfg.get('warmup')}, {_timing_words(cfg)}, "
                  f"dynamic={cfg.get('dynamic')}"
-                 f"{', size-oblivious' if cfg.get('size_oblivious') else ''}, "
+                 f"{', size-oblivious' if cfg.get('size_oblivious') else ''}"
+                 f"{', capture-scalars' if cfg.get('capture_scalars') else ''}, "
                  f"shapes per sample {cfg.get('shapes')}"
                  f"{', --generalize' if cfg.get('generalize') else ''}"
                  + (f"; wall time {meta['wall_s'] / 60:.0f} min" if meta.get("wall_s") else "")
@@ -456,7 +457,8 @@ def readme_section(meta: dict, records: list, source: str) -> str:
         f"{len(t.samples)} samples of `../shared/graphnet/samples`, {m.get('cpu', '?')} "
         f"({m.get('cores', '?')} cores), {cfg.get('threads', '?')} threads for every contender, "
         f"torch {m.get('torch', '?')}, {m.get('date', '')}; `dynamic={cfg.get('dynamic')}`"
-        f"{', `--size-oblivious`' if cfg.get('size_oblivious') else ''}, "
+        f"{', `--size-oblivious`' if cfg.get('size_oblivious') else ''}"
+        f"{', `--capture-scalars`' if cfg.get('capture_scalars') else ''}, "
         f"shapes per sample: {cfg.get('shapes')}; " + _timing_words(cfg) + ". "
         f"Full report: [{source}]({source}).",
         "", overall_table(t), "", outcome_table(t)])

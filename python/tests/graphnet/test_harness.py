@@ -234,6 +234,26 @@ def test_size_oblivious_compiles_once(tmp_path, dynamic):
     assert by[("disc", 0)]["peak_mib"] > 0
 
 
+@pytest.mark.parametrize("capture", [False, True])
+def test_capture_scalars_keeps_item_in_the_graph(tmp_path, capture):
+    """A Tensor.item() breaks Dynamo's graph, and the resumed frame gets the
+    batch size as a Python int specialised to 1: batch 2 compiles again.
+    --capture-scalars keeps the item in the graph: one graph, one DISC
+    compilation for batch 1, 2 and 4, correct at each."""
+    d = write_sample(tmp_path, body="s.relu() * s.abs().amax().item()")
+    config = _config(["eager", "disc"], generalize=True, size_oblivious=True, dynamic="marked")
+    config["capture_scalars"] = capture
+    by = _by(harness.run_isolated(str(d), config, timeout=600))
+    for i in range(3):
+        assert by[("disc", i)]["outcome"] == "correct", by[("disc", i)]
+    if capture:
+        assert by[("disc", 0)]["graph_breaks"] == 0 and by[("disc", 0)]["graphs_compiled"] == 1
+        assert by[("disc", 1)]["graphs_compiled"] == 0 and by[("disc", 2)]["graphs_compiled"] == 0
+        assert by[("disc", 2)]["disc_compilations"] == 1
+    else:  # what the switch is for
+        assert by[("disc", 0)]["graph_breaks"] == 1 and by[("disc", 1)]["graphs_compiled"] == 1
+
+
 def test_pinned_sample_without_generalize_is_shape_unsupported(tmp_path):
     d = write_sample(tmp_path)
     records = harness.run_isolated(str(d), _config(["eager", "disc"]), timeout=600)
