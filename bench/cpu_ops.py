@@ -39,6 +39,10 @@ CASES = {
     # weights hoisted out of the column loop)
     "upsample_bilinear": (lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear"),
                           lambda: (torch.randn(1, 64, 64, 128),)),
+    # one long row (rows < threads): convtasnet's global layer norm,
+    # GroupNorm(1, C) at batch 1, reduces over all of [512, 4000]
+    "groupnorm1": (lambda x, w, b: F.group_norm(x, 1, w, b, 1e-8),
+                   lambda: (torch.randn(1, 512, 4000), torch.randn(512), torch.randn(512))),
     "linear_gelu": (lambda x, w, b: F.gelu(F.linear(x, w, b)),
                     lambda: (torch.randn(16, 128, 768), torch.randn(3072, 768), torch.randn(3072))),
 }

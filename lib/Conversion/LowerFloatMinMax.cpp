@@ -1,6 +1,7 @@
 //===- LowerFloatMinMax.cpp - arith float max/min -> LLVM intrinsics ------===//
 #include "disc/Conversion/Passes.h"
 
+#include "mlir/Conversion/ArithCommon/AttrToLLVMConverter.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace disc {
@@ -25,7 +26,11 @@ struct LowerToIntrinsic : public OpRewritePattern<ArithOp> {
     Type type = op.getType();
     if (!isF32OrF64(type) || isa<TensorType>(type))
       return failure();
-    rewriter.replaceOpWithNewOp<LlvmOp>(op, type, op.getLhs(), op.getRhs());
+    // Fast-math flags carry over: a reduction's max with its NaNs counted
+    // apart (disc-promote-accumulators) is `nnan nsz`, a plain vmaxps.
+    rewriter.replaceOpWithNewOp<LlvmOp>(
+        op, type, op.getLhs(), op.getRhs(),
+        convertArithFastMathAttrToLLVM(op.getFastmathAttr()));
     return success();
   }
 };

@@ -107,6 +107,74 @@ std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
   return std::nullopt;
 }
 
+/// A float max/min accumulator (`maximumf`/`minimumf` of the carried value
+/// and one other operand, used by nothing else) that may carry NaNs apart.
+Operation *nanPropagatingMinMax(Value stored, Value carried) {
+  Operation *combine = stored.getDefiningOp();
+  if (!isa_and_nonnull<arith::MaximumFOp, arith::MinimumFOp>(combine))
+    return nullptr;
+  if (!llvm::is_contained(combine->getOperands(), carried) ||
+      combine->getOperand(0) == combine->getOperand(1) ||
+      !carried.hasOneUse() || !stored.hasOneUse())
+    return nullptr;
+  return combine;
+}
+
+/// `maximumf`/`minimumf` propagate NaN and order -0 below +0; x86 has no
+/// instruction for that, so LLVM expands each into six dependent ones, on
+/// the reduction's critical path (a softmax's row max took 3x eager's
+/// time). A reduction instead carries a plain max (`maxnumf` with `nnan
+/// nsz`: vmaxps) and, apart, whether it has seen a NaN; after the loop a
+/// NaN seen gives NaN. The same result (PyTorch leaves the sign of a zero
+/// max unspecified), and both carried values vectorise.
+void carryNanApart(scf::ForOp loop, Operation *combine) {
+  Location loc = combine->getLoc();
+  Value carried = loop.getRegionIterArgs()[0];
+  Value other = combine->getOperand(0) == carried ? combine->getOperand(1)
+                                                  : combine->getOperand(0);
+  OpBuilder before(loop);
+  Value init = loop.getInitArgs()[0];
+  Value initNan = arith::CmpFOp::create(before, loc, arith::CmpFPredicate::UNO,
+                                        init, init);
+  auto newLoop = scf::ForOp::create(
+      before, loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
+      loop.getStep(), ValueRange{init, initNan},
+      [](OpBuilder &, Location, Value, ValueRange) {});
+  Block *newBody = newLoop.getBody();
+  Block *oldBody = loop.getBody();
+  auto yield = cast<scf::YieldOp>(oldBody->getTerminator());
+  newBody->getOperations().splice(newBody->begin(), oldBody->getOperations(),
+                                  oldBody->begin(), Block::iterator(yield));
+  loop.getInductionVar().replaceAllUsesWith(newLoop.getInductionVar());
+  carried.replaceAllUsesWith(newLoop.getRegionIterArgs()[0]);
+  OpBuilder b(combine);
+  auto flags = arith::FastMathFlagsAttr::get(
+      b.getContext(), arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
+  Value acc = newLoop.getRegionIterArgs()[0];
+  Value minMax =
+      isa<arith::MaximumFOp>(combine)
+          ? arith::MaxNumFOp::create(b, loc, acc, other, flags).getResult()
+          : arith::MinNumFOp::create(b, loc, acc, other, flags).getResult();
+  Value isNan =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, other, other);
+  Value seen =
+      arith::OrIOp::create(b, loc, newLoop.getRegionIterArgs()[1], isNan);
+  OpBuilder end = OpBuilder::atBlockEnd(newBody);
+  scf::YieldOp::create(end, yield.getLoc(), ValueRange{minMax, seen});
+  OpBuilder after(newLoop);
+  after.setInsertionPointAfter(newLoop);
+  Type type = minMax.getType();
+  Value nan = arith::ConstantOp::create(
+      after, loc, type,
+      after.getFloatAttr(type, APFloat::getQNaN(
+                                   cast<FloatType>(type).getFloatSemantics())));
+  Value result = arith::SelectOp::create(after, loc, newLoop.getResult(1), nan,
+                                         newLoop.getResult(0));
+  loop.getResult(0).replaceAllUsesWith(result);
+  loop.erase(); // with the old yield, the combine's last user
+  combine->erase();
+}
+
 /// Rewrites `loop` to carry the accumulator: load before, store after.
 void promote(scf::ForOp loop, Accumulator acc) {
   OpBuilder b(loop);
@@ -149,6 +217,10 @@ void promote(scf::ForOp loop, Accumulator acc) {
   after.setInsertionPointAfter(newLoop);
   memref::StoreOp::create(after, loc, newLoop.getResult(0), buffer, indices);
   loop.erase();
+  Type element = stored.getType();
+  if (Operation *minMax = nanPropagatingMinMax(stored, carried))
+    if (element.isF32() || element.isF64())
+      carryNanApart(newLoop, minMax);
 }
 
 struct PromoteAccumulatorsPass

@@ -145,7 +145,12 @@ def test_nan_and_inf_propagate_as_in_eager(name, monkeypatch):
         for shape in shapes:
             x = torch.randn(shape)
             x[0, 0, 3], x[0, 1, 9], x[-1, 2, 15] = float("nan"), float("inf"), -float("inf")
-            expected, actual = model(x), compiled(x)
+            actual = compiled(x)
+            # The activation in float64: eager's vectorised float32 GELU
+            # gives NaN at +inf on AVX-512 machines (its scalar path and
+            # float64 give inf, as DISC does), so float32 eager is not the
+            # reference for where inf turns into NaN.
+            expected = act(conv(x).double()).float()
             assert torch.isnan(expected).any()
             torch.testing.assert_close(actual, expected, equal_nan=True, **TOL,
                                        msg=lambda m: f"{name} {shape}: {m}")

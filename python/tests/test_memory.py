@@ -51,8 +51,11 @@ def test_chain_reuses_freed_buffers():
     after = disc.memory_stats()
     peak = after["peak_bytes_in_use"] - before["bytes_in_use"]
     # Without freeing after the last use, all LAYERS buffers would be alive
-    # at the end of the call. With it: a layer's input and its result.
-    assert activation <= peak <= 2 * activation, (
+    # at the end of the call. With it: a layer's input and its result, and
+    # the matmul's scratchpad while it runs (oneDNN asks for about 1 KiB on
+    # AVX-512 machines, none on AVX2 ones).
+    scratchpad = 64 * 1024
+    assert activation <= peak <= 2 * activation + scratchpad, (
         f"peak {peak} bytes during the call, one activation is {activation}")
     # The result is the only buffer left to the caller.
     assert after["bytes_in_use"] - before["bytes_in_use"] == activation

@@ -90,7 +90,12 @@ def DiscPromoteAccumulators
     The combining op (`arith.addf`/`mulf`) gets the `reassoc` fast-math
     flag, so LLVM vectorises the reduction with partial sums (the result
     may differ from a sequential sum in the last bits, as PyTorch's own
-    vectorised reductions do). max/min are exact in any order.
+    vectorised reductions do). A float max/min (`maximumf`/`minimumf`,
+    which propagate NaN and which x86 expands into six instructions each)
+    whose running value nothing else reads becomes two carried values: a
+    plain `maxnumf`/`minnumf` with `nnan nsz` (one `vmaxps`) and an `i1`
+    "a NaN was seen" (the initial value included); after the loop a NaN
+    seen selects NaN. Exact in any order, like the max itself.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
