@@ -49,3 +49,39 @@ def test_marked_dims_meeting_pinned_sizes():
 
     with fx_config.patch(backed_size_oblivious=True, use_duck_shape=False):
         check_compiled(fn, inputs, dynamic=None)
+
+
+def _graphs_compiled(backend, fn, inputs):
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    compiled = torch.compile(fn, backend=backend, dynamic=None)
+    with torch.no_grad():
+        for args in inputs:
+            compiled(*args)
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
+
+
+@pytest.mark.parametrize("name", ["mlp", "conv_on_permuted"])
+def test_disc_adds_no_guards(name):
+    """Every recompilation is Dynamo's: DISC's front end never reads a size
+    as a Python int or bool, so it installs no guard. With the batch marked
+    dynamic and size-oblivious tracing, batch 1, 2 and 4 compile as many
+    graphs under DISC as under backend="eager": one for the MLP, two for a
+    convolution on a permuted input (PyTorch's convolution backend
+    selection guards `batch <= 1`; docs/graphnet.md, "Compile once")."""
+    import torch.fx.experimental._config as fx_config
+
+    torch.manual_seed(0)
+    if name == "mlp":
+        model = zoo.build("mlp")
+        make = lambda n: (torch.randn(n, 64),)  # noqa: E731
+    else:
+        w, b = torch.randn(8, 1, 3, 3), torch.randn(8)
+        model = lambda x: torch.conv2d(x.permute(0, 3, 1, 2), w, b, 1, 1, 1, 8)  # noqa: E731
+        make = lambda n: (torch.randn(n, 10, 12, 8),)  # noqa: E731
+    inputs = [make(n) for n in (1, 2, 4)]
+    for (x,) in inputs:
+        torch._dynamo.mark_dynamic(x, 0)
+    with fx_config.patch(backed_size_oblivious=True, use_duck_shape=False):
+        counts = {backend: _graphs_compiled(backend, model, inputs) for backend in ("eager", "disc")}
+    assert counts["disc"] == counts["eager"] == (1 if name == "mlp" else 2), counts
