@@ -56,6 +56,10 @@ struct CachedPrimitive {
   /// post-ops per element in reference code.
   bool hasSeparateEpilogue = false;
   PrimitiveStep separateEpilogue;
+  /// True for a cached "no": a cheaper formulation of the operation (a
+  /// pointwise convolution as a matmul) that oneDNN could only run with
+  /// its reference implementation; the caller uses its general path.
+  bool declined = false;
 };
 
 } // namespace ral

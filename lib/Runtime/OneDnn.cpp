@@ -724,6 +724,137 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
 // Convolution
 //===----------------------------------------------------------------------===//
 
+/// `operand` ([A, B, S1, ..., Sk]) as [A, B, S1 * ... * Sk] when its spatial
+/// dims are one strided run (each non-unit dim's stride is the next
+/// non-unit dim's stride times its size); false otherwise.
+bool collapseSpatial(Operand &operand) {
+  const int64_t rank = static_cast<int64_t>(operand.sizes.size());
+  int64_t count = 1, innerStride = 1, expected = 0;
+  bool first = true;
+  for (int64_t d = rank - 1; d >= 2; --d) {
+    const int64_t size = operand.sizes[d], stride = operand.strides[d];
+    if (size == 1)
+      continue;
+    if (!first && stride != expected)
+      return false;
+    if (first)
+      innerStride = stride;
+    first = false;
+    expected = stride * size;
+    count *= size;
+  }
+  operand.sizes = {operand.sizes[0], operand.sizes[1], count};
+  operand.strides = {operand.strides[0], operand.strides[1], innerStride};
+  return true;
+}
+
+/// A pointwise convolution (1x1 kernel, unit strides and dilations, no
+/// padding, one group) is a matmul per image, [O, C] x [C, H*W], on the
+/// caller's NC... layout as it is. As a oneDNN convolution it pays two
+/// reorders of the activations per call (NCHW to its blocked or NHWC
+/// layout and back), which on a Zen 4 took as long as the convolution
+/// itself (Fast-SCNN: 11 of 21 ms per call in reorders). Runs it and
+/// returns true when the operands allow (spatial dims collapsible into one
+/// run, epilogue operands per image or per channel); false leaves it to
+/// the convolution path.
+template <typename Describe>
+bool runPointwiseAsMatmul(ExecutionContext &ectx, DType dtype,
+                          const Operand &input, const Operand &kernel,
+                          const Operand &output, const ConvParams &params,
+                          const Epilogue &epilogue, Describe describe) {
+  const int64_t rank = static_cast<int64_t>(input.sizes.size());
+  if (params.groups != 1)
+    return false;
+  for (int64_t s = 0; s + 2 < rank; ++s)
+    if (kernel.sizes[2 + s] != 1 || params.strides[s] != 1 ||
+        params.dilations[s] != 1 || params.lhsDilations[s] != 1 ||
+        params.padLo[s] != 0 || params.padHi[s] != 0)
+      return false;
+  static const bool enabled = [] {
+    const char *env = std::getenv("DISC_POINTWISE_MATMUL");
+    return !env || std::string(env) != "0";
+  }();
+  if (!enabled)
+    return false;
+  // Pixels contiguous in the input and the output (NCHW): B is a row-major
+  // [C, H*W]. A channels-last input (channel stride 1) is what oneDNN's
+  // NHWC convolution reads without a reorder; it stays a convolution.
+  Operand src = input, dst = output;
+  if (!collapseSpatial(src) || !collapseSpatial(dst) ||
+      (src.sizes[2] > 1 && src.strides[2] != 1) ||
+      (dst.sizes[2] > 1 && dst.strides[2] != 1))
+    return false;
+  const int64_t batch = src.sizes[0], channels = src.sizes[1],
+                pixels = src.sizes[2], outChannels = kernel.sizes[0];
+  const memory::data_type dt = toDnnl(dtype);
+  // The epilogue as post-ops, a bias included: as matmul's bias argument a
+  // per-row bias sends oneDNN to its reference implementation.
+  Epilogue rest = epilogue;
+  for (Operand &operand : rest.operands)
+    if (!collapseSpatial(operand) ||
+        (operand.sizes[2] != 1 && operand.sizes[2] != pixels))
+      return false;
+  // A: the kernel as [1, O, C] (broadcast over the batch); B: the input as
+  // [N, C, H*W]; C: the output as [N, O, H*W].
+  const memory::desc aDesc({1, outChannels, channels}, dt,
+                           {outChannels * kernel.strides[0], kernel.strides[0],
+                            kernel.strides[1]});
+  const memory::desc bDesc(src.sizes, dt, src.strides);
+  const memory::desc cDesc(dst.sizes, dt, dst.strides);
+  Context::LibraryState &state = ectx.context.libraries();
+  const int threads = currentThreadCount();
+  std::string key = "pointwise:";
+  key += dtypeName(dtype);
+  key += ':';
+  appendKey(key, {outChannels, kernel.strides[0], kernel.strides[1]});
+  appendKey(key, src.sizes);
+  appendKey(key, src.strides);
+  appendKey(key, dst.strides);
+  appendEpilogueKey(key, rest);
+  key += std::to_string(threads);
+  auto entry = getPrimitive(state, key, [&]() {
+    std::string implementation;
+    std::shared_ptr<CachedPrimitive> built;
+    try {
+      built = buildPrimitive<dnnl::matmul>(
+          state.engine, dtype, aDesc, bDesc, cDesc, /*anyLayout=*/false,
+          computeAttr(rest, dt),
+          [&](const memory::desc &a, const memory::desc &b,
+              const memory::desc &c, const dnnl::primitive_attr &attr) {
+            dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr,
+                                            state.engine);
+            implementation = pd.impl_info_str();
+            return pd;
+          });
+    } catch (const dnnl::error &e) {
+      if (e.status != dnnl_unimplemented)
+        throw;
+      implementation = "unimplemented";
+    }
+    // Only an optimised matmul beats the convolution's reorders.
+    const bool declined =
+        !built || implementation.rfind("ref", 0) == 0;
+    if (logLibraryCalls())
+      std::fprintf(stderr,
+                   "[disc] library: convolution %s: pointwise, as a matmul "
+                   "[1, O, C] x [N, C, H*W]: %s%s%s\n",
+                   describe().c_str(), implementation.c_str(),
+                   rest.empty() ? "" : ", post-ops",
+                   declined ? "; declined, run as a convolution" : "");
+    if (declined) {
+      built = std::make_shared<CachedPrimitive>();
+      built->declined = true;
+    }
+    return built;
+  });
+  if (entry->declined)
+    return false;
+  execute(ectx.context.allocator(), state.engine, *entry, aDesc, kernel.data,
+          bDesc, src.data, cDesc, dst.data, {},
+          postOpArgs(rest, state.engine, dt));
+  return true;
+}
+
 void convolution(ExecutionContext &ectx, DType dtype,
                  const UnrankedMemRef *inputRef,
                  const UnrankedMemRef *kernelRef,
@@ -840,6 +971,13 @@ void convolution(ExecutionContext &ectx, DType dtype,
   std::vector<int64_t> outStrides;
   void *outData = nullptr;
   const bool copyOut = prepareOutput(output, outStrides, outData, elemSize);
+  if (!transposed && runPointwiseAsMatmul(ectx, dtype, input, kernel, output,
+                                          params, epilogue, describe)) {
+    if (copyOut)
+      stridedCopy(outData, outStrides.data(), output.data,
+                  output.strides.data(), output.sizes.data(), rank, elemSize);
+    return;
+  }
 
   // Weights: [O, C/G, K...], or [G, O/G, C/G, K...] with groups (dim 0 split
   // into G blocks of O/G, keeping the kernel's strides).

@@ -256,6 +256,62 @@ TEST_P(ConvTest, Depthwise) {
   checkConv(*context, cc);
 }
 
+// Pointwise convolutions (1x1 kernel, unit strides, no padding, one group)
+// run as a matmul [1, O, C] x [N, C, H*W] on the NCHW buffers themselves.
+TEST_P(ConvTest, PointwiseAsMatmul) {
+  ConvCase cc;
+  cc.dtype = GetParam();
+  cc.input = contiguousView({3, 5, 4, 6}); // batch 3: the kernel broadcasts
+  cc.kernel = contiguousView({7, 5, 1, 1});
+  cc.inferOutput();
+  checkConv(*context, cc);
+  // The kernel stored transposed ([C, O] memory) and an input at an offset.
+  cc.kernel = permutedView({7, 5, 1, 1}, {1, 0, 2, 3});
+  cc.input.offset = 11;
+  checkConv(*context, cc, 8);
+}
+
+TEST_P(ConvTest, PointwiseOneAndThreeSpatialDims) {
+  ConvCase one;
+  one.dtype = GetParam();
+  one.input = contiguousView({2, 6, 17});
+  one.kernel = contiguousView({3, 6, 1});
+  one.inferOutput();
+  checkConv(*context, one);
+  ConvCase three;
+  three.dtype = GetParam();
+  three.input = contiguousView({2, 3, 2, 3, 4});
+  three.kernel = contiguousView({4, 3, 1, 1, 1});
+  three.inferOutput();
+  checkConv(*context, three);
+}
+
+TEST_P(ConvTest, PointwiseNotAMatmul) {
+  // Must NOT take the matmul path (each still correct, as a convolution):
+  // pixels that are not one strided run (every other row and column),
+  // a channels-last input, a stride of 2.
+  ConvCase gaps;
+  gaps.dtype = GetParam();
+  gaps.input.sizes = {1, 2, 5, 6};
+  gaps.input.strides = {2 * 10 * 13, 10 * 13, 2 * 13, 2};
+  gaps.kernel = contiguousView({3, 2, 1, 1});
+  gaps.inferOutput();
+  checkConv(*context, gaps);
+  ConvCase nhwc;
+  nhwc.dtype = GetParam();
+  nhwc.input = permutedView({2, 6, 5, 4}, {0, 2, 3, 1});
+  nhwc.kernel = contiguousView({3, 6, 1, 1});
+  nhwc.inferOutput();
+  checkConv(*context, nhwc);
+  ConvCase strided;
+  strided.dtype = GetParam();
+  strided.input = contiguousView({1, 4, 7, 7});
+  strided.kernel = contiguousView({5, 4, 1, 1});
+  strided.strides[0] = strided.strides[1] = 2;
+  strided.inferOutput();
+  checkConv(*context, strided);
+}
+
 TEST_P(ConvTest, TransposedAsInputDilation) {
   // A transposed convolution (stride 8, kernel 16, as convtasnet's
   // decoder): the input dilated by 8 and padded by 15 on both sides; the
