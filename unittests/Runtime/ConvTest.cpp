@@ -233,13 +233,20 @@ TEST_P(ConvTest, GroupedStridedPaddedDilated2d) {
   checkConv(*context, cc);
 }
 
+/// A [1, 2, 5, 6] input that is every other row and column of a larger
+/// image (its pixels are not one strided run).
+View everyOtherRowAndColumn() {
+  View view;
+  view.sizes = {1, 2, 5, 6};
+  view.strides = {2 * 10 * 13, 10 * 13, 2 * 13, 2};
+  view.offset = 3;
+  return view;
+}
+
 TEST_P(ConvTest, StridedInputWithGaps) {
   ConvCase cc;
   cc.dtype = GetParam();
-  // Every other row and column of a larger image.
-  cc.input.sizes = {1, 2, 5, 6};
-  cc.input.strides = {2 * 10 * 13, 10 * 13, 2 * 13, 2};
-  cc.input.offset = 3;
+  cc.input = everyOtherRowAndColumn();
   cc.kernel = contiguousView({3, 2, 2, 2});
   cc.inferOutput();
   checkConv(*context, cc);
@@ -292,8 +299,7 @@ TEST_P(ConvTest, PointwiseNotAMatmul) {
   // a channels-last input, a stride of 2.
   ConvCase gaps;
   gaps.dtype = GetParam();
-  gaps.input.sizes = {1, 2, 5, 6};
-  gaps.input.strides = {2 * 10 * 13, 10 * 13, 2 * 13, 2};
+  gaps.input = everyOtherRowAndColumn();
   gaps.kernel = contiguousView({3, 2, 1, 1});
   gaps.inferOutput();
   checkConv(*context, gaps);
