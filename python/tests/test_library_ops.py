@@ -298,3 +298,51 @@ def test_strided_1x1_conv_stays_a_convolution(monkeypatch, capfd):
     log = _conv_log(strided, [(torch.randn(n, 8, 9, 7),) for n in (1, 2, 3)], monkeypatch, capfd)
     assert "library: convolution" in log, log
     assert "pointwise" not in log, log
+
+
+@pytest.mark.parametrize("layout", ["blocked", "any"])
+def test_conv_layouts_never_reference_code(layout, monkeypatch, capfd):
+    """Convolutions compute in the blocked layout (nChw16c / nChw8c) where
+    oneDNN has an optimised implementation for it, else in the layout
+    oneDNN picks: a first layer of 3 channels has none in the blocked
+    layout, and must NOT end in oneDNN's reference code (1.6 s on
+    resnet18's stem). DISC_CONV_LAYOUT=any is the other policy."""
+    monkeypatch.setenv("DISC_CONV_LAYOUT", layout)
+    torch.manual_seed(0)
+    # Channel counts differ per policy: primitives are cached per shape.
+    c = 16 if layout == "blocked" else 24
+    stem, w = torch.randn(c, 3, 7, 7) / 12, torch.randn(c, c, 3, 3) / (3 * c ** 0.5)
+    dw = torch.randn(c, 1, 3, 3) / 3
+    def fn(x):
+        y = F.conv2d(F.conv2d(x, stem, stride=2, padding=3), w, padding=1)
+        # Literal groups: a closure int would be a SymInt with dynamic=True.
+        return F.conv2d(y, dw, padding=1, groups=16) if c == 16 else \
+            F.conv2d(y, dw, padding=1, groups=24)
+
+    log = _conv_log(fn, [(torch.randn(n, 3, 20 + n, 18),) for n in (1, 2, 3)], monkeypatch, capfd)
+    convs = [line for line in log.splitlines() if "library: convolution" in line]
+    assert convs, log
+    assert not any(line.split(": ")[-1].startswith("ref") for line in convs), log
+
+
+def test_symbolic_conv_groups_fall_back_with_a_reason(monkeypatch, capfd):
+    """groups from a closure int is a SymInt under dynamic=True: the
+    convolution runs in eager, logged with the reason, and the model's
+    results are right (it used to crash the backend)."""
+    import disc
+
+    torch.manual_seed(0)
+    groups = 4
+    w = torch.randn(8, 2, 3, 3)
+    fn = lambda x: torch.relu(F.conv2d(x, w, padding=1, groups=groups))  # noqa: E731
+    monkeypatch.setenv("DISC_LOG", "fallback")
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="disc", dynamic=True)
+    before = disc.stats()["fallback_nodes"]
+    with torch.no_grad():
+        for n in (1, 2, 3):
+            x = torch.randn(n, 8, 6, 5 + n)
+            torch.testing.assert_close(compiled(x), fn(x))
+    err = capfd.readouterr().err
+    assert disc.stats()["fallback_nodes"] > before
+    assert "convolution with a symbolic groups" in err, err

@@ -966,6 +966,15 @@ def _conv_check(node):
     padding = node.args[4]
     if isinstance(padding, str):
         return f"padding mode {padding}"
+    # Strides, padding, dilation, output padding and groups are attributes
+    # of the compiled convolution: a SymInt among them (an int that
+    # Dynamo traced as dynamic, as `groups=c` of a closure with
+    # dynamic=True) cannot be one.
+    for name, value in zip(("stride", "padding", "dilation", "transposed",
+                            "output_padding", "groups"), node.args[3:9]):
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, (torch.SymInt, torch.fx.Node)) for v in values):
+            return f"convolution with a symbolic {name} ({value})"
     return None
 
 
