@@ -126,6 +126,7 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          // operand holds contiguously merge first ([N, C, H, W] + [C] loops
          // over N*C rows of H*W), so short rows still vectorise.
          "func.func(disc-stack-loop-temporaries,"
+         "disc-thread-scratch-temporaries,"
          "scf-forall-to-parallel,disc-lower-strided-copies,"
          "disc-collapse-contiguous-dims,"
          "convert-linalg-to-parallel-loops,canonicalize,"
@@ -146,7 +147,7 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
 std::string disc::cpuKernelsToLlvmPipeline() {
   return "func.func(disc-lower-expand-shape),expand-strided-metadata,"
          "lower-affine,convert-scf-to-cf,"
-         "disc-ral-lower-asserts,"
+         "disc-ral-lower-asserts,disc-ral-lower-thread-scratch,"
          // 7. to LLVM
          "math-extend-to-supported-types,"
          // f32 transcendental ops become inline polynomials, so the loops

@@ -251,6 +251,7 @@ const RalSymbol *ralSymbols(int64_t *count) {
       DISC_RAL_SYMBOL(disc_ral_free),
       DISC_RAL_SYMBOL(disc_ral_fail),
       DISC_RAL_SYMBOL(disc_ral_parallel_for),
+      DISC_RAL_SYMBOL(disc_ral_thread_scratch),
       DISC_RAL_SYMBOL(disc_ral_profile_begin),
       DISC_RAL_SYMBOL(disc_ral_profile_end),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_matmul_f32),

@@ -1,5 +1,6 @@
 //===- OutlineLoopKernels.cpp - one function per loop nest ----------------===//
 #include "Outlining.h"
+#include "disc/Dialect/Disc/DiscDialect.h"
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,6 +40,9 @@ bool isSelfContained(Operation *nest) {
     if (auto alloca = dyn_cast<memref::AllocaOp>(op))
       if (!alloca.getType().hasStaticShape())
         return WalkResult::interrupt();
+    // A per-thread scratch buffer (disc.thread_scratch) needs no context.
+    if (isa<disc::ThreadScratchOp>(op))
+      return WalkResult::advance();
     StringRef dialect = op->getName().getDialectNamespace();
     if (dialect == "cf" || dialect == "func" || dialect == "llvm" ||
         dialect == "bufferization" || dialect == "disc")

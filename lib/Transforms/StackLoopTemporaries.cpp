@@ -1,10 +1,6 @@
 //===- StackLoopTemporaries.cpp - small in-loop buffers on the stack ------===//
+#include "LoopTemporaries.h"
 #include "disc/Transforms/Passes.h"
-
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/CallInterfaces.h"
-#include "mlir/Interfaces/LoopLikeInterface.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace disc {
 #define GEN_PASS_DEF_DISCSTACKLOOPTEMPORARIES
@@ -17,24 +13,6 @@ namespace {
 
 constexpr int64_t kMaxStackBytes = 256;
 
-/// Whether every use of `buffer` and of its views stays in `region` and
-/// none hands it to a call or a return.
-bool staysIn(Value buffer, Region *region) {
-  SmallVector<Value> worklist{buffer};
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    for (Operation *user : value.getUsers()) {
-      if (!region->isAncestor(user->getParentRegion()) ||
-          user->hasTrait<OpTrait::ReturnLike>() || isa<CallOpInterface>(user))
-        return false;
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-        if (view.getViewSource() == value)
-          worklist.append(user->result_begin(), user->result_end());
-    }
-  }
-  return true;
-}
-
 struct StackLoopTemporariesPass
     : public disc::impl::DiscStackLoopTemporariesBase<
           StackLoopTemporariesPass> {
@@ -42,17 +20,11 @@ struct StackLoopTemporariesPass
     SmallVector<memref::AllocOp> candidates;
     getOperation().walk([&](memref::AllocOp alloc) {
       MemRefType type = alloc.getType();
-      if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-          !alloc.getOperands().empty() ||
-          !type.getElementType().isIntOrFloat() ||
-          type.getNumElements() * type.getElementTypeBitWidth() >
-              kMaxStackBytes * 8)
-        return;
-      if (!alloc->getParentOfType<LoopLikeOpInterface>())
-        return;
-      if (!staysIn(alloc.getResult(), alloc->getParentRegion()))
-        return;
-      candidates.push_back(alloc);
+      if (type.hasStaticShape() &&
+          type.getNumElements() * type.getElementTypeBitWidth() <=
+              kMaxStackBytes * 8 &&
+          disc::isLoopTemporary(alloc))
+        candidates.push_back(alloc);
     });
     for (memref::AllocOp alloc : candidates) {
       OpBuilder b(alloc);

@@ -165,6 +165,9 @@ def memory_stats() -> dict:
     bytes_cached           freed blocks kept for reuse
     allocations            allocation requests
     allocation_cache_hits  requests served from a freed block
+    thread_scratch_bytes   the per-thread scratch buffers of loop bodies
+                           (a stitch kernel's row temporaries): outside the
+                           allocator, kept for reuse until a thread exits
 
     Sizes are rounded up to the allocator's size buckets (at most 12.5%).
     Peak memory of one call: reset_peak_memory(), call, read the peak.

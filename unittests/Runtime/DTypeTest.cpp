@@ -80,7 +80,7 @@ TEST(StridedCopyTest, TransposeAndBroadcast) {
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 15);
+  ASSERT_EQ(count, 16);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
@@ -88,6 +88,7 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   }
   for (const char *name :
        {"disc_ral_alloc", "disc_ral_free", "disc_ral_fail", "disc_ral_parallel_for",
+        "disc_ral_thread_scratch",
         "disc_ral_profile_begin", "disc_ral_profile_end",
         "_mlir_ciface_disc_ral_matmul_f32", "_mlir_ciface_disc_ral_matmul_f16",
         "_mlir_ciface_disc_ral_matmul_bf16", "_mlir_ciface_disc_ral_conv_f32",

@@ -59,6 +59,20 @@ def DiscRalLowerAsserts : Pass<"disc-ral-lower-asserts", "mlir::ModuleOp"> {
                            "mlir::cf::ControlFlowDialect"];
 }
 
+def DiscRalLowerThreadScratch
+    : Pass<"disc-ral-lower-thread-scratch", "mlir::ModuleOp"> {
+  let summary = "Lower disc.thread_scratch to a call of disc_ral_thread_scratch";
+  let description = [{
+    Each `disc.thread_scratch` becomes a call of the runtime's
+    `disc_ral_thread_scratch(slot, bytes)` and the `memref<?xi8>`
+    descriptor of the returned pointer (offset 0, size `bytes`, stride 1),
+    cast back to the memref type for finalize-memref-to-llvm to consume.
+    Runs before finalize-memref-to-llvm; needs no RAL context.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def DiscRalInjectContext : Pass<"disc-ral-inject-context", "mlir::ModuleOp"> {
   let summary = "Route heap allocation in LLVM-dialect code through the RAL";
   let description = [{

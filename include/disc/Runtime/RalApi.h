@@ -74,6 +74,13 @@ void disc_ral_free(void *ctx, void *ptr);
 void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t), void *args,
                            int64_t units, int64_t work);
 
+/// The calling thread's scratch buffer number `slot`, at least `bytes`
+/// long and 64-byte aligned: the same memory for every request of this
+/// thread for this slot (grown as needed), never freed by the caller. For a
+/// loop body's dynamic-size temporary (disc.thread_scratch); any thread may
+/// call it, and it does not fail (out of memory aborts with a message).
+void *disc_ral_thread_scratch(int64_t slot, int64_t bytes);
+
 /// Profiling hooks (DISC_PROFILE=1, disc-profile-calls): wall time from
 /// begin to end is added to the entry `name` (a constant string).
 void disc_ral_profile_begin(void *ctx, const char *name);

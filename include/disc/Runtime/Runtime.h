@@ -185,6 +185,10 @@ struct ParallelStats {
 };
 ParallelStats parallelStats();
 
+/// Bytes held by all threads' loop scratch buffers (disc_ral_thread_scratch;
+/// kept for reuse until a thread exits, outside the caching allocator).
+int64_t threadScratchBytes();
+
 /// Calls and wall time of one profiled kernel, library call or copy
 /// (compiled with DISC_PROFILE=1), added up over the process: `name` is
 /// "<kind> <callee> at <file:line:col>" (docs/debugging.md).

@@ -249,6 +249,26 @@ def DiscStackLoopTemporaries
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def DiscThreadScratchTemporaries
+    : Pass<"disc-thread-scratch-temporaries", "mlir::func::FuncOp"> {
+  let summary = "Buffers allocated inside loops come from per-thread scratch";
+  let description = [{
+    A `memref.alloc` inside a loop body (after disc-stack-loop-temporaries
+    has put the small fixed-size ones on the stack) is a row temporary: a
+    masked softmax's row of scores, say, of the row's dynamic length. From
+    the runtime allocator it costs a call per row (CosyVoice: 37,000 per
+    call) and keeps the loop off the runtime's threads, whose allocator
+    bookkeeping is per call. Each such allocation whose uses (and its
+    views') stay in the allocating region and never reach a call, a
+    dealloc or a return becomes `disc.thread_scratch` (bytes, a slot of its
+    own in the function) viewed as the original type with `memref.view`:
+    the calling thread's reusable buffer. Allocations outside loops, with
+    another layout or element type, and escaping ones stay.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "disc::DiscDialect"];
+}
+
 def DiscCollapseContiguousDims
     : Pass<"disc-collapse-contiguous-dims", "mlir::func::FuncOp"> {
   let summary = "Merge adjacent loop dims of a linalg.generic on buffers that every operand has contiguous";

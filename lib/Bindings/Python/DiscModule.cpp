@@ -191,6 +191,7 @@ NB_MODULE(_C, m) {
     d["bytes_cached"] = stats.bytesCached;
     d["allocations"] = stats.numAllocations;
     d["allocation_cache_hits"] = stats.numCacheHits;
+    d["thread_scratch_bytes"] = ral::threadScratchBytes();
     return d;
   });
   m.def("reset_peak_memory", [] { defaultAllocator().resetPeak(); });

@@ -256,6 +256,18 @@ LogicalResult ConstantOp::verify() {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+LogicalResult ThreadScratchOp::verify() {
+  // I64Attr's getter is unsigned: read the signed value.
+  const int64_t slot = getSlotAttr().getInt();
+  if (slot < 0)
+    return emitOpError() << "slot must be >= 0, got " << slot;
+  auto type = cast<MemRefType>(getBuffer().getType());
+  if (!type.getLayout().isIdentity() || !type.isDynamicDim(0))
+    return emitOpError("result must be memref<?xi8> (identity layout, "
+                       "dynamic size)");
+  return success();
+}
+
 LogicalResult IotaOp::verify() {
   auto type = cast<RankedTensorType>(getType());
   if (!type.hasStaticShape())

@@ -413,3 +413,27 @@ func.func @attention_mask_type(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x7x8xf32>,
   %0 = disc.attention %q, %k, %v mask(%m) scale = 0.125 : (tensor<1x2x5x8xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32>, tensor<1x1x5x7xf16>) -> tensor<1x2x5x8xf32>
   return %0 : tensor<1x2x5x8xf32>
 }
+
+// -----
+
+func.func @thread_scratch_negative_slot(%bytes: index) {
+  // expected-error @+1 {{slot must be >= 0, got -1}}
+  %0 = disc.thread_scratch %bytes slot = -1 : memref<?xi8>
+  return
+}
+
+// -----
+
+func.func @thread_scratch_static(%bytes: index) {
+  // expected-error @+1 {{result must be memref<?xi8>}}
+  %0 = disc.thread_scratch %bytes slot = 0 : memref<16xi8>
+  return
+}
+
+// -----
+
+func.func @thread_scratch_not_bytes(%bytes: index) {
+  // expected-error @+1 {{result #0 must be 1D memref of 8-bit signless integer}}
+  %0 = disc.thread_scratch %bytes slot = 0 : memref<?xf32>
+  return
+}

@@ -195,3 +195,12 @@ func.func @attention(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: ten
   %2 = disc.attention %q, %k, %v : (tensor<?x4x?x64xf32>, tensor<?x4x?x64xf32>, tensor<?x4x?x32xf32>) -> tensor<?x4x?x32xf32>
   return %0, %1 : tensor<?x4x?x32xf32>, tensor<?x4x?x32xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @thread_scratch
+// CHECK: disc.thread_scratch %{{.*}} slot = 3 : memref<?xi8>
+func.func @thread_scratch(%bytes: index) -> memref<?xi8> {
+  %0 = disc.thread_scratch %bytes slot = 3 : memref<?xi8>
+  return %0 : memref<?xi8>
+}

@@ -586,4 +586,29 @@ def Disc_AttentionOp : Disc_Op<"attention", [Pure, Disc_Reify,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Runtime (buffer level)
+//===----------------------------------------------------------------------===//
+
+def Disc_ThreadScratchOp : Disc_Op<"thread_scratch"> {
+  let summary = "a per-thread scratch buffer of the runtime";
+  let description = [{
+    `bytes` bytes (64-byte aligned) of the calling thread's scratch buffer
+    number `slot`, from the runtime (`disc_ral_thread_scratch`): a loop
+    body's temporary of a dynamic size, one per row of a stitch kernel, say.
+    Every request of one thread for one slot returns the same memory
+    (grown as needed), so the buffer lives until the next request of that
+    slot on that thread: two temporaries alive at once need two slots.
+    Safe on any thread, and it never fails the call; the memory is the
+    runtime's and is never freed by compiled code. Created by
+    disc-thread-scratch-temporaries, lowered by
+    disc-ral-lower-thread-scratch.
+  }];
+  let arguments = (ins Index:$bytes, I64Attr:$slot);
+  let results = (outs Res<MemRefRankOf<[I8], [1]>, "",
+                          [MemAlloc<DefaultResource>]>:$buffer);
+  let assemblyFormat = "$bytes `slot` `=` $slot attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
 #endif // DISC_DIALECT_DISC_OPS_TD
