@@ -3,6 +3,7 @@
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/DiscDialect.h"
 
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -44,21 +45,15 @@ struct RalLowerThreadScratchPass
       Value data = LLVM::CallOp::create(b, loc, scratchFn,
                                         ValueRange{slot, bytes})
                        .getResult();
-      Value zero = LLVM::ConstantOp::create(b, loc, i64, 0);
-      Value one = LLVM::ConstantOp::create(b, loc, i64, 1);
-      Value descriptor = LLVM::PoisonOp::create(b, loc, descriptorType);
-      descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, data,
-                                               ArrayRef<int64_t>{0});
-      descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, data,
-                                               ArrayRef<int64_t>{1});
-      descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, zero,
-                                               ArrayRef<int64_t>{2});
-      descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, bytes,
-                                               ArrayRef<int64_t>{3, 0});
-      descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, one,
-                                               ArrayRef<int64_t>{4, 0});
+      auto descriptor = MemRefDescriptor::poison(b, loc, descriptorType);
+      descriptor.setAllocatedPtr(b, loc, data);
+      descriptor.setAlignedPtr(b, loc, data);
+      descriptor.setConstantOffset(b, loc, 0);
+      descriptor.setSize(b, loc, 0, bytes);
+      descriptor.setConstantStride(b, loc, 0, 1);
       Value buffer = UnrealizedConversionCastOp::create(
-                         b, loc, op.getBuffer().getType(), descriptor)
+                         b, loc, op.getBuffer().getType(),
+                         static_cast<Value>(descriptor))
                          .getResult(0);
       op.getBuffer().replaceAllUsesWith(buffer);
       op.erase();
