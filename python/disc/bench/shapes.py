@@ -252,11 +252,18 @@ def generalize(module: torch.nn.Module, constraints: Optional[Constraints],
     pinned sizes rewritten (see the module docstring). Raises when the
     module cannot be traced."""
     if record_factories:
+        depth = torch._C._functorch.get_dynamic_layer_stack_depth()
         try:
             gm = trace_module(module)
         except Exception:
             # Some library code (vmap, ...) cannot take recorded factory
-            # calls: plain torch.fx, with those calls as constants.
+            # calls: plain torch.fx, with those calls as constants. A
+            # graph that calls _vmap_increment_nesting itself (Dynamo's
+            # output for vmap, e.g. whisper's causal mask) has pushed a
+            # functorch layer that the failed trace never popped; left
+            # there, every later torch.compile skips its frames ("Unsupported
+            # functorch tracing attempt") and the sample runs in eager.
+            torch._C._functorch.pop_dynamic_layer_stack_and_undo_to_depth(depth)
             gm = fx.symbolic_trace(module)
     else:
         gm = fx.symbolic_trace(module)

@@ -150,6 +150,38 @@ def test_generalize_leaves_other_literals(tmp_path):
     assert "arange(12)" in gm.code
 
 
+def test_generalize_of_a_vmap_graph_leaves_no_functorch_layer():
+    """Dynamo's graphs of torch.vmap call _vmap_increment_nesting with
+    constants (whisper's causal mask); the factory-recording trace fails on
+    them after the increment. generalize must pop that layer: left pushed,
+    every later torch.compile skips its frame and runs the sample in eager."""
+    class VmapMask(torch.nn.Module):
+        def forward(self, x):
+            arange = torch.arange(4)
+            torch._C._functorch._vmap_increment_nesting(1, "error")
+            batched = torch._C._functorch._add_batch_dim(arange, 0, 1)
+            out = torch._C._functorch._remove_batch_dim(batched.le(2), 1, 4, 0)
+            torch._C._functorch._vmap_decrement_nesting()
+            return (x * out.to(x.dtype).sum(),)
+
+    depth = torch._C._functorch.get_dynamic_layer_stack_depth()
+    try:
+        gm, _ = shapes.generalize(VmapMask(), None)
+        assert torch._C._functorch.get_dynamic_layer_stack_depth() == depth
+    finally:  # the other tests run in this process
+        torch._C._functorch.pop_dynamic_layer_stack_and_undo_to_depth(depth)
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    compiled = torch.compile(gm, backend="disc", dynamic=True)
+    with torch.no_grad():
+        for n in (5, 9):
+            x = torch.randn(n)
+            torch.testing.assert_close(compiled(x)[0], x * 3)
+    counters = torch._dynamo.utils.counters
+    assert not counters["graph_break"] and not counters["unimplemented"], dict(counters)
+    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
+
+
 # --------------------------------------------------------- error figures
 
 
