@@ -368,17 +368,32 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
       args.push_back(
           cI64(b, loc, i < (int64_t)values.size() ? values[i] : fill));
   };
+  // A dynamic padding entry is its index operand as i64 (the library
+  // rejects a negative value at run time).
+  auto pushPadding = [&](ArrayRef<int64_t> statics, ValueRange dynamics) {
+    for (int64_t i = 0; i < 3; ++i) {
+      if (i >= (int64_t)statics.size()) {
+        args.push_back(cI64(b, loc, 0));
+      } else if (ShapedType::isDynamic(statics[i])) {
+        args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                  dynamics.front()));
+        dynamics = dynamics.drop_front();
+      } else {
+        args.push_back(cI64(b, loc, statics[i]));
+      }
+    }
+  };
   pushParams(op.getWindowStrides(), 1);
-  pushParams(op.getPaddingLow(), 0);
-  pushParams(op.getPaddingHigh(), 0);
+  pushPadding(op.getPaddingLow(), op.getDynamicPaddingLow());
+  pushPadding(op.getPaddingHigh(), op.getDynamicPaddingHigh());
   pushParams(op.getRhsDilation(), 1);
   pushParams(op.getLhsDilation().value_or(ArrayRef<int64_t>()), 1);
   args.push_back(cI64(b, loc, op.getFeatureGroupCount()));
   for (int64_t p : op.getPaddingLow())
-    if (p < 0)
+    if (p < 0 && !ShapedType::isDynamic(p))
       return op.emitOpError("negative convolution padding is not supported");
   for (int64_t p : op.getPaddingHigh())
-    if (p < 0)
+    if (p < 0 && !ShapedType::isDynamic(p))
       return op.emitOpError("negative convolution padding is not supported");
   if (op.hasLhsDilation()) {
     // The library runs a deconvolution of the undilated input, whose
@@ -393,7 +408,10 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
       if (ShapedType::isDynamic(window))
         continue;
       int64_t span = op.getRhsDilation()[s] * (window - 1);
-      if (op.getPaddingLow()[s] > span || op.getPaddingHigh()[s] > span)
+      auto exceeds = [&](int64_t pad) {
+        return !ShapedType::isDynamic(pad) && pad > span;
+      };
+      if (exceeds(op.getPaddingLow()[s]) || exceeds(op.getPaddingHigh()[s]))
         return op.emitOpError()
                << "with lhs_dilation, padding must be at most rhs_dilation * "
                   "(kernel size - 1) = "

@@ -945,6 +945,8 @@ void convolution(ExecutionContext &ectx, DType dtype,
     if (params.strides[s] < 1 || params.dilations[s] < 1 ||
         params.lhsDilations[s] < 1)
       throw OpError("strides and dilations must be >= 1: " + describe());
+    if (params.padLo[s] < 0 || params.padHi[s] < 0)
+      throw OpError("padding must be >= 0: " + describe());
     const int64_t in = input.sizes[2 + s], window = kernel.sizes[2 + s];
     const int64_t span =
         window == 0 ? 0 : (window - 1) * params.dilations[s] + 1;

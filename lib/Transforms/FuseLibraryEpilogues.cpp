@@ -395,7 +395,8 @@ bool EpilogueBuilder::rewrite() {
     auto conv = cast<disc::ConvolutionOp>(library);
     fused = disc::ConvolutionOp::create(
         b, conv.getLoc(), conv.getType(), conv.getLhs(), conv.getRhs(),
-        operands, conv.getWindowStrides(), conv.getPaddingLow(),
+        operands, conv.getDynamicPaddingLow(), conv.getDynamicPaddingHigh(),
+        conv.getWindowStrides(), conv.getPaddingLow(),
         conv.getPaddingHigh(), conv.getRhsDilation(),
         conv.getFeatureGroupCount(), epilogue, conv.getLhsDilationAttr());
   }

@@ -87,6 +87,25 @@ func.func @conv_transpose(%x: tensor<?x4x?xf32>, %w: tensor<2x4x16xf32>) -> tens
 
 // -----
 
+// A transposed convolution whose kernel size is dynamic: its padding
+// (rhs_dilation * (k - 1) - p) is an operand, passed to the library as an
+// i64 in its slot (the library checks it is not negative), and the output
+// length adds it.
+// CHECK-LABEL: func @conv_transpose_dynamic_kernel
+// CHECK-SAME: %[[LO:[a-z0-9]+]]: index, %[[HI:[a-z0-9]+]]: index
+// CHECK: %[[SUM:.*]] = arith.addi %[[LO]], %[[HI]]
+// CHECK: arith.addi %{{.*}}, %[[SUM]]
+// CHECK: %[[LO64:.*]] = arith.index_cast %[[LO]] : index to i64
+// CHECK: %[[HI64:.*]] = arith.index_cast %[[HI]] : index to i64
+// CHECK: call @disc_ral_conv_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LO64]], %{{.*}}, %{{.*}}, %[[HI64]],
+// CHECK-NOT: arith.index_cast
+func.func @conv_transpose_dynamic_kernel(%x: tensor<?x4x?xf32>, %w: tensor<2x4x?xf32>, %lo: index, %hi: index) -> tensor<?x2x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [%lo], pad_high = [%hi], dilation = [1] lhs_dilation = [8] : (tensor<?x4x?xf32>, tensor<2x4x?xf32>, index, index) -> tensor<?x2x?xf32>
+  return %0 : tensor<?x2x?xf32>
+}
+
+// -----
+
 // Epilogues call the `_post_` entry points: the (kind, alpha, beta) triples
 // as an f64 constant, then the operands (a dot_general's brought to rank 3
 // like its result), then the output buffer in the unused slots.

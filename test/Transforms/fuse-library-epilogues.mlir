@@ -33,6 +33,22 @@ func.func @conv_bn_relu(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: te
 
 // -----
 
+// A transposed convolution with a dynamic kernel size keeps its dynamic
+// padding operands when the bias joins it.
+// CHECK-LABEL: func.func @conv_transpose_dynamic_padding_bias
+// CHECK-SAME: %[[LO:[a-z0-9]+]]: index, %[[HI:[a-z0-9]+]]: index
+// CHECK: disc.convolution %{{.*}}, %{{.*}}, strides = [1], pad_low = [%[[LO]]], pad_high = [%[[HI]]], dilation = [1] lhs_dilation = [8] epilogue [#disc.post_op<add>](%{{.*}}) {{.*}}: (tensor<1x4x?xf32>, tensor<2x4x?xf32>, tensor<1x2x1xf32>, index, index) -> tensor<1x2x?xf32>
+// CHECK-NOT: disc.add
+// LOG: convolution epilogue: add
+func.func @conv_transpose_dynamic_padding_bias(%x: tensor<1x4x?xf32>, %w: tensor<2x4x?xf32>, %b: tensor<2xf32>, %lo: index, %hi: index, %shape: tensor<3xindex>) -> tensor<1x2x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [%lo], pad_high = [%hi], dilation = [1] lhs_dilation = [8] {disc.dims = ["1", "2", "s0"]} : (tensor<1x4x?xf32>, tensor<2x4x?xf32>, index, index) -> tensor<1x2x?xf32>
+  %1 = disc.dynamic_broadcast_in_dim %b, %shape, dims = [1] {disc.dims = ["1", "2", "s0"]} : (tensor<2xf32>, tensor<3xindex>) -> tensor<1x2x?xf32>
+  %2 = disc.add %0, %1 {disc.dims = ["1", "2", "s0"]} : tensor<1x2x?xf32>
+  return %2 : tensor<1x2x?xf32>
+}
+
+// -----
+
 // Linear layer with a dynamic batch: bias, exact GELU (x used twice), and
 // a residual of the result's shape (dot_general takes full operands).
 // CHECK-LABEL: func.func @linear_gelu_residual

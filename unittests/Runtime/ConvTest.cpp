@@ -481,4 +481,29 @@ TEST(ConvErrorTest, WrongOutputSizeAndGroups) {
   EXPECT_NE(convError(groups).find("multiple of groups"), std::string::npos);
 }
 
+TEST(ConvErrorTest, NegativePadding) {
+  // A dynamic padding (a transposed convolution's d * (k - 1) - p with a
+  // kernel input) reaches the library as a value; a negative one is an
+  // error naming the call, for a direct and a transposed convolution.
+  ConvCase direct;
+  direct.input = contiguousView({1, 4, 5, 5});
+  direct.kernel = contiguousView({2, 4, 3, 3});
+  direct.padLo[1] = -1;
+  direct.inferOutput();
+  std::string message = convError(direct);
+  EXPECT_NE(message.find("disc_ral_conv_f32: padding must be >= 0"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("padLo [0, -1]"), std::string::npos) << message;
+  ConvCase transposed;
+  transposed.input = contiguousView({1, 4, 6});
+  transposed.kernel = contiguousView({2, 4, 4});
+  transposed.lhsDilations[0] = 2;
+  transposed.padLo[0] = 1;
+  transposed.padHi[0] = -2;
+  transposed.inferOutput();
+  EXPECT_NE(convError(transposed).find("padding must be >= 0"),
+            std::string::npos);
+}
+
 } // namespace

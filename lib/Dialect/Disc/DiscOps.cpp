@@ -5,6 +5,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
@@ -1083,6 +1084,22 @@ LogicalResult ConvolutionOp::verify() {
   for (int64_t d : getRhsDilation())
     if (d <= 0)
       return emitOpError("rhs_dilation must be positive");
+  for (auto [name, attr, values] :
+       {std::tuple<StringRef, ArrayRef<int64_t>, ValueRange>{
+            "padding_low", getPaddingLow(), getDynamicPaddingLow()},
+        {"padding_high", getPaddingHigh(), getDynamicPaddingHigh()}})
+    if ((int64_t)values.size() != llvm::count(attr, ShapedType::kDynamic))
+      return emitOpError()
+             << name << " has " << llvm::count(attr, ShapedType::kDynamic)
+             << " dynamic entries but " << values.size() << " operands";
+  Type elementType = lhsType.getElementType();
+  if (rhsType.getElementType() != elementType ||
+      resultType.getElementType() != elementType)
+    return emitOpError("input, kernel and result must have one element type");
+  for (Value operand : getEpilogueOperands())
+    if (getElementTypeOrSelf(operand.getType()) != elementType)
+      return emitOpError("epilogue operands must have the input's element "
+                         "type");
   if (std::optional<ArrayRef<int64_t>> lhsDilation = getLhsDilation()) {
     if ((int64_t)lhsDilation->size() != spatial)
       return emitOpError() << "lhs_dilation needs " << spatial << " entries";
@@ -1110,9 +1127,19 @@ LogicalResult ConvolutionOp::verify() {
                         resultType);
 }
 
+/// Padding entry `s` of a convolution as an index value: the attribute's
+/// constant, or the operand standing for its `s`-th entry when dynamic.
+static Value convPadding(OpBuilder &b, Location loc, ArrayRef<int64_t> statics,
+                         ValueRange dynamics, int64_t s) {
+  if (!ShapedType::isDynamic(statics[s]))
+    return indexConst(b, loc, statics[s]);
+  return dynamics[llvm::count(statics.take_front(s), ShapedType::kDynamic)];
+}
+
 LogicalResult ConvolutionOp::reifyReturnTypeShapes(
     OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
   Location loc = getLoc();
+  Adaptor adaptor(operands, *this);
   auto in = getDims(b, loc, operands[0]), k = getDims(b, loc, operands[1]);
   SmallVector<Value> out{in[0], k[0]};
   Value one = indexConst(b, loc, 1);
@@ -1130,7 +1157,12 @@ LogicalResult ConvolutionOp::reifyReturnTypeShapes(
     }
     Value padded = arith::AddIOp::create(
         b, loc, dilated,
-        indexConst(b, loc, getPaddingLow()[s] + getPaddingHigh()[s]));
+        arith::AddIOp::create(
+            b, loc,
+            convPadding(b, loc, getPaddingLow(),
+                        adaptor.getDynamicPaddingLow(), s),
+            convPadding(b, loc, getPaddingHigh(),
+                        adaptor.getDynamicPaddingHigh(), s)));
     Value window = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(b, loc, indexConst(b, loc, getRhsDilation()[s]),

@@ -378,16 +378,32 @@ class FunctionBuilder:
     def convolution(self, x: Val, w: Val, stride, pad_lo, pad_hi, dilation, groups, shape,
                     lhs_dilation=None) -> Val:
         """disc.convolution; lhs_dilation (a transposed convolution's
-        stride) spreads the input before the padding."""
+        stride) spreads the input before the padding. A symbolic padding
+        entry becomes an index operand."""
         out = tensor_type(shape, x.dtype)
         attrs = f"feature_group_count = {int(groups)} : i64" if groups != 1 else ""
         lhs_text = (f" lhs_dilation = {_int_list(lhs_dilation)}"
                     if lhs_dilation and any(d != 1 for d in lhs_dilation) else "")
+        dynamic = 0
+
+        def padding(values) -> str:
+            nonlocal dynamic
+            entries = []
+            for v in (as_expr(v) for v in values):
+                if is_static(v):
+                    entries.append(str(int(v)))
+                else:
+                    entries.append(self.index(v))
+                    dynamic += 1
+            return "[" + ", ".join(entries) + "]"
+
+        lo_text, hi_text = padding(pad_lo), padding(pad_hi)
+        index_types = ", index" * dynamic
         return self.op(
             f"disc.convolution {x.name}, {w.name}, strides = {_int_list(stride)}, "
-            f"pad_low = {_int_list(pad_lo)}, pad_high = {_int_list(pad_hi)}, "
+            f"pad_low = {lo_text}, pad_high = {hi_text}, "
             f"dilation = {_int_list(dilation)}{lhs_text}", x.dtype, shape, attrs=attrs,
-            signature=f"({x.type}, {w.type}) -> {out}")
+            signature=f"({x.type}, {w.type}{index_types}) -> {out}")
 
     def attention(self, q: Val, k: Val, v: Val, mask: Optional[Val], scale: Optional[float],
                   causal: bool) -> Val:

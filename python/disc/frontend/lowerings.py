@@ -907,12 +907,14 @@ def _conv_transpose(ctx, x, w, stride, padding, dilation, output_padding, groups
     """A transposed convolution as a direct one: the input dilated by the
     stride, the kernel flipped with in/out channels swapped. Where the
     padding of that convolution is between 0 and dilation * (k - 1) on each
-    side (static kernel sizes; output_padding <= padding), the dilation is
+    side (output_padding <= padding <= dilation * (k - 1)), the dilation is
     the convolution's lhs_dilation, which the CPU library runs as a
     deconvolution without the inserted zeros; otherwise the input is
-    dilated by a pad op. Kernel sizes may be symbolic; whether an edge pads
-    or crops is decided from the example sizes, and the padding op checks
-    the sign at run time."""
+    dilated by a pad op. Kernel sizes may be symbolic (a kernel passed as
+    an input with dynamic=True): the padding is then a dynamic operand of
+    the convolution, whether an edge pads or crops is decided from the
+    example sizes, and the library (or the pad op) checks the sign at run
+    time."""
     spatial = x.rank - 2
     ks = [w.shape[2 + i] for i in range(spatial)]
     cin, cout_g = w.shape[0], w.shape[1]
@@ -937,9 +939,12 @@ def _conv_transpose(ctx, x, w, stride, padding, dilation, output_padding, groups
                                      for i in range(spatial)]
     padded_shape = list(x.shape[:2]) + [dil_shape[2 + i] + low[2 + i] + high[2 + i]
                                         for i in range(spatial)]
-    if any(s != 1 for s in stride) and all(is_static(k) for k in ks) and \
-            all(0 <= int(low[2 + i]) <= dilation[i] * (int(ks[i]) - 1) and
-                0 <= int(high[2 + i]) <= dilation[i] * (int(ks[i]) - 1)
+    # low = d*(k-1) - p and high = low + output_padding lie in [0, d*(k-1)]
+    # when output_padding <= p <= d*(k-1): the last from the example
+    # sizes when k is symbolic (the library rejects a negative padding at
+    # run time, naming the convolution).
+    if any(s != 1 for s in stride) and \
+            all(output_padding[i] <= padding[i] <= ctx.hint(dilation[i] * (ks[i] - 1))
                 for i in range(spatial)):
         return ctx.b.convolution(x, wk, [1] * spatial, low[2:], high[2:], dilation, g,
                                  out_shape, lhs_dilation=stride)

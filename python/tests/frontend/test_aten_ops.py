@@ -286,7 +286,7 @@ CONV_CASES = {
     "conv_transpose2d": lambda x, w: F.conv_transpose2d(x, w.transpose(0, 1)[:4], stride=2, padding=1,
                                                         output_padding=1),
     # groups, kernel dilation and a bias (the weight is an input here, its
-    # kernel size symbolic: the input is dilated by a pad op)
+    # kernel size symbolic: the padding is a dynamic operand)
     "conv_transpose2d_groups_dilation": lambda x, w: F.conv_transpose2d(
         x, w.transpose(0, 1)[:, :3], torch.linspace(-1, 1, 6), stride=2, padding=2,
         output_padding=1, groups=2, dilation=2),
@@ -365,6 +365,62 @@ def test_conv_transpose_module(name, tmp_path):
     convs = [line for f in tmp_path.rglob("*-disc-fuse-library-epilogues.mlir")
              for line in f.read_text().splitlines() if "disc.convolution" in line]
     assert convs and all(("lhs_dilation" in c) == deconvolution for c in convs), convs
+
+
+# A transposed convolution whose kernel is an input (GraphNet's graphs take
+# parameters as inputs, so with dynamic=True the kernel size is a symbol):
+# its padding d * (k - 1) - p is computed at run time and stays a
+# deconvolution (lhs_dilation), with no pad op, for any kernel size.
+CONV_TRANSPOSE_KERNEL_INPUTS = {
+    # convtasnet's decoder: stride 8, padding 8, kernels 16 / 12 / 20
+    "1d_convtasnet": (lambda x, w: F.conv_transpose1d(x, w, stride=8, padding=8),
+                      [((3, 4, 50), (4, 2, 16)), ((2, 4, 37), (4, 2, 12)), ((5, 4, 23), (4, 2, 20))]),
+    "2d_output_pad_groups_dilation": (
+        lambda x, w: F.conv_transpose2d(x, w, stride=(2, 3), padding=(2, 1), output_padding=(1, 0),
+                                        groups=2, dilation=(2, 1)),
+        [((2, 4, 9, 11), (4, 3, 5, 6)), ((3, 4, 7, 5), (4, 3, 6, 4)), ((5, 4, 6, 8), (4, 3, 4, 2))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_TRANSPOSE_KERNEL_INPUTS))
+def test_conv_transpose_with_a_kernel_input(name, tmp_path):
+    import functools
+    fn, shapes = CONV_TRANSPOSE_KERNEL_INPUTS[name]
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, dynamic=True,
+                             backend=functools.partial(disc.backend, dump_dir=str(tmp_path)))
+    before = disc.stats()["compilations"]
+    with torch.no_grad():
+        for xs, ws in shapes:
+            x, w = rnd(xs), rnd(ws) * 0.3
+            torch.testing.assert_close(compiled(x, w), fn(x, w), rtol=1e-4, atol=1e-4)
+    assert disc.stats()["compilations"] - before == 1
+    text = "\n".join(f.read_text() for f in tmp_path.rglob("*-disc-fuse-library-epilogues.mlir"))
+    convs = [line for line in text.splitlines() if "disc.convolution" in line]
+    assert convs and all("lhs_dilation" in c and "index" in c for c in convs), convs
+    assert "disc.dynamic_pad" not in text and "disc.pad" not in text
+
+
+def test_conv_transpose_kernel_input_too_small_for_its_padding():
+    """Compiled where d * (k - 1) >= p, called with a kernel whose padding
+    crops (k - 1 < p): PyTorch's own guard (k >= p + 1, from its fake
+    convolution) recompiles, and that graph's cropping transposed
+    convolution with a symbolic kernel stays in eager, counted with its
+    reason. The results are right at every call."""
+    fn = lambda x, w: F.conv_transpose1d(x, w, stride=4, padding=3)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="disc", dynamic=True)
+    before = disc.stats()
+    with torch.no_grad():
+        for n, t, k in ((3, 9, 8), (5, 11, 6), (2, 9, 3)):
+            x, w = rnd((n, 4, t)), rnd((4, 2, k))
+            torch.testing.assert_close(compiled(x, w), fn(x, w), rtol=1e-4, atol=1e-4)
+    after = disc.stats()
+    assert after["compilations"] - before["compilations"] == 1
+    reason = ("aten.convolution.default: cannot import: transposed convolution whose "
+              "padding crops, with a dynamic kernel")
+    assert after["fallback_ops"].get(reason, 0) - before["fallback_ops"].get(reason, 0) == 1
 
 
 def test_conv_bf16():

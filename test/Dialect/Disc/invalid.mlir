@@ -273,6 +273,22 @@ func.func @conv_lhs_dilation_len(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32
 
 // -----
 
+func.func @conv_dynamic_padding_count(%x: tensor<1x4x8xf32>, %w: tensor<6x4x3xf32>, %lo: index) -> tensor<1x6x16xf32> {
+  // expected-error @+1 {{'disc.convolution' op padding_high has 0 dynamic entries but 1 operands}}
+  %0 = "disc.convolution"(%x, %w, %lo) <{window_strides = array<i64: 1>, padding_low = array<i64: 2>, padding_high = array<i64: 2>, rhs_dilation = array<i64: 1>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>}> : (tensor<1x4x8xf32>, tensor<6x4x3xf32>, index) -> tensor<1x6x16xf32>
+  return %0 : tensor<1x6x16xf32>
+}
+
+// -----
+
+func.func @conv_element_types(%x: tensor<1x4x8xf32>, %w: tensor<6x4x3xbf16>) -> tensor<1x6x6xf32> {
+  // expected-error @+1 {{input, kernel and result must have one element type}}
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [0], pad_high = [0], dilation = [1] : (tensor<1x4x8xf32>, tensor<6x4x3xbf16>) -> tensor<1x6x6xf32>
+  return %0 : tensor<1x6x6xf32>
+}
+
+// -----
+
 func.func @conv_lhs_dilation_positive(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x16x16xf32> {
   // expected-error @+1 {{lhs_dilation must be positive}}
   %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 0] : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x16x16xf32>

@@ -161,6 +161,18 @@ func.func @compute(%a: tensor<?x?x64xbf16>, %b: tensor<?x64x32xbf16>, %x: tensor
   return
 }
 
+// A padding entry may be an index operand (a transposed convolution whose
+// kernel size is dynamic); the static entries stay in the attribute.
+// CHECK-LABEL: func @conv_dynamic_padding
+// CHECK-SAME: %[[LO:[a-z0-9]+]]: index, %[[HI:[a-z0-9]+]]: index
+func.func @conv_dynamic_padding(%x: tensor<?x4x?xf32>, %w: tensor<2x4x?xf32>, %x2: tensor<?x4x?x8xf32>, %w2: tensor<2x4x?x3xf32>, %lo: index, %hi: index) -> (tensor<?x2x?xf32>, tensor<?x2x?x?xf32>) {
+  // CHECK: disc.convolution %{{.*}}, %{{.*}}, strides = [1], pad_low = [%[[LO]]], pad_high = [%[[HI]]], dilation = [1] lhs_dilation = [8] : (tensor<?x4x?xf32>, tensor<2x4x?xf32>, index, index) -> tensor<?x2x?xf32>
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [%lo], pad_high = [%hi], dilation = [1] lhs_dilation = [8] : (tensor<?x4x?xf32>, tensor<2x4x?xf32>, index, index) -> tensor<?x2x?xf32>
+  // CHECK: pad_low = [%[[LO]], 0], pad_high = [1, %[[HI]]]
+  %1 = disc.convolution %x2, %w2, strides = [1, 1], pad_low = [%lo, 0], pad_high = [1, %hi], dilation = [1, 1] : (tensor<?x4x?x8xf32>, tensor<2x4x?x3xf32>, index, index) -> tensor<?x2x?x?xf32>
+  return %0, %1 : tensor<?x2x?xf32>, tensor<?x2x?x?xf32>
+}
+
 // CHECK-LABEL: func @symbolic_dims
 // CHECK-SAME: {disc.dims = ["s0", "8"]}
 // CHECK: disc.dynamic_broadcast_in_dim %{{.*}}, %{{.*}}, dims = [0, 1] nonexpanding = [0] {disc.dims = ["s0", "8"]}

@@ -507,7 +507,7 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general", [Pure, Disc_Reify,
 }
 
 def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
-    SameOperandsElementType]> {
+    AttrSizedOperandSegments]> {
   let summary = "N-d convolution (stride, padding, dilation, groups)";
   let description = [{
     StableHLO convolution with the dimension numbers fixed to PyTorch's
@@ -523,12 +523,20 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
     `batch_group_count` other than 1 is not supported yet. Runs as a
     library call (oneDNN on CPU).
 
+    A padding entry may be dynamic (`pad_low = [%lo]`: an `index` operand,
+    the attribute holding `ShapedType::kDynamic`), as in `tensor.pad`: a
+    transposed convolution's padding is `rhs_dilation * (k - 1) - p`, which
+    is dynamic when the kernel size is. A negative value is an error at run
+    time.
+
     `epilogue` (optional): elementwise steps applied to the result inside
     the library call, as for dot_general (bias, a folded batch norm's scale
     and shift, the activation).
   }];
   let arguments = (ins Disc_FloatTensor:$lhs, Disc_FloatTensor:$rhs,
                        Variadic<Disc_FloatTensor>:$epilogue_operands,
+                       Variadic<Index>:$dynamic_padding_low,
+                       Variadic<Index>:$dynamic_padding_high,
                        DenseI64ArrayAttr:$window_strides,
                        DenseI64ArrayAttr:$padding_low,
                        DenseI64ArrayAttr:$padding_high,
@@ -539,8 +547,10 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
   let results = (outs Disc_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` `strides` `=` $window_strides `,` `pad_low` `=`
-    $padding_low `,` `pad_high` `=` $padding_high `,` `dilation` `=`
-    $rhs_dilation (`lhs_dilation` `=` $lhs_dilation^)?
+    custom<DynamicIndexList>($dynamic_padding_low, $padding_low) `,`
+    `pad_high` `=`
+    custom<DynamicIndexList>($dynamic_padding_high, $padding_high) `,`
+    `dilation` `=` $rhs_dilation (`lhs_dilation` `=` $lhs_dilation^)?
     (`epilogue` $epilogue^ `(` $epilogue_operands `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
@@ -554,6 +564,11 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
     bool hasLhsDilation() {
       std::optional<llvm::ArrayRef<int64_t>> d = getLhsDilation();
       return d && llvm::any_of(*d, [](int64_t v) { return v != 1; });
+    }
+    /// Whether some padding entry is an operand.
+    bool hasDynamicPadding() {
+      return !getDynamicPaddingLow().empty() ||
+             !getDynamicPaddingHigh().empty();
     }
   }];
   let hasVerifier = 1;
