@@ -255,11 +255,32 @@ def _variant_inputs_and_references(module, sample, constraints, variants, expect
     return inputs, unsupported
 
 
-def _generalized(sample, constraints, variants, expected, config, base, notes, best):
+def _untraceable_by_dynamo(path: str):
+    """Why Dynamo cannot capture the sample as written, or None. A model.py
+    that calls functorch's vmap internals (`_vmap_increment_nesting`: Dynamo's
+    own flattening of a torch.vmap, e.g. whisper's causal mask) breaks the
+    graph at that call, and the rest of the frame then runs inside the
+    pushed vmap layer, which Dynamo refuses to trace: every contender would
+    run the whole sample in eager."""
+    try:
+        with open(os.path.join(path, "model.py")) as f:
+            source = f.read()
+    except OSError:
+        return None
+    if "_vmap_increment_nesting" in source:
+        return ("model.py calls torch._C._functorch._vmap_increment_nesting, which Dynamo "
+                "cannot trace: every contender and eager run the torch.fx trace (the vmap "
+                "folded at trace time)")
+    return None
+
+
+def _generalized(sample, constraints, variants, expected, config, base, notes, best,
+                 prefer=False):
     """--generalize: the module with its pinned sizes rewritten (recording
     factory calls, then without), kept when it gives the example's result
     and runs more variants in eager than `best` (module, inputs,
-    unsupported)."""
+    unsupported), or as many with `prefer` (the sample as written cannot
+    be captured by Dynamo)."""
     from .correctness import outputs_match
     from .shapes import generalize
 
@@ -278,7 +299,7 @@ def _generalized(sample, constraints, variants, expected, config, base, notes, b
         trial = list(expected)
         inputs, unsupported = _variant_inputs_and_references(gm, sample, constraints, variants,
                                                              trial, config)
-        if len(unsupported) < len(best[2]):
+        if len(unsupported) < len(best[2]) or (prefer and len(unsupported) <= len(best[2])):
             expected[:] = trial
             best = (gm, inputs, unsupported)
             base["generalized"] = True
@@ -335,10 +356,14 @@ def run_sample(path: str, config: dict, emit) -> None:
         expected[0] = sample.module(*sample.inputs)
         inputs, unsupported = _variant_inputs_and_references(
             module, sample, constraints, variants, expected, config)
-        if config["generalize"] and constraints is not None and unsupported:
+        untraceable = _untraceable_by_dynamo(path) if config["generalize"] else None
+        if config["generalize"] and ((constraints is not None and unsupported) or untraceable):
             module, inputs, unsupported = _generalized(sample, constraints, variants, expected,
                                                        config, base, notes,
-                                                       (module, inputs, unsupported))
+                                                       (module, inputs, unsupported),
+                                                       prefer=bool(untraceable))
+            if untraceable and base["generalized"]:
+                notes.append(untraceable)
         if config["dynamic"] in ("marked", "unbacked"):
             marked = _mark_dynamic(sample, constraints, inputs[0],
                                    unbacked=config["dynamic"] == "unbacked")

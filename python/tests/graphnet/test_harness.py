@@ -243,6 +243,41 @@ def test_sample_with_variants_all_contenders(tmp_path):
     assert by[("disc", 2)]["disc_compilations"] <= 2
 
 
+# Dynamo's flattening of a torch.vmap (whisper's causal mask): model.py
+# calls functorch's internals, which Dynamo cannot retrace.
+VMAP_MODEL = """
+import torch
+
+
+class GraphModule(torch.nn.Module):
+    def forward(self, L_x_: torch.Tensor, L_w_: torch.nn.parameter.Parameter):
+        rows = torch.arange(3)
+        cols = torch.arange(3)
+        torch._C._functorch._vmap_increment_nesting(3, "error")
+        r = torch._C._functorch._add_batch_dim(rows, 0, 1)
+        le = cols.le(r)
+        mask = torch._C._functorch._remove_batch_dim(le, 1, 3, 0)
+        torch._C._functorch._vmap_decrement_nesting()
+        h = torch.nn.functional.linear(L_x_, L_w_)
+        return ((h @ mask.to(h.dtype)).relu(),)
+"""
+
+
+def test_vmap_sample_runs_fx_traced_with_generalize(tmp_path):
+    d = write_sample(tmp_path)
+    (d / "model.py").write_text(VMAP_MODEL)
+    as_written = _by(harness.run_isolated(str(d), _config(["eager", "disc"]), timeout=600))
+    assert as_written[("disc", 0)]["graph_breaks"] > 0  # why the harness steps in
+    by = _by(harness.run_isolated(str(d), _config(["eager", "disc"], generalize=True),
+                                  timeout=600))
+    for i in range(3):
+        r = by[("disc", i)]
+        assert r["outcome"] == "correct" and r["generalized"], r
+        assert r["graph_breaks"] == 0 and r["fallback_nodes"] == 0, r
+    assert by[("disc", 0)]["compiled_nodes"] > 0
+    assert any("_vmap_increment_nesting" in n for n in by[("disc", 0)]["notes"])
+
+
 @pytest.mark.parametrize("dynamic", ["true", "marked", "unbacked"])
 def test_size_oblivious_compiles_once(tmp_path, dynamic):
     """--size-oblivious: batch 1, 2 and 4 are one graph and one MLIR
