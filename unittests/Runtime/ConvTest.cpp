@@ -66,6 +66,17 @@ struct ConvCase {
   }
 };
 
+/// A case with contiguous input and kernel of these sizes: unit strides,
+/// no padding or dilation, one group (outSizes left to inferOutput).
+ConvCase contiguousCase(DType dtype, std::vector<int64_t> inputSizes,
+                        std::vector<int64_t> kernelSizes) {
+  ConvCase cc;
+  cc.dtype = dtype;
+  cc.input = contiguousView(std::move(inputSizes));
+  cc.kernel = contiguousView(std::move(kernelSizes));
+  return cc;
+}
+
 thread_local const ConvCase *gCase = nullptr;
 
 ConvFn convFor(DType dtype) {
@@ -200,10 +211,7 @@ protected:
 };
 
 TEST_P(ConvTest, Basic2d) {
-  ConvCase cc;
-  cc.dtype = GetParam();
-  cc.input = contiguousView({2, 3, 8, 8});
-  cc.kernel = contiguousView({4, 3, 3, 3});
+  ConvCase cc = contiguousCase(GetParam(), {2, 3, 8, 8}, {4, 3, 3, 3});
   cc.padLo[0] = cc.padLo[1] = cc.padHi[0] = cc.padHi[1] = 1;
   cc.inferOutput();
   EXPECT_EQ(cc.outSizes, (std::vector<int64_t>{2, 4, 8, 8}));
@@ -253,10 +261,7 @@ TEST_P(ConvTest, StridedInputWithGaps) {
 }
 
 TEST_P(ConvTest, Depthwise) {
-  ConvCase cc;
-  cc.dtype = GetParam();
-  cc.input = contiguousView({1, 4, 7, 7});
-  cc.kernel = contiguousView({8, 1, 3, 3});
+  ConvCase cc = contiguousCase(GetParam(), {1, 4, 7, 7}, {8, 1, 3, 3});
   cc.groups = 4;
   cc.padLo[0] = cc.padLo[1] = cc.padHi[0] = cc.padHi[1] = 1;
   cc.inferOutput();
@@ -266,10 +271,8 @@ TEST_P(ConvTest, Depthwise) {
 // Pointwise convolutions (1x1 kernel, unit strides, no padding, one group)
 // run as a matmul [1, O, C] x [N, C, H*W] on the NCHW buffers themselves.
 TEST_P(ConvTest, PointwiseAsMatmul) {
-  ConvCase cc;
-  cc.dtype = GetParam();
-  cc.input = contiguousView({3, 5, 4, 6}); // batch 3: the kernel broadcasts
-  cc.kernel = contiguousView({7, 5, 1, 1});
+  // Batch 3: the kernel broadcasts.
+  ConvCase cc = contiguousCase(GetParam(), {3, 5, 4, 6}, {7, 5, 1, 1});
   cc.inferOutput();
   checkConv(*context, cc);
   // The kernel stored transposed ([C, O] memory) and an input at an offset.
@@ -279,16 +282,10 @@ TEST_P(ConvTest, PointwiseAsMatmul) {
 }
 
 TEST_P(ConvTest, PointwiseOneAndThreeSpatialDims) {
-  ConvCase one;
-  one.dtype = GetParam();
-  one.input = contiguousView({2, 6, 17});
-  one.kernel = contiguousView({3, 6, 1});
+  ConvCase one = contiguousCase(GetParam(), {2, 6, 17}, {3, 6, 1});
   one.inferOutput();
   checkConv(*context, one);
-  ConvCase three;
-  three.dtype = GetParam();
-  three.input = contiguousView({2, 3, 2, 3, 4});
-  three.kernel = contiguousView({4, 3, 1, 1, 1});
+  ConvCase three = contiguousCase(GetParam(), {2, 3, 2, 3, 4}, {4, 3, 1, 1, 1});
   three.inferOutput();
   checkConv(*context, three);
 }
@@ -309,10 +306,7 @@ TEST_P(ConvTest, PointwiseNotAMatmul) {
   nhwc.kernel = contiguousView({3, 6, 1, 1});
   nhwc.inferOutput();
   checkConv(*context, nhwc);
-  ConvCase strided;
-  strided.dtype = GetParam();
-  strided.input = contiguousView({1, 4, 7, 7});
-  strided.kernel = contiguousView({5, 4, 1, 1});
+  ConvCase strided = contiguousCase(GetParam(), {1, 4, 7, 7}, {5, 4, 1, 1});
   strided.strides[0] = strided.strides[1] = 2;
   strided.inferOutput();
   checkConv(*context, strided);
@@ -322,10 +316,7 @@ TEST_P(ConvTest, TransposedAsInputDilation) {
   // A transposed convolution (stride 8, kernel 16, as convtasnet's
   // decoder): the input dilated by 8 and padded by 15 on both sides; the
   // runtime runs a deconvolution with the kernel flipped.
-  ConvCase cc;
-  cc.dtype = GetParam();
-  cc.input = contiguousView({2, 4, 9});
-  cc.kernel = contiguousView({3, 4, 16});
+  ConvCase cc = contiguousCase(GetParam(), {2, 4, 9}, {3, 4, 16});
   cc.lhsDilations[0] = 8;
   cc.padLo[0] = cc.padHi[0] = 15;
   cc.inferOutput();
@@ -355,10 +346,7 @@ TEST_P(ConvTest, TransposedGroupedDilatedUnevenPadding2d) {
 }
 
 TEST_P(ConvTest, OneDimensional) {
-  ConvCase cc;
-  cc.dtype = GetParam();
-  cc.input = contiguousView({3, 4, 20});
-  cc.kernel = contiguousView({5, 4, 4});
+  ConvCase cc = contiguousCase(GetParam(), {3, 4, 20}, {5, 4, 4});
   cc.strides[0] = 3;
   cc.padLo[0] = 2;
   cc.padHi[0] = 1;
@@ -369,10 +357,7 @@ TEST_P(ConvTest, OneDimensional) {
 }
 
 TEST_P(ConvTest, ThreeDimensional) {
-  ConvCase cc;
-  cc.dtype = GetParam();
-  cc.input = contiguousView({2, 4, 5, 6, 4});
-  cc.kernel = contiguousView({6, 2, 2, 3, 2});
+  ConvCase cc = contiguousCase(GetParam(), {2, 4, 5, 6, 4}, {6, 2, 2, 3, 2});
   cc.groups = 2;
   cc.strides[1] = 2;
   cc.padLo[2] = 1;
@@ -382,10 +367,7 @@ TEST_P(ConvTest, ThreeDimensional) {
 }
 
 TEST_P(ConvTest, ZeroSizes) {
-  ConvCase empty;
-  empty.dtype = GetParam();
-  empty.input = contiguousView({0, 3, 5, 5});
-  empty.kernel = contiguousView({2, 3, 3, 3});
+  ConvCase empty = contiguousCase(GetParam(), {0, 3, 5, 5}, {2, 3, 3, 3});
   empty.inferOutput();
   checkConv(*context, empty);
   // No input channels: the output is all zeros.
@@ -451,9 +433,7 @@ std::string convError(const ConvCase &cc) {
 }
 
 TEST(ConvErrorTest, ChannelMismatch) {
-  ConvCase cc;
-  cc.input = contiguousView({1, 4, 5, 5});
-  cc.kernel = contiguousView({2, 3, 3, 3});
+  ConvCase cc = contiguousCase(DType::F32, {1, 4, 5, 5}, {2, 3, 3, 3});
   cc.inferOutput();
   std::string message = convError(cc);
   EXPECT_NE(message.find("disc_ral_conv_f32: input channels must equal"),
@@ -464,18 +444,14 @@ TEST(ConvErrorTest, ChannelMismatch) {
 }
 
 TEST(ConvErrorTest, WrongOutputSizeAndGroups) {
-  ConvCase cc;
-  cc.input = contiguousView({1, 4, 5, 5});
-  cc.kernel = contiguousView({2, 4, 3, 3});
+  ConvCase cc = contiguousCase(DType::F32, {1, 4, 5, 5}, {2, 4, 3, 3});
   cc.inferOutput();
   cc.outSizes[3] = 4;
   std::string message = convError(cc);
   EXPECT_NE(message.find("output spatial dim 1 is 4, expected 3"),
             std::string::npos)
       << message;
-  ConvCase groups;
-  groups.input = contiguousView({1, 4, 5, 5});
-  groups.kernel = contiguousView({3, 2, 3, 3});
+  ConvCase groups = contiguousCase(DType::F32, {1, 4, 5, 5}, {3, 2, 3, 3});
   groups.groups = 2; // 3 output channels do not split into 2 groups
   groups.inferOutput();
   EXPECT_NE(convError(groups).find("multiple of groups"), std::string::npos);
@@ -485,9 +461,7 @@ TEST(ConvErrorTest, NegativePadding) {
   // A dynamic padding (a transposed convolution's d * (k - 1) - p with a
   // kernel input) reaches the library as a value; a negative one is an
   // error naming the call, for a direct and a transposed convolution.
-  ConvCase direct;
-  direct.input = contiguousView({1, 4, 5, 5});
-  direct.kernel = contiguousView({2, 4, 3, 3});
+  ConvCase direct = contiguousCase(DType::F32, {1, 4, 5, 5}, {2, 4, 3, 3});
   direct.padLo[1] = -1;
   direct.inferOutput();
   std::string message = convError(direct);
@@ -495,9 +469,7 @@ TEST(ConvErrorTest, NegativePadding) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("padLo [0, -1]"), std::string::npos) << message;
-  ConvCase transposed;
-  transposed.input = contiguousView({1, 4, 6});
-  transposed.kernel = contiguousView({2, 4, 4});
+  ConvCase transposed = contiguousCase(DType::F32, {1, 4, 6}, {2, 4, 4});
   transposed.lhsDilations[0] = 2;
   transposed.padLo[0] = 1;
   transposed.padHi[0] = -2;
