@@ -5,6 +5,7 @@
 
 #include "disc/Runtime/RalApi.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -371,16 +372,15 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   // A dynamic padding entry is its index operand as i64 (the library
   // rejects a negative value at run time).
   auto pushPadding = [&](ArrayRef<int64_t> statics, ValueRange dynamics) {
+    SmallVector<OpFoldResult> mixed = getMixedValues(statics, dynamics, b);
     for (int64_t i = 0; i < 3; ++i) {
-      if (i >= (int64_t)statics.size()) {
+      if (i >= (int64_t)mixed.size())
         args.push_back(cI64(b, loc, 0));
-      } else if (ShapedType::isDynamic(statics[i])) {
-        args.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                                  dynamics.front()));
-        dynamics = dynamics.drop_front();
-      } else {
-        args.push_back(cI64(b, loc, statics[i]));
-      }
+      else if (auto value = dyn_cast<Value>(mixed[i]))
+        args.push_back(
+            arith::IndexCastOp::create(b, loc, b.getI64Type(), value));
+      else
+        args.push_back(cI64(b, loc, *getConstantIntValue(mixed[i])));
     }
   };
   pushParams(op.getWindowStrides(), 1);

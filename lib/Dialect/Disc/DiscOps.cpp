@@ -5,6 +5,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -1127,19 +1129,14 @@ LogicalResult ConvolutionOp::verify() {
                         resultType);
 }
 
-/// Padding entry `s` of a convolution as an index value: the attribute's
-/// constant, or the operand standing for its `s`-th entry when dynamic.
-static Value convPadding(OpBuilder &b, Location loc, ArrayRef<int64_t> statics,
-                         ValueRange dynamics, int64_t s) {
-  if (!ShapedType::isDynamic(statics[s]))
-    return indexConst(b, loc, statics[s]);
-  return dynamics[llvm::count(statics.take_front(s), ShapedType::kDynamic)];
-}
-
 LogicalResult ConvolutionOp::reifyReturnTypeShapes(
     OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
   Location loc = getLoc();
   Adaptor adaptor(operands, *this);
+  SmallVector<OpFoldResult> padLow = getMixedValues(
+      getPaddingLow(), adaptor.getDynamicPaddingLow(), b);
+  SmallVector<OpFoldResult> padHigh = getMixedValues(
+      getPaddingHigh(), adaptor.getDynamicPaddingHigh(), b);
   auto in = getDims(b, loc, operands[0]), k = getDims(b, loc, operands[1]);
   SmallVector<Value> out{in[0], k[0]};
   Value one = indexConst(b, loc, 1);
@@ -1158,11 +1155,8 @@ LogicalResult ConvolutionOp::reifyReturnTypeShapes(
     Value padded = arith::AddIOp::create(
         b, loc, dilated,
         arith::AddIOp::create(
-            b, loc,
-            convPadding(b, loc, getPaddingLow(),
-                        adaptor.getDynamicPaddingLow(), s),
-            convPadding(b, loc, getPaddingHigh(),
-                        adaptor.getDynamicPaddingHigh(), s)));
+            b, loc, getValueOrCreateConstantIndexOp(b, loc, padLow[s]),
+            getValueOrCreateConstantIndexOp(b, loc, padHigh[s])));
     Value window = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(b, loc, indexConst(b, loc, getRhsDilation()[s]),

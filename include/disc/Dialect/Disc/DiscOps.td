@@ -565,11 +565,6 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
       std::optional<llvm::ArrayRef<int64_t>> d = getLhsDilation();
       return d && llvm::any_of(*d, [](int64_t v) { return v != 1; });
     }
-    /// Whether some padding entry is an operand.
-    bool hasDynamicPadding() {
-      return !getDynamicPaddingLow().empty() ||
-             !getDynamicPaddingHigh().empty();
-    }
   }];
   let hasVerifier = 1;
 }
