@@ -14,8 +14,8 @@ DOC = os.path.join(os.path.dirname(__file__), "..", "docs", "ops.md")
 BEGIN, END = "<!-- BEGIN ATEN OPS (generated) -->", "<!-- END ATEN OPS -->"
 
 FLOAT_ONLY = {"cos", "sin", "tan", "tanh", "exp", "expm1", "log", "log1p", "erf", "sqrt", "rsqrt",
-              "sigmoid", "reciprocal", "atan2", "isfinite", "isinf", "isnan", "round", "ceil", "floor",
-              "trunc", "var", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+              "sigmoid", "reciprocal", "atan2", "isfinite", "isinf", "isnan",
+              "var", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
               "adaptive_avg_pool2d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "leaky_relu",
               "hardtanh"}
 INT_BOOL = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",

@@ -14,7 +14,7 @@ APT_PACKAGES=(
 # else would download a multi-GB CUDA build.
 PIP_PACKAGES=(
   "torch==2.13.0" "numpy" "pytest" "pytest-xdist" "nanobind>=2.0"
-  "scikit-build-core>=0.10" "matplotlib" "tqdm"
+  "scikit-build-core>=0.10" "matplotlib" "tqdm" "expecttest"
 )
 
 log() { printf '[setup] %s\n' "$*"; }

@@ -254,7 +254,26 @@ void ShapeConstraints::visit(Operation *op) {
           if (!llvm::is_contained(r.getDimensions(), i))
             join(result, out++, r.getOperand(), i, op);
       })
-      .Case([&](ScatterOp s) { joinAllDims(result, s.getOperand(), op); })
+      .Case([&](ScatterOp s) {
+        joinAllDims(result, s.getOperand(), op);
+        // The updates' batch dims (those not in update_window_dims) are
+        // the indices' dims other than index_vector_dim, in order.
+        Value indices = s.getScatterIndices(), updates = s.getUpdates();
+        int64_t indicesRank =
+            cast<RankedTensorType>(indices.getType()).getRank();
+        int64_t updatesRank =
+            cast<RankedTensorType>(updates.getType()).getRank();
+        int64_t j = 0;
+        for (int64_t u = 0; u < updatesRank; ++u) {
+          if (llvm::is_contained(s.getUpdateWindowDims(), u))
+            continue;
+          if (j == s.getIndexVectorDim())
+            ++j;
+          if (j >= indicesRank)
+            break;
+          join(indices, j++, updates, u, op);
+        }
+      })
       .Case([&](ReverseOp r) { joinAllDims(result, r.getOperand(), op); })
       .Case([&](ScanOp r) { joinAllDims(result, r.getOperand(), op); })
       .Case([&](DotGeneralOp d) {
@@ -283,11 +302,13 @@ void ShapeConstraints::visit(Operation *op) {
       })
       .Case([&](AttentionOp a) {
         Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
-        for (int64_t d : {0, 1}) {
-          join(q, d, k, d, op);
-          join(k, d, v, d, op);
-          join(result, d, q, d, op);
-        }
+        join(q, 0, k, 0, op);
+        join(k, 0, v, 0, op);
+        join(result, 0, q, 0, op);
+        // Heads: key and value agree; query heads are a multiple of them
+        // (grouped-query attention), not necessarily equal.
+        join(k, 1, v, 1, op);
+        join(result, 1, q, 1, op);
         join(q, 3, k, 3, op);
         join(k, 2, v, 2, op);
         join(result, 2, q, 2, op);

@@ -27,7 +27,8 @@ void disc::registerAllDialects(DialectRegistry &registry) {
 }
 
 std::string disc::cpuPreparePipeline() {
-  return "disc-select-entry,inline,symbol-dce,canonicalize,cse";
+  return "disc-verify-compilable,disc-select-entry,inline,symbol-dce,"
+         "canonicalize,cse";
 }
 
 std::string disc::cpuLowerPipeline(bool runtimeChecks) {
@@ -97,7 +98,11 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          // Loop and input fusion: upstream elementwise fusion (producers
          // into consumers, reductions included); unit dims (the [M, 1] of a
          // kept-dim reduction) are dropped so reshapes do not separate ops.
-         "disc-legalize-to-linalg,linalg-generalize-named-ops,canonicalize,cse,"
+         // Sizes computed at run time are checked before any allocation.
+         // Ops iterating over a static zero-size dim fold to their inits.
+         "disc-legalize-to-linalg,"
+         "func.func(disc-check-buffer-sizes,disc-fold-empty-loops),"
+         "linalg-generalize-named-ops,canonicalize,cse,"
          "disc-fuse-elementwise" + log + ","
          "linalg-fold-unit-extent-dims,canonicalize,cse,"
          // Stitch fusion: row reductions with their elementwise stages in

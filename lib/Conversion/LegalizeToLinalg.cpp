@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Analysis/ShapeConstraints.h"
 #include "disc/Conversion/Passes.h"
+#include "disc/Conversion/SizeChecks.h"
 #include "disc/Dialect/Disc/DiscDialect.h"
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -301,7 +302,21 @@ FailureOr<Value> buildScalar(OpBuilder &b, Location loc, Operation *op,
       .Case([&](PowOp) -> R {
         if (isFloat)
           return math::PowFOp::create(b, loc, x, y).getResult();
-        return math::IPowIOp::create(b, loc, x, y).getResult();
+        if (isUnsigned)
+          return math::IPowIOp::create(b, loc, x, y).getResult();
+        // PyTorch's integer pow: a negative exponent gives 0 except for
+        // bases 1 and -1. math.ipowi divides by zero for base 0 there, so
+        // that base is replaced first and its result selected as 0.
+        Value zero = zeroOf(b, loc, x.getType());
+        Value zeroToNegative = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y, zero),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, zero));
+        Value base = arith::SelectOp::create(b, loc, zeroToNegative,
+                                             oneOf(b, loc, x.getType()), x);
+        Value power = math::IPowIOp::create(b, loc, base, y);
+        return arith::SelectOp::create(b, loc, zeroToNegative, zero, power)
+            .getResult();
       })
       .Case([&](Atan2Op) -> R {
         return math::Atan2Op::create(b, loc, x, y).getResult();
@@ -533,6 +548,46 @@ struct ElementwiseToLinalg : public ConversionPattern {
 // Constants and iota
 //===----------------------------------------------------------------------===//
 
+/// An op whose every result has a static zero-size dim computes nothing:
+/// its results are empty tensors. Lowering it like any other op would build
+/// slices and reshapes that upstream verifiers reject for zero-size dims
+/// (an offset 0 into a dim of size 0 is "out of bounds" for
+/// tensor.extract_slice; memref.collapse_shape of a 0 x ? type), so it
+/// becomes tensor.empty first (dynamic dims from shape reification).
+struct EmptyResultToEmptyTensor : public ConversionPattern {
+  EmptyResultToEmptyTensor(MLIRContext *ctx)
+      : ConversionPattern(MatchAnyOpTypeTag(), /*benefit=*/10, ctx) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value>,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<DiscDialect>(op->getDialect()) || op->getNumResults() == 0)
+      return failure();
+    for (Type t : op->getResultTypes()) {
+      auto type = dyn_cast<RankedTensorType>(t);
+      if (!type || !llvm::is_contained(type.getShape(), 0))
+        return failure();
+    }
+    SmallVector<Value> results;
+    for (OpResult result : op->getResults()) {
+      auto type = cast<RankedTensorType>(result.getType());
+      SmallVector<Value> dims;
+      if (!type.hasStaticShape()) {
+        auto reified = reifyResultDims(rewriter, op, result.getResultNumber());
+        if (failed(reified))
+          return failure();
+        dims = *reified;
+      }
+      Location loc = op->getLoc();
+      results.push_back(castTo(rewriter, loc,
+                               emptyTensor(rewriter, loc, signlessTensor(type),
+                                           dims),
+                               type));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 struct ConstantToArith : public OpConversionPattern<ConstantOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -755,8 +810,12 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
     auto operandType = cast<RankedTensorType>(operand.getType());
     auto proven = groups.find(op.getOperation());
     if (proven == groups.end()) {
-      assertEqual(rewriter, loc, product(rewriter, loc, *outDims),
-                  product(rewriter, loc, inDims),
+      // The new sizes may come from data: each must be non-negative and
+      // their product must not wrap (a wrapped product could equal the
+      // operand's count).
+      Value outCount = emitCheckedElementCount(rewriter, loc, *outDims,
+                                               /*elementBytes=*/1, opLabel(op));
+      assertEqual(rewriter, loc, outCount, product(rewriter, loc, inDims),
                   opLabel(op) + ": the new shape does not have the operand's "
                                "number of elements");
       // Row-major order: flatten, then unflatten to the new shape. Both
@@ -989,6 +1048,11 @@ struct ConcatenateToTensor : public OpConversionPattern<ConcatenateOp> {
           assertEqual(rewriter, loc, dims[d], (*outDims)[d],
                       opLabel(op) + ": input " + Twine(idx) + " dim " +
                           Twine(d) + " does not match input 0");
+      // An input with a static zero-size dim adds nothing (and an
+      // insert_slice at the end of the axis would be out of bounds).
+      if (llvm::is_contained(
+              cast<RankedTensorType>(input.getType()).getShape(), 0))
+        continue;
       SmallVector<OpFoldResult> offsets(type.getRank(),
                                         rewriter.getIndexAttr(0));
       offsets[axis] = offset;
@@ -1357,6 +1421,24 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
     for (int64_t d = 0; d < operandRank; ++d)
       maxStart.push_back(arith::SubIOp::create(rewriter, loc, operandDims[d],
                                                sliceSizes[d]));
+    // A slice must fit in the operand (0 <= slice size <= size), unless
+    // the result is empty and nothing is read: a row gathered from an
+    // operand with no rows would read outside it.
+    Value resultEmpty = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq,
+        product(rewriter, loc, *outDims), cIndex(rewriter, loc, 0));
+    for (int64_t d = 0; d < operandRank; ++d) {
+      Value fits = arith::AndIOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                maxStart[d], cIndex(rewriter, loc, 0)),
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                sliceSizes[d], cIndex(rewriter, loc, 0)));
+      assertTrue(rewriter, loc,
+                 arith::OrIOp::create(rewriter, loc, fits, resultEmpty),
+                 opLabel(op) + ": the slice of operand dim " + Twine(d) +
+                     " is larger than the operand (or negative)");
+    }
     SmallVector<int64_t> offsetDims(op.getOffsetDims());
     SmallVector<int64_t> collapsed(op.getCollapsedSliceDims());
     SmallVector<int64_t> startIndexMap(op.getStartIndexMap());
@@ -1485,6 +1567,20 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
     for (auto [i, size] : llvm::enumerate(updateDims))
       (llvm::is_contained(windowDims, (int64_t)i) ? windowUbs : batchUbs)
           .push_back(size);
+    // The loops run over the updates' batch dims and read the indices at
+    // the same positions: the two must agree (StableHLO's constraint).
+    {
+      SmallVector<Value> indexDims = getDims(rewriter, loc, indices);
+      unsigned next = 0;
+      for (int64_t j = 0; j < indicesRank && next < batchUbs.size(); ++j) {
+        if (j == ivd)
+          continue;
+        assertEqual(rewriter, loc, indexDims[j], batchUbs[next],
+                    opLabel(op) + ": scatter_indices dim " + Twine(j) +
+                        " differs from updates batch dim " + Twine(next));
+        ++next;
+      }
+    }
     auto zeros = [&](size_t n) {
       return SmallVector<Value>(n, cIndex(rewriter, loc, 0));
     };
@@ -1662,7 +1758,7 @@ struct LegalizeToLinalgPass
     // runs right before bufferization (see Pipeline.cpp for why).
     target.addLegalOp<DotGeneralOp, ConvolutionOp, AttentionOp>();
     RewritePatternSet patterns(ctx);
-    patterns.add<ElementwiseToLinalg>(ctx);
+    patterns.add<ElementwiseToLinalg, EmptyResultToEmptyTensor>(ctx);
     patterns.add<ConstantToArith, IotaToLinalg<IotaOp>,
                  IotaToLinalg<DynamicIotaOp>,
                  BroadcastToLinalg<BroadcastInDimOp>,

@@ -176,6 +176,7 @@ struct Problem {
   int64_t maskStrides[4] = {0, 0, 0, 0}; // 0 along broadcast dims
   int64_t batch = 0, heads = 0, queries = 0, keys = 0, headDim = 0,
           valueDim = 0;
+  int64_t headGroup = 1; // query heads per key/value head
   int64_t queryBlock = 0, keyBlock = 0, queryBlocks = 0;
 };
 
@@ -188,8 +189,9 @@ bool attendBlock(const Problem &p, int64_t b, int64_t h, int64_t i0,
   const float negInf = -std::numeric_limits<float>::infinity();
   const float *q = floats(p.q) + b * p.q.strides[0] + h * p.q.strides[1] +
                    i0 * p.q.strides[2];
-  const float *k = floats(p.k) + b * p.k.strides[0] + h * p.k.strides[1];
-  const float *v = floats(p.v) + b * p.v.strides[0] + h * p.v.strides[1];
+  const int64_t kvHead = h / p.headGroup;
+  const float *k = floats(p.k) + b * p.k.strides[0] + kvHead * p.k.strides[1];
+  const float *v = floats(p.v) + b * p.v.strides[0] + kvHead * p.v.strides[1];
   float *o = p.out + ((b * p.heads + h) * p.queries + i0) * p.valueDim;
   std::fill(o, o + rows * p.valueDim, 0.0f);
   std::fill(rowMaxima, rowMaxima + rows, negInf);
@@ -244,11 +246,12 @@ bool attendBlock(const Problem &p, int64_t b, int64_t h, int64_t i0,
                    p.valueDim) != dnnl_success)
       return false;
   }
-  // A row whose scores are all -inf has sum 0: 0 / 0 is NaN, as PyTorch's
-  // math path gives. With no keys at all the output is 0, as a matmul
-  // with an empty contraction gives.
+  // A row whose scores are all -inf (a mask hiding every key: left padding)
+  // has sum 0 and stays 0, as PyTorch's CPU attention gives; with no keys
+  // at all the output is 0 too, as a matmul with an empty contraction
+  // gives. A NaN score makes the sum NaN and the row NaN.
   for (int64_t r = 0; r < rows; ++r)
-    if (keyEnd > 0)
+    if (rowSums[r] != 0.0f)
       kernels.scaleRow(o + r * p.valueDim, p.valueDim, 1.0f / rowSums[r]);
   return true;
 }
@@ -267,8 +270,13 @@ void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
     return "query " + shapeString(qs) + ", key " + shapeString(ks) +
            ", value " + shapeString(vs);
   };
-  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1])
-    throw OpError("batch and head sizes differ: " + describe());
+  if (ks[0] != qs[0] || vs[0] != qs[0])
+    throw OpError("batch sizes differ: " + describe());
+  // Grouped-query attention: each key/value head serves a group of
+  // query heads (query head h reads key/value head h / group).
+  if (vs[1] != ks[1] || (ks[1] == 0 ? qs[1] != 0 : qs[1] % ks[1] != 0))
+    throw OpError("the query head count must be a multiple of the key and "
+                  "value head count: " + describe());
   if (ks[3] != qs[3])
     throw OpError("query and key head dims differ: " + describe());
   if (vs[2] != ks[2])
@@ -281,6 +289,7 @@ void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
     throw OpError("result must be contiguous");
   p.batch = qs[0];
   p.heads = qs[1];
+  p.headGroup = ks[1] > 0 ? qs[1] / ks[1] : 1;
   p.queries = qs[2];
   p.headDim = qs[3];
   p.keys = ks[2];

@@ -44,7 +44,11 @@ def _as_tensor(value, index):
     if isinstance(value, torch.Tensor):
         tensor = value
     elif hasattr(value, "__dlpack__"):
-        tensor = torch.from_dlpack(value)
+        try:
+            tensor = torch.from_dlpack(value)
+        except Exception as e:  # BufferError, RuntimeError, TypeError from the producer
+            raise InvocationError(f"argument {index}: cannot read it through DLPack "
+                                  f"({type(e).__name__}: {e})") from e
     else:
         raise InvocationError(
             f"argument {index} is a {type(value).__name__}; expected a tensor "
@@ -54,8 +58,30 @@ def _as_tensor(value, index):
         raise InvocationError(
             f"argument {index} is on {tensor.device}; this build runs on the CPU"
         )
+    # Layouts whose memory is not a plain strided array of the dtype.
+    if tensor.is_mkldnn:
+        raise InvocationError(f"argument {index} is an mkldnn tensor; DISC takes dense "
+                              "strided tensors (call .to_dense() first)")
+    if tensor.layout != torch.strided:
+        raise InvocationError(f"argument {index} has layout {tensor.layout}; DISC takes "
+                              "dense strided tensors (call .to_dense() first)")
+    if tensor.is_quantized:
+        raise InvocationError(f"argument {index} is a quantized tensor ({tensor.dtype}); "
+                              "DISC takes unquantized tensors (call .dequantize() first)")
+    # The conjugate and negative bits are lazy: the memory holds the values
+    # before conjugation/negation, so they are applied here (a copy).
+    tensor = tensor.detach()
+    if tensor.is_conj():
+        tensor = tensor.resolve_conj()
+    if tensor.is_neg():
+        tensor = tensor.resolve_neg()
     # Zero-copy when the tensor is already contiguous.
-    return tensor.detach().contiguous()
+    try:
+        return tensor.contiguous()
+    except RuntimeError as e:  # e.g. a broadcast (stride-0) view too large to materialise
+        raise InvocationError(
+            f"argument {index} (shape {list(tensor.shape)}, strides {list(tensor.stride())}) "
+            f"cannot be made contiguous: {str(e).splitlines()[0]}") from e
 
 
 def _as_argument(value, index):
@@ -63,11 +89,13 @@ def _as_argument(value, index):
     goes as a DLPack capsule straight from ATen (a fraction of a
     microsecond; Tensor.__dlpack__ costs several, and a partition has a
     tensor per weight); the runtime checks device, dtype and layout and names
-    the argument when one is wrong. Everything else goes through
-    _as_tensor."""
+    the argument when one is wrong. Everything else (views, tensors with a
+    lazy negative or conjugate bit, other layouts) goes through _as_tensor."""
     torch = sys.modules.get("torch")
     if (torch is not None and isinstance(value, torch.Tensor)
-            and value.is_contiguous() and value.device.type == "cpu"):
+            and value.layout == torch.strided and value.device.type == "cpu"
+            and value.is_contiguous() and not value.is_neg() and not value.is_conj()
+            and not value.is_quantized):
         return torch._C._to_dlpack(value)
     return _as_tensor(value, index)
 
@@ -137,6 +165,10 @@ def stats() -> dict:
     graphs          graphs handed to the backend by Dynamo
     partitions      compiled partitions
     eager_graphs    graphs run entirely in eager (autograd needed)
+    eager_calls     calls of a compiled partition that its compiled code
+                    rejected (disc.InvocationError: a relation the trace
+                    assumed does not hold) and that ran in eager instead,
+                    logged under DISC_LOG=fallback
     fallback_ops    {"op: reason": count} for the fallback nodes
     kernels         kernels of the compiled partitions (generated loop
                     kernels + library calls + copies; Executable.kernel_counts)

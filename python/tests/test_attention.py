@@ -72,13 +72,27 @@ def test_attention_op_with_mask_and_causal():
 
 def test_attention_op_rejects_bad_shapes_at_run_time():
     """The call-time signature check knows attention's shape rules (the
-    shape analysis joins q/k/v heads) and names the op."""
+    shape analysis joins the k/v heads, and q/k batch) and names the op;
+    query heads that are no multiple of the key/value heads (grouped-query
+    attention) are rejected by the runtime, naming the call."""
     exe = attention_module(16, 8)
     q = rand((1, 2, 5, 16), torch.float32)
     k = rand((1, 3, 7, 16), torch.float32)  # 3 heads vs 2
     v = rand((1, 3, 7, 8), torch.float32)
-    with pytest.raises(disc.InvocationError, match=r"dim 1 is 3, but must equal argument 0 \(%arg0\) dim 1 .*required by disc.attention"):
+    with pytest.raises(disc.InvocationError,
+                       match=r"disc_ral_attention_f32: the query head count must be a multiple"):
         exe(q, k, v)
+    with pytest.raises(disc.InvocationError, match=r"dim 1 is 2, but must equal argument 1 "
+                       r"\(%arg1\) dim 1 .*required by disc.attention"):
+        exe(q, k, rand((1, 2, 7, 8), torch.float32))
+    with pytest.raises(disc.InvocationError, match=r"dim 0 is 2, but must equal .*disc.attention"):
+        exe(q, rand((2, 2, 7, 16), torch.float32), rand((2, 2, 7, 8), torch.float32))
+    # grouped: 4 query heads over 2 key/value heads run
+    q4 = rand((1, 4, 5, 16), torch.float32)
+    k2, v2 = rand((1, 2, 7, 16), torch.float32), rand((1, 2, 7, 8), torch.float32)
+    (out,) = exe(q4, k2, v2)
+    expected = torch.nn.functional.scaled_dot_product_attention(q4, k2, v2, enable_gqa=True)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
 
 
 def _run_compiled(fn, inputs_per_shape, tol):

@@ -60,32 +60,34 @@ func.func @p(%a: tensor<?x?x64xf32> {disc.dims = ["s0", "s1", "64"]}, %b: tensor
 
 // -----
 
-// Attention: batch and heads of q, k, v and the result are one class each,
-// q and k share the head dim, k and v the key length; the result has q's
-// query length and v's value dim. A static mask dim other than 1 is the
-// scores' dim (here the query length, which becomes static 5); a dynamic
-// mask dim joins nothing: it may be a broadcast 1 at run time (the front
-// end's disc.dims relate it when it is the scores' dim).
+// Attention: batch of q, k, v and the result is one class; k and v share
+// their heads, the result has q's (grouped-query attention: q's heads are a
+// multiple of k's, not equal to them); q and k share the head dim, k and v
+// the key length; the result has q's query length and v's value dim. A
+// static mask dim other than 1 is the scores' dim (here the query length,
+// which becomes static 5); a dynamic mask dim joins nothing: it may be a
+// broadcast 1 at run time (the front end's disc.dims relate it when it is
+// the scores' dim).
 // CHECK: @attention %arg0 dim 0 -> class 0 dynamic
 // CHECK: @attention %arg0 dim 1 -> class 1 dynamic
 // CHECK: @attention %arg0 dim 2 -> class 2 static 5
 // CHECK: @attention %arg0 dim 3 -> class 3 dynamic
 // CHECK: @attention %arg1 dim 0 -> class 0 dynamic
-// CHECK: @attention %arg1 dim 1 -> class 1 dynamic
-// CHECK: @attention %arg1 dim 2 -> class 4 dynamic
+// CHECK: @attention %arg1 dim 1 -> class 4 dynamic
+// CHECK: @attention %arg1 dim 2 -> class 5 dynamic
 // CHECK: @attention %arg1 dim 3 -> class 3 dynamic
 // CHECK: @attention %arg2 dim 0 -> class 0 dynamic
-// CHECK: @attention %arg2 dim 1 -> class 1 dynamic
-// CHECK: @attention %arg2 dim 2 -> class 4 dynamic
-// CHECK: @attention %arg2 dim 3 -> class 5 dynamic
-// CHECK: @attention %arg3 dim 0 -> class 6 dynamic
-// CHECK: @attention %arg3 dim 1 -> class 7 static 1
+// CHECK: @attention %arg2 dim 1 -> class 4 dynamic
+// CHECK: @attention %arg2 dim 2 -> class 5 dynamic
+// CHECK: @attention %arg2 dim 3 -> class 6 dynamic
+// CHECK: @attention %arg3 dim 0 -> class 7 dynamic
+// CHECK: @attention %arg3 dim 1 -> class 8 static 1
 // CHECK: @attention %arg3 dim 2 -> class 2 static 5
-// CHECK: @attention %arg3 dim 3 -> class 8 dynamic
+// CHECK: @attention %arg3 dim 3 -> class 9 dynamic
 // CHECK: @attention result0 dim 0 -> class 0 dynamic
 // CHECK: @attention result0 dim 1 -> class 1 dynamic
 // CHECK: @attention result0 dim 2 -> class 2 static 5
-// CHECK: @attention result0 dim 3 -> class 5 dynamic
+// CHECK: @attention result0 dim 3 -> class 6 dynamic
 func.func @attention(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32>, %v: tensor<?x?x?x?xf32>, %m: tensor<?x1x5x?xf32>) -> tensor<?x?x?x?xf32> {
   %0 = disc.attention %q, %k, %v mask(%m) scale = 0.125 : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x1x5x?xf32>) -> tensor<?x?x?x?xf32>
   return %0 : tensor<?x?x?x?xf32>

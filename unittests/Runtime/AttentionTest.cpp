@@ -104,15 +104,18 @@ OutputTensor checkAttention(Context &context, const AttentionCase &ac,
   EXPECT_EQ(out.shape, (std::vector<int64_t>{B, H, L, Ev}));
   int reported = 0;
   std::vector<double> p(S);
+  // Grouped-query attention: query head h reads key/value head h / group.
+  const int64_t group = ac.k.sizes[1] > 0 ? H / ac.k.sizes[1] : 1;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < L; ++i) {
+        const int64_t kvh = h / group;
         double maxScore = -INFINITY;
         for (int64_t j = 0; j < S; ++j) {
           double s = 0;
           for (int64_t e = 0; e < E; ++e)
             s += double(q.values[ac.q.at({b, h, i, e})]) *
-                 k.values[ac.k.at({b, h, j, e})];
+                 k.values[ac.k.at({b, kvh, j, e})];
           s *= ac.scale;
           if (ac.hasMask) {
             std::vector<int64_t> index = {b, h, i, j};
@@ -134,9 +137,9 @@ OutputTensor checkAttention(Context &context, const AttentionCase &ac,
         for (int64_t c = 0; c < Ev; ++c) {
           double expected = 0;
           for (int64_t j = 0; j < S; ++j)
-            expected += p[j] / sum * v.values[ac.v.at({b, h, j, c})];
-          if (S == 0)
-            expected = 0;
+            expected += p[j] / sum * v.values[ac.v.at({b, kvh, j, c})];
+          if (S == 0 || maxScore == -INFINITY)
+            expected = 0; // no key, or every key masked
           const double got =
               loadAsFloat(out.data, DType::F32, ((b * H + h) * L + i) * Ev + c);
           const bool bothNan = std::isnan(got) && std::isnan(expected);
@@ -210,14 +213,56 @@ TEST_F(AttentionTest, Causal) {
   checkAttention(*context, tall);
 }
 
-TEST_F(AttentionTest, FullyMaskedRowIsNan) {
-  AttentionCase ac = denseCase(1, 1, 2, 3, 4, 4);
-  ac.hasMask = true;
-  ac.mask = contiguousView({1, 1, 2, 3});
-  ac.maskedEntries = {0, 1, 2}; // every key of query row 0
-  OutputTensor out = checkAttention(*context, ac);
-  EXPECT_TRUE(std::isnan(loadAsFloat(out.data, DType::F32, 0)));
-  EXPECT_FALSE(std::isnan(loadAsFloat(out.data, DType::F32, 4)));
+TEST_F(AttentionTest, FullyMaskedRowIsZero) {
+  // A mask hiding every key of a query row (left padding in batched
+  // decoding) gives 0 for that row, as PyTorch's CPU attention (flash and
+  // math) does; a NaN there would spread through every later layer. Over
+  // several key blocks too (700 keys).
+  for (int64_t keys : {3, 700}) {
+    AttentionCase ac = denseCase(1, 1, 2, keys, 4, 4);
+    ac.hasMask = true;
+    ac.mask = contiguousView({1, 1, 2, keys});
+    for (int64_t j = 0; j < keys; ++j)
+      ac.maskedEntries.push_back(j); // every key of query row 0
+    OutputTensor out = checkAttention(*context, ac);
+    for (int64_t c = 0; c < 4; ++c) {
+      EXPECT_EQ(loadAsFloat(out.data, DType::F32, c), 0.0f);
+      EXPECT_FALSE(std::isnan(loadAsFloat(out.data, DType::F32, 4 + c)));
+    }
+  }
+}
+
+TEST_F(AttentionTest, GroupedQueryHeads) {
+  // 8 query heads over 2 key/value heads (Llama-style GQA), with a mask
+  // per query head, and 6 over 6 (groups of one) as the must-not.
+  for (int64_t kvHeads : {2, 1, 6}) {
+    const int64_t heads = kvHeads == 6 ? 6 : 8;
+    AttentionCase ac = denseCase(2, heads, 5, 9, 8, 4);
+    ac.k = contiguousView({2, kvHeads, 9, 8});
+    ac.v = contiguousView({2, kvHeads, 9, 4});
+    ac.hasMask = true;
+    ac.mask = contiguousView({1, heads, 5, 9});
+    checkAttention(*context, ac);
+  }
+}
+
+TEST_F(AttentionTest, HeadsNotAMultipleAreAnError) {
+  AttentionCase ac = denseCase(1, 6, 5, 9, 8, 4);
+  ac.k = contiguousView({1, 4, 9, 8});
+  ac.v = contiguousView({1, 4, 9, 4});
+  EXPECT_THROW(
+      {
+        try {
+          checkAttention(*context, ac);
+        } catch (const InvocationError &e) {
+          EXPECT_NE(std::string(e.what()).find("multiple of the key and value "
+                                                "head count"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      InvocationError);
 }
 
 TEST_F(AttentionTest, NanScoreGivesNanRow) {

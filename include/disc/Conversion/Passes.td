@@ -4,6 +4,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DiscCheckBufferSizes : Pass<"disc-check-buffer-sizes", "mlir::func::FuncOp"> {
+  let summary = "Check sizes computed at run time before a tensor is allocated";
+  let description = [{
+    A `tensor.empty` outside loops whose dynamic sizes are not all dims of
+    existing tensors (a size read from a shape tensor, computed from
+    padding, slice bounds or a concatenation) gets a `cf.assert` before it:
+    every size non-negative and the byte size (element count times the
+    element's bytes) within a signed 64-bit integer, without wrapping. A
+    violation is a disc.InvocationError naming the op's location instead of
+    a buffer smaller than the loops that write it. Sizes that are constants
+    or `tensor.dim` of a tensor (checked where that tensor was made) are
+    not checked again, and nothing is emitted when no size needs a check.
+    Runs right after disc-legalize-to-linalg, before fusion moves the
+    allocations into loop nests.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::cf::ControlFlowDialect"];
+}
+
 def DiscLowerLibraryCalls : Pass<"disc-lower-library-calls", "mlir::ModuleOp"> {
   let summary = "Lower disc.dot_general, disc.convolution and disc.attention to runtime library calls";
   let description = [{

@@ -14,6 +14,42 @@ def DiscSelectEntry : Pass<"disc-select-entry", "mlir::ModuleOp"> {
   }];
 }
 
+def DiscVerifyCompilable : Pass<"disc-verify-compilable", "mlir::ModuleOp"> {
+  let summary = "Reject programs that verify but cannot be compiled safely";
+  let description = [{
+    Upstream ops accept some programs that their folders and lowerings
+    then take on trust: `tensor.dim`/`memref.dim` with a constant index
+    outside the source's rank (a negative one crashes the folder, one past
+    the rank reads past the shape at run time), constant indices of
+    `tensor.extract`/`tensor.insert` outside a static dim, index constants
+    equal to INT64_MIN (MLIR's marker for a dynamic size or offset: folded
+    into a static list it turns into a dynamic entry with no value), and
+    static tensor types too large to materialise (more than 2^31 - 1
+    elements, or an element count that overflows 64 bits), which abort LLVM
+    when a constant or buffer of that type is emitted. Each is reported as
+    an error at the op, so `disc.compile_mlir` raises CompileError naming
+    it. Runs first, before anything folds. Well-formed programs pass
+    unchanged.
+  }];
+}
+
+def DiscFoldEmptyLoops : Pass<"disc-fold-empty-loops", "mlir::func::FuncOp"> {
+  let summary = "Replace linalg ops that iterate over a static zero-size dim by their inits";
+  let description = [{
+    A linalg op on tensors whose iteration domain has a loop of static
+    extent 0 runs its body no time: its results are its `outs` operands
+    as they are (an elementwise op on an empty tensor gives that empty
+    tensor, a reduction over a zero-length dim gives its initial value:
+    the sum of nothing is 0, so `sum(x, dim)` of a [4, 0] tensor is its
+    zero-filled init). The uses of each result are redirected to the init
+    and the op is left for dead-code elimination. Upstream tiling (used by
+    stitch fusion) divides by such extents; folding them first keeps
+    zero-size programs (a batch of 0, an empty split) compilable. Loops
+    whose extent is only known at run time are left alone: a zero extent
+    there just runs no iteration.
+  }];
+}
+
 def DiscAddRalContext : Pass<"disc-add-ral-context", "mlir::ModuleOp"> {
   let summary = "Prepend the runtime context argument to the entry function";
   let description = [{

@@ -10,8 +10,10 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace disc;
@@ -115,13 +117,30 @@ static LogicalResult checkDimsInRange(Operation *op, ArrayRef<int64_t> dims,
   return success();
 }
 
+/// Checks a shape-like operand (a 1-d index tensor): its length, and when
+/// it is a constant, that every element is at least `minValue`. Constants
+/// reach static type and slice lists in the lowering, where a negative size
+/// or INT64_MIN (MLIR's marker for a dynamic entry) is undefined, so they
+/// are rejected here rather than at run time.
 static LogicalResult checkShapeOperand(Operation *op, Value shape,
-                                       int64_t expectedLength,
-                                       StringRef what) {
+                                       int64_t expectedLength, StringRef what,
+                                       int64_t minValue = 0) {
   auto type = cast<RankedTensorType>(shape.getType());
   if (!compatibleDim(type.getDimSize(0), expectedLength))
     return op->emitOpError() << what << " has " << type.getDimSize(0)
                              << " elements, expected " << expectedLength;
+  DenseIntElementsAttr values;
+  if (!matchPattern(shape, m_Constant(&values)))
+    return success();
+  for (auto [i, value] : llvm::enumerate(values.getValues<APInt>())) {
+    int64_t v = value.getSExtValue();
+    if (v < minValue || v == std::numeric_limits<int64_t>::min())
+      return op->emitOpError()
+             << what << " element " << i << " is " << v << "; it must be "
+             << (minValue == std::numeric_limits<int64_t>::min() + 1
+                     ? "a size, not INT64_MIN"
+                     : ">= " + std::to_string(minValue));
+  }
   return success();
 }
 
@@ -543,7 +562,14 @@ LogicalResult RealDynamicSliceOp::verify() {
   int64_t rank = getOperand().getType().getRank();
   if (cast<RankedTensorType>(getType()).getRank() != rank)
     return emitOpError("result rank must equal the operand rank");
-  return checkShapeOperand(*this, getStartIndices(), rank, "start_indices");
+  if (failed(checkShapeOperand(*this, getStartIndices(), rank,
+                               "start_indices")) ||
+      failed(checkShapeOperand(*this, getLimitIndices(), rank,
+                               "limit_indices")) ||
+      failed(checkShapeOperand(*this, getStrides(), rank, "strides",
+                               /*minValue=*/1)))
+    return failure();
+  return success();
 }
 
 LogicalResult
@@ -646,8 +672,19 @@ LogicalResult PadOp::verify() {
     int64_t in = operandType.getDimSize(i);
     if (ShapedType::isDynamic(in))
       continue;
-    int64_t out = getEdgePaddingLow()[i] + getEdgePaddingHigh()[i] + in +
-                  std::max<int64_t>(in - 1, 0) * getInteriorPadding()[i];
+    // In checked arithmetic: amounts near the int64 limits must not wrap.
+    std::optional<int64_t> interior = llvm::checkedMul(
+        std::max<int64_t>(in - 1, 0), getInteriorPadding()[i]);
+    std::optional<int64_t> edges =
+        llvm::checkedAdd(getEdgePaddingLow()[i], getEdgePaddingHigh()[i]);
+    std::optional<int64_t> grown =
+        interior ? llvm::checkedAdd(in, *interior) : std::nullopt;
+    std::optional<int64_t> padded =
+        grown && edges ? llvm::checkedAdd(*grown, *edges) : std::nullopt;
+    if (!padded)
+      return emitOpError() << "padding of dim " << i
+                           << " overflows a 64-bit size";
+    int64_t out = *padded;
     if (out < 0 || !compatibleDim(resultType.getDimSize(i), out))
       return emitOpError() << "result dim " << i << " must be " << out;
   }
@@ -672,8 +709,15 @@ LogicalResult DynamicPadOp::verify() {
     return emitOpError("padding_value must be rank 0");
   if (cast<RankedTensorType>(getType()).getRank() != rank)
     return emitOpError("result rank must equal the operand rank");
-  return checkShapeOperand(*this, getEdgePaddingLow(), rank,
-                           "edge_padding_low");
+  const int64_t anyPadding = std::numeric_limits<int64_t>::min() + 1;
+  if (failed(checkShapeOperand(*this, getEdgePaddingLow(), rank,
+                               "edge_padding_low", anyPadding)) ||
+      failed(checkShapeOperand(*this, getEdgePaddingHigh(), rank,
+                               "edge_padding_high", anyPadding)) ||
+      failed(checkShapeOperand(*this, getInteriorPadding(), rank,
+                               "interior_padding")))
+    return failure();
+  return success();
 }
 
 LogicalResult
@@ -1190,14 +1234,20 @@ LogicalResult AttentionOp::verify() {
       return success();
     return emitOpError() << what << " differ (" << a << " vs " << b << ")";
   };
-  for (int64_t d : {0, 1})
-    if (failed(sameDim(d == 0 ? "query and key batch sizes"
-                              : "query and key head counts",
-                       q.getDimSize(d), k.getDimSize(d))) ||
-        failed(sameDim(d == 0 ? "key and value batch sizes"
-                              : "key and value head counts",
-                       k.getDimSize(d), v.getDimSize(d))))
-      return failure();
+  if (failed(sameDim("query and key batch sizes", q.getDimSize(0),
+                     k.getDimSize(0))) ||
+      failed(sameDim("key and value batch sizes", k.getDimSize(0),
+                     v.getDimSize(0))) ||
+      failed(sameDim("key and value head counts", k.getDimSize(1),
+                     v.getDimSize(1))))
+    return failure();
+  // Grouped-query attention: the key/value heads divide the query heads.
+  int64_t queryHeads = q.getDimSize(1), keyHeads = k.getDimSize(1);
+  if (!ShapedType::isDynamic(queryHeads) && !ShapedType::isDynamic(keyHeads) &&
+      (keyHeads == 0 ? queryHeads != 0 : queryHeads % keyHeads != 0))
+    return emitOpError() << "query head count " << queryHeads
+                         << " is not a multiple of the key/value head count "
+                         << keyHeads;
   if (failed(sameDim("query and key head dims", q.getDimSize(3),
                      k.getDimSize(3))) ||
       failed(sameDim("key and value sequence lengths", k.getDimSize(2),

@@ -38,6 +38,7 @@ def stats() -> dict:
             "graphs": _counters["graphs"],
             "partitions": _counters["partitions"],
             "eager_graphs": _counters["eager_graphs"],
+            "eager_calls": _counters["eager_calls"],
             "fallback_ops": dict(_fallback_ops),
         }
 
@@ -55,7 +56,7 @@ def _count(**values) -> None:
 _EXTRA_DECOMPOSITIONS = [
     aten.native_layer_norm, aten.native_group_norm, aten._softmax, aten._log_softmax,
     aten.gelu, aten._native_batch_norm_legit_no_training, aten._native_batch_norm_legit,
-    aten.native_batch_norm, aten.addmm, aten.linalg_vector_norm, aten.mean, aten.var,
+    aten.native_batch_norm, aten._native_batch_norm_legit_functional, aten.addmm, aten.linalg_vector_norm, aten.mean, aten.var,
     aten.var_mean, aten.std, aten.std_mean, aten.embedding, aten.split_with_sizes,
     aten.leaky_relu, aten.elu, aten.silu, aten.hardswish, aten.hardsigmoid, aten.mish,
     aten.upsample_nearest2d, aten.upsample_bilinear2d, aten.upsample_nearest1d,
@@ -240,12 +241,60 @@ def _place_shape_nodes(gm: fx.GraphModule, partitions) -> None:
             owner[node] = target
 
 
+_INPUT_VIEW_REASON = ("view of a graph input returned as an output: stays a view in eager "
+                      "(AOTAutograd rebuilds it from the input with the output's strides "
+                      "and offset, which a compiled copy does not have)")
+
+
+def _input_views_at_outputs(gm: fx.GraphModule) -> set:
+    """The view ops (and getitems of them) that lead from a graph input to a
+    graph output. AOTAutograd regenerates such an output from the input as
+    an as_strided view with the compiled output's sizes, strides and
+    storage offset; a compiled partition returns a fresh contiguous copy
+    (offset 0), so the regenerated view would read the wrong elements
+    (every chunk but the first of torch.chunk(x) under dynamic=True). Views
+    cost nothing in eager, so these stay there."""
+    def view_chain(node):
+        path = []
+        while node.op == "call_function":
+            target = node.target
+            if target is not operator.getitem and not (
+                    isinstance(target, torch._ops.OpOverload) and target.is_view):
+                return None
+            path.append(node)
+            node = node.args[0]
+            if not isinstance(node, fx.Node):
+                return None
+        return path if node.op == "placeholder" else None
+
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    views = set()
+    for value in _flat_nodes(out_node.args):
+        path = view_chain(value)
+        if path:
+            views.update(path)
+    return views
+
+
+def _flat_nodes(value) -> list:
+    if isinstance(value, fx.Node):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [n for v in value for n in _flat_nodes(v)]
+    return []
+
+
 def _classify(gm: fx.GraphModule):
     supported, reasons = set(), {}
     shape_nodes = []
     _duplicate_shape_nodes(gm)
+    input_views = _input_views_at_outputs(gm)
     for node in gm.graph.nodes:
         if node.op != "call_function":
+            continue
+        if node in input_views:
+            if node.target is not operator.getitem:
+                reasons[node] = _INPUT_VIEW_REASON
             continue
         if node.target is operator.getitem:
             if node.args[0] in supported:
@@ -287,9 +336,12 @@ class DiscPartition(torch.nn.Module):
     """Runs one compiled partition: graph inputs in, tensors out."""
 
     def __init__(self, executable, plan, num_outputs: int, single_output: bool, name: str,
-                 reference: Optional[fx.GraphModule] = None, dump_dir: Optional[str] = None):
+                 eager: fx.GraphModule, verify: bool = False, dump_dir: Optional[str] = None):
         super().__init__()
-        self.reference = reference  # set when verifying
+        # The partition's FX graph: run in eager when the compiled code
+        # rejects a call (below), and the reference when verifying.
+        self.eager = eager
+        self.reference = eager if verify else None
         self.dump_dir = dump_dir  # where a failed verification saves its inputs
         self.executable = executable
         self.plan = plan
@@ -308,7 +360,25 @@ class DiscPartition(torch.nn.Module):
             elif p.kind == "symbool":
                 a = torch.tensor(bool(a))
             inputs.append(a)
-        outs = self.executable(*inputs)
+        import disc
+
+        try:
+            outs = self.executable(*inputs)
+        except disc.InvocationError as e:
+            # The compiled code checks every relation it relies on before it
+            # runs (dims that must agree, sizes read from data, index
+            # bounds). A call that breaks one is not the user's error when
+            # eager PyTorch accepts it (a relation the trace assumed but the
+            # model does not need): this call runs the partition's FX graph
+            # in eager instead, loudly. Eager raises its own error when the
+            # inputs are wrong for the model too.
+            _count(eager_calls=1)
+            message = (f"{self.partition_name}: the compiled code rejected this call "
+                       f"({str(e).splitlines()[0]}); it runs in eager PyTorch")
+            _log.log("fallback", message)
+            if not _log.enabled("fallback"):
+                _warn_once(message)
+            return self.eager(*args)
         if self.reference is not None:
             self._verify(args, inputs, outs)
         return outs[0] if self.single_output else outs
@@ -414,8 +484,16 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
                                     if dump_root else None,
                                     source_name=f"graph{graph_id}-{name}.mlir",
                                     _exact_dump_dir=True)
-        except (ImportError_, disc.CompileError) as e:
-            kind = "cannot import" if isinstance(e, ImportError_) else "compile error"
+        except Exception as e:
+            # ImportError_ (an op pattern the importer does not handle) and
+            # CompileError are expected; anything else is a bug in the
+            # importer, reported as such, and the partition still runs.
+            if os.environ.get("DISC_STRICT") == "1" and \
+                    not isinstance(e, (ImportError_, disc.CompileError)):
+                raise
+            kind = ("cannot import" if isinstance(e, ImportError_) else
+                    "compile error" if isinstance(e, disc.CompileError) else
+                    f"internal error in the importer ({type(e).__name__})")
             lines = str(e).strip().splitlines()
             errors = [l.split("error: ", 1)[1] for l in lines if "error: " in l]
             reason = f"{kind}: {errors[0] if errors else (lines[0] if lines else e)}"
@@ -432,7 +510,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
         out_node = next(n for n in sub.graph.nodes if n.op == "output")
         single = not isinstance(out_node.args[0], (tuple, list))
         wrapper = DiscPartition(exe, imported.args, imported.num_outputs, single,
-                                f"graph {graph_id} {name}", sub if opts.verify else None,
+                                f"graph {graph_id} {name}", sub, opts.verify,
                                 os.path.join(dump_root, name) if dump_root else None)
         setattr(fused, node.target, wrapper)
         counts = exe.kernel_counts

@@ -162,10 +162,19 @@ def dims_of(dims, rank):
 # Elementwise
 # ====================================================================
 
+# Rounding is the identity on integers (and sign on bools): PyTorch
+# accepts those dtypes and returns the input's values.
+_IDENTITY_ON_INTEGERS = {"floor", "ceil", "round_nearest_even"}
+
+
 def _unary(opname, *, float_only=False):
     def fn(ctx, x, *args, **kwargs):
         dtype = ctx.out_dtype
-        return ctx.b.unary(opname, ctx.operand(x, dtype))
+        v = ctx.operand(x, dtype)
+        if not dtype.is_floating_point and (opname in _IDENTITY_ON_INTEGERS
+                                            or (opname == "sign" and dtype == torch.bool)):
+            return v
+        return ctx.b.unary(opname, v)
     return fn
 
 
@@ -804,6 +813,8 @@ def _argreduce(ctx, x, dim, keepdim, is_max):
         flat = ctx.b.reshape(x, (sympy.Mul(*x.shape) if rank else sympy.Integer(1),))
         idx = _argreduce(ctx, flat, 0, False, is_max)
         return ctx.b.reshape(idx, ctx.out_shape) if keepdim else idx
+    if rank == 0:  # one element: its index is 0
+        return ctx.b.full(0, torch.int64, ctx.out_shape)
     dim = norm_dim(dim, rank)
     kind = "max" if is_max else "min"
     extreme = ctx.b.reduce(x, [dim], kind)
@@ -828,6 +839,8 @@ def _argmax(ctx, x, dim=None, keepdim=False):
 @register(aten.max.dim, aten.min.dim)
 def _max_dim(ctx, x, dim, keepdim=False):
     is_max = ctx.node.target is aten.max.dim
+    if x.rank == 0:  # one element: itself, at index 0
+        return (x, ctx.b.full(0, torch.int64, ctx.out_shape_of(1)))
     kind = "max" if is_max else "min"
     if x.dtype == torch.bool:
         kind = "or" if is_max else "and"
@@ -1303,9 +1316,32 @@ for _t in (aten.adaptive_max_pool2d.default, aten.adaptive_max_pool1d.default,
 # Indexing: gather / scatter
 # ====================================================================
 
+def _check_indices(ctx, idx64: Val, size, allow_negative: bool) -> None:
+    """PyTorch raises for an index outside [-size, size) ([0, size) when
+    negative indices are not allowed); disc.gather clamps (StableHLO) and
+    disc.scatter skips, which would turn a bad index into a wrong answer.
+    The index range is checked on the host before the op: min and max
+    reductions of the indices and a cf.assert (a disc.InvocationError
+    naming the ATen node). Empty indices pass (the reductions' identities)."""
+    b = ctx.b
+    dims = list(range(idx64.rank))
+    lo = b.reduce(idx64, dims, "min")
+    hi = b.reduce(idx64, dims, "max")
+    size_v = ctx.scalar(as_expr(size), torch.int64)
+    low_bound = b.unary("negate", size_v) if allow_negative else b.constant(0, torch.int64)
+    ok = b.binary("and", b.compare("GE", lo, low_bound), b.compare("LT", hi, size_v))
+    flag = b.fresh("ok")
+    b.emit(f"{flag} = tensor.extract {ok.name}[] : tensor<i1>")
+    what = f"[-size, size)" if allow_negative else "[0, size)"
+    b.emit(f'cf.assert {flag}, "{ctx.node.target} ({ctx.node.name}): an index is out of '
+           f'range {what} for a dim of size {size}"')
+
+
 def _wrap_negative(ctx, idx: Val, size) -> Val:
-    """PyTorch indices may be negative (count from the end)."""
+    """PyTorch indices may be negative (count from the end); checked to be
+    in [-size, size)."""
     idx64 = ctx.b.convert(idx, torch.int64)
+    _check_indices(ctx, idx64, size, allow_negative=True)
     zero = ctx.b.broadcast_to(ctx.b.constant(0, torch.int64), idx64.shape)
     neg = ctx.b.compare("LT", idx64, zero)
     size_v = ctx.b.broadcast_to(ctx.scalar(as_expr(size), torch.int64), idx64.shape)
@@ -1315,13 +1351,38 @@ def _wrap_negative(ctx, idx: Val, size) -> Val:
 @register(aten.embedding.default)
 def _embedding(ctx, weight, indices, *args):
     idx = ctx.b.convert(indices, torch.int64)
+    _check_indices(ctx, idx, weight.shape[0], allow_negative=False)
     rank = idx.rank
     out_shape = ctx.out_shape
     return ctx.b.gather(weight, idx, [1, weight.shape[1]], [rank], [0], [0], rank, out_shape)
 
 
+def _rank1(ctx, v):
+    """A 0-d tensor (or scalar) as a [1] tensor: PyTorch's indexing ops
+    treat a 0-d operand as one element along dim 0 (or -1)."""
+    if isinstance(v, Val) and v.rank > 0:
+        return v
+    if not isinstance(v, Val):
+        return v
+    return ctx.b.reshape(v, (sympy.Integer(1),))
+
+
+def _on_rank1(ctx, fn, x, *operands):
+    """Runs `fn(x, *operands)` on [1] views of 0-d tensors and reshapes the
+    result to the node's (0-d) shape."""
+    out = fn(_rank1(ctx, x), *(_rank1(ctx, o) for o in operands))
+    return ctx.b.reshape(out, ctx.out_shape)
+
+
 @register(aten.index_select.default)
 def _index_select(ctx, x, dim, index):
+    if x.rank == 0:
+        return _on_rank1(ctx, lambda xv, iv: _index_select_ranked(ctx, xv, 0, iv, (1,)),
+                         x, index)
+    return _index_select_ranked(ctx, x, dim, index, ctx.out_shape)
+
+
+def _index_select_ranked(ctx, x, dim, index, out_shape):
     dim = norm_dim(dim, x.rank)
     idx = _wrap_negative(ctx, index, x.shape[dim])
     if idx.rank == 0:
@@ -1329,12 +1390,15 @@ def _index_select(ctx, x, dim, index):
     sizes = list(x.shape)
     sizes[dim] = sympy.Integer(1)
     offset_dims = [d for d in range(x.rank) if d != dim]
-    return ctx.b.gather(x, idx, sizes, offset_dims, [dim], [dim], 1, ctx.out_shape)
+    out_shape = tuple(sympy.Integer(d) if isinstance(d, int) else d for d in out_shape)
+    return ctx.b.gather(x, idx, sizes, offset_dims, [dim], [dim], 1, out_shape)
 
 
-def _full_coordinates(ctx, index: Val, dim: int):
+def _full_coordinates(ctx, index: Val, dim: int, size):
     """[..., rank] int64 coordinates: the iota of each dim, with `index`'s
-    values at `dim` (torch.gather / scatter addressing)."""
+    values at `dim` (torch.gather / scatter addressing; checked to be in
+    [0, size) as PyTorch requires)."""
+    _check_indices(ctx, ctx.b.convert(index, torch.int64), size, allow_negative=False)
     rank = index.rank
     shape = index.shape
     parts = []
@@ -1346,14 +1410,27 @@ def _full_coordinates(ctx, index: Val, dim: int):
 
 @register(aten.gather.default)
 def _gather(ctx, x, dim, index, sparse_grad=False):
+    if x.rank == 0 or index.rank == 0:
+        return _on_rank1(ctx, lambda xv, iv: _gather_ranked(ctx, xv, 0, iv), x, index)
+    return _gather_ranked(ctx, x, dim, index)
+
+
+def _gather_ranked(ctx, x, dim, index):
     dim = norm_dim(dim, x.rank)
     rank = x.rank
-    coords = _full_coordinates(ctx, index, dim)
+    coords = _full_coordinates(ctx, index, dim, x.shape[dim])
     return ctx.b.gather(x, coords, [1] * rank, [], list(range(rank)), list(range(rank)), rank,
-                        ctx.out_shape)
+                        index.shape)
 
 
 def _scatter_full(ctx, x, dim, index, src, kind):
+    if x.rank == 0 or index.rank == 0:
+        return _on_rank1(ctx, lambda xv, iv, sv: _scatter_ranked(ctx, xv, 0, iv, sv, kind),
+                         x, index, src)
+    return _scatter_ranked(ctx, x, dim, index, src, kind)
+
+
+def _scatter_ranked(ctx, x, dim, index, src, kind):
     dim = norm_dim(dim, x.rank)
     dtype = ctx.out_dtype
     xv = ctx.b.convert(x, dtype)
@@ -1364,7 +1441,7 @@ def _scatter_full(ctx, x, dim, index, src, kind):
         if src.shape != index.shape:
             # Only the leading index-shaped part of src is used.
             src = ctx.b.slice(src, [0] * src.rank, list(index.shape), [1] * src.rank, index.shape)
-    coords = _full_coordinates(ctx, index, dim)
+    coords = _full_coordinates(ctx, index, dim, x.shape[dim])
     rank = x.rank
     return ctx.b.scatter(xv, coords, src, kind, [], list(range(rank)), list(range(rank)), rank)
 
@@ -1697,7 +1774,10 @@ def _prims_var(ctx, x, dims, correction=1, output_dtype=None):
     sq = ctx.b.reduce(ctx.b.binary("multiply", centered, centered), dims, "sum")
     if float(correction) != int(correction):
         raise ImportError_(f"variance with a fractional correction {correction}")
-    denom = ctx.operand(count - int(correction), dtype, sq.shape)
+    # max(N - correction, 0) as PyTorch: fewer elements than the correction
+    # give 0 / 0 = NaN (inf for a nonzero sum), never a negative divisor.
+    denom = ctx.b.binary("maximum", ctx.operand(count - int(correction), dtype, sq.shape),
+                         ctx.operand(0, dtype, sq.shape))
     return ctx.b.binary("divide", sq, denom)
 
 

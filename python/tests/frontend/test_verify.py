@@ -28,7 +28,7 @@ def test_verify_passes_on_a_correct_model(monkeypatch):
 def _partition(outputs, reference, dump_dir=None):
     plan = [ArgPlan("tensor", 0)]
     return DiscPartition(lambda *args: outputs, plan, len(outputs), False, "graph 7 partition-0",
-                         reference, dump_dir)
+                         reference, verify=True, dump_dir=dump_dir)
 
 
 def test_verify_names_the_partition_output_and_saves_inputs(tmp_path):

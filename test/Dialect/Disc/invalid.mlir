@@ -453,3 +453,54 @@ func.func @thread_scratch_not_bytes(%bytes: index) {
   %0 = disc.thread_scratch %bytes slot = 0 : memref<?xf32>
   return
 }
+
+// -----
+
+func.func @attention_head_groups(%q: tensor<1x6x5x32xf32>, %k: tensor<1x4x7x32xf32>, %v: tensor<1x4x7x32xf32>) -> tensor<1x6x5x32xf32> {
+  // expected-error @+1 {{query head count 6 is not a multiple of the key/value head count 4}}
+  %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<1x6x5x32xf32>, tensor<1x4x7x32xf32>, tensor<1x4x7x32xf32>) -> tensor<1x6x5x32xf32>
+  return %0 : tensor<1x6x5x32xf32>
+}
+
+// -----
+
+func.func @attention_kv_heads(%q: tensor<1x8x5x32xf32>, %k: tensor<1x4x7x32xf32>, %v: tensor<1x2x7x32xf32>) -> tensor<1x8x5x32xf32> {
+  // expected-error @+1 {{key and value head counts differ (4 vs 2)}}
+  %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<1x8x5x32xf32>, tensor<1x4x7x32xf32>, tensor<1x2x7x32xf32>) -> tensor<1x8x5x32xf32>
+  return %0 : tensor<1x8x5x32xf32>
+}
+
+// -----
+
+func.func @real_dynamic_slice_stride_marker(%x: tensor<?xf32>, %s: tensor<1xindex>) -> tensor<?xf32> {
+  %st = arith.constant dense<0> : tensor<1xindex>
+  // expected-error @+1 {{strides element 0 is 0; it must be >= 1}}
+  %0 = disc.real_dynamic_slice %x, %s, %s, %st : (tensor<?xf32>, tensor<1xindex>, tensor<1xindex>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @real_dynamic_slice_negative_start(%x: tensor<?xf32>, %s: tensor<1xindex>) -> tensor<?xf32> {
+  %st = arith.constant dense<-3> : tensor<1xindex>
+  // expected-error @+1 {{start_indices element 0 is -3; it must be >= 0}}
+  %0 = disc.real_dynamic_slice %x, %st, %s, %s : (tensor<?xf32>, tensor<1xindex>, tensor<1xindex>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @dynamic_reshape_negative(%x: tensor<?xf32>) -> tensor<?x?xf32> {
+  %s = arith.constant dense<[-2, -4]> : tensor<2xindex>
+  // expected-error @+1 {{output_shape element 0 is -2; it must be >= 0}}
+  %0 = disc.dynamic_reshape %x, %s : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @pad_overflow(%a: tensor<4xf32>, %z: tensor<f32>) -> tensor<?xf32> {
+  // expected-error @+1 {{padding of dim 0 overflows a 64-bit size}}
+  %0 = disc.pad %a, %z, low = [9223372036854775807], high = [9223372036854775807], interior = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

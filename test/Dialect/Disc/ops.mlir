@@ -208,6 +208,14 @@ func.func @attention(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>, %v: ten
   return %0, %1 : tensor<?x4x?x32xf32>, tensor<?x4x?x32xf32>
 }
 
+// Grouped-query attention: 8 query heads read 2 key/value heads.
+// CHECK-LABEL: func @attention_grouped_heads
+// CHECK: disc.attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x8x?x64xf32>
+func.func @attention_grouped_heads(%q: tensor<?x8x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>) -> tensor<?x8x?x64xf32> {
+  %0 = disc.attention %q, %k, %v scale = 0.125 : (tensor<?x8x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>) -> tensor<?x8x?x64xf32>
+  return %0 : tensor<?x8x?x64xf32>
+}
+
 // -----
 
 // CHECK-LABEL: func.func @thread_scratch

@@ -1,0 +1,373 @@
+"""Mutation fuzzer for disc.compile_mlir and the executables it returns.
+
+Seeds are the lit tests' programs (test/**/*.mlir, split at `// -----`) and
+the corpus (fuzz/corpus/*.mlir). Each execution takes a seed, mutates it
+(integer literals to boundary values, static/dynamic dims, element types,
+dropped or duplicated lines) and runs it in a worker process:
+
+    compile  -> disc.CompileError is an expected outcome
+    invoke   -> every compiled program is called with random inputs: dims
+                0, 1, primes and large, dtypes of the signature, and
+                deliberately wrong ranks and dtypes; disc.InvocationError is
+                an expected outcome
+
+Anything else is a finding: the worker dying (a crash), not answering in
+time (a hang), or another exception type. Findings are written to
+fuzz/findings/ (the program and the report) and make the run fail.
+Mutants with an outcome not seen before go to --save-corpus.
+
+    .venv/bin/python fuzz/disc_fuzz.py --seconds 60            # what CI runs
+    .venv/bin/python fuzz/disc_fuzz.py --executions 1000000 --jobs 2
+    .venv/bin/python fuzz/disc_fuzz.py --replay fuzz/findings/crash-....mlir
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import random
+import re
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+BOUNDARY_INTS = [0, 1, -1, 2, 3, 7, 13, 64, 127, 255, 1024, 65537, 2**31 - 1, 2**31,
+                 -2**31, 2**32, 2**62, 2**63 - 1, -2**63, -2**63 + 1]
+ELEMENT_TYPES = ["f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64", "index", "ui8"]
+DIM_SIZES = [0, 1, 2, 3, 5, 7, 13, 64, 257]
+
+# ------------------------------------------------------------------ seeds
+
+
+def load_seeds(extra_dirs=()) -> list:
+    seeds = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "test", "**", "*.mlir"), recursive=True)):
+        for chunk in open(path).read().split("// -----"):
+            lines = [l for l in chunk.splitlines() if not l.lstrip().startswith("//")]
+            text = "\n".join(lines).strip()
+            # DISC's input language: the disc dialect and the upstream ops
+            # its front end emits. linalg/scf/memref programs are the
+            # pipeline's internals (compile_mlir accepts them for tests, but
+            # their dynamic dims are not checked against each other).
+            if "func.func" in text and not re.search(r"\b(memref|linalg|scf|llvm)\.", text) \
+                    and "memref<" not in text:
+                seeds.append(text)
+    for d in (os.path.join(ROOT, "fuzz", "corpus"), *extra_dirs):
+        for path in sorted(glob.glob(os.path.join(d, "*.mlir"))):
+            seeds.append(open(path).read())
+    return seeds
+
+# -------------------------------------------------------------- mutation
+
+_INT = re.compile(r"(?<![\w.#%@])-?\d+(?![\w.])")
+_TENSOR = re.compile(r"tensor<([^<>]*)>")
+
+
+def _mutate_int(text, rng):
+    matches = list(_INT.finditer(text))
+    if not matches:
+        return text
+    m = rng.choice(matches)
+    return text[:m.start()] + str(rng.choice(BOUNDARY_INTS)) + text[m.end():]
+
+
+def _mutate_type(text, rng):
+    matches = list(_TENSOR.finditer(text))
+    if not matches:
+        return text
+    m = rng.choice(matches)
+    parts = m.group(1).split("x")
+    choice = rng.random()
+    if choice < 0.4 and len(parts) > 1:  # a dim: static <-> dynamic
+        i = rng.randrange(len(parts) - 1)
+        parts[i] = "?" if parts[i] != "?" else str(rng.choice(DIM_SIZES))
+    elif choice < 0.7:  # element type
+        parts[-1] = rng.choice(ELEMENT_TYPES)
+    else:  # rank
+        if len(parts) > 1 and rng.random() < 0.5:
+            del parts[rng.randrange(len(parts) - 1)]
+        else:
+            parts.insert(rng.randrange(len(parts)), rng.choice(["?", "1", "4"]))
+    new = "tensor<" + "x".join(parts) + ">"
+    # The same type everywhere it occurs, so many mutants still verify.
+    return text.replace(m.group(0), new) if rng.random() < 0.7 else \
+        text[:m.start()] + new + text[m.end():]
+
+
+def _mutate_lines(text, rng):
+    lines = text.splitlines()
+    body = [i for i, l in enumerate(lines) if "=" in l and "func.func" not in l]
+    if not body:
+        return text
+    i = rng.choice(body)
+    if rng.random() < 0.5:
+        del lines[i]
+    else:
+        lines.insert(i, lines[i])
+    return "\n".join(lines)
+
+
+def _mutate_attr_list(text, rng):
+    matches = list(re.finditer(r"\[(-?\d+(?:, -?\d+)*)\]", text))
+    if not matches:
+        return text
+    m = rng.choice(matches)
+    values = [int(v) for v in m.group(1).split(", ")]
+    op = rng.random()
+    if op < 0.4:
+        values[rng.randrange(len(values))] = rng.choice(BOUNDARY_INTS)
+    elif op < 0.7:
+        rng.shuffle(values)
+    elif len(values) > 1:
+        values.pop()
+    else:
+        values.append(rng.choice([0, 1, -1]))
+    return text[:m.start()] + "[" + ", ".join(map(str, values)) + "]" + text[m.end():]
+
+
+MUTATORS = [_mutate_int, _mutate_type, _mutate_type, _mutate_lines, _mutate_attr_list]
+
+
+def mutate(text, rng, rounds=None):
+    for _ in range(rounds or rng.choice([1, 1, 1, 2, 3])):
+        text = rng.choice(MUTATORS)(text, rng)
+    return text
+
+# ---------------------------------------------------------------- worker
+
+WORKER = r'''
+import json, random, sys, traceback
+import torch, disc
+torch.set_num_threads(1)
+DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
+      "f64": torch.float64, "i1": torch.bool, "i8": torch.int8, "i16": torch.int16,
+      "i32": torch.int32, "i64": torch.int64}
+SIZES = [0, 1, 2, 3, 5, 7, 13, 64]
+
+def make(dtype, dims, rng):
+    shape = [d if d >= 0 else rng.choice(SIZES) for d in dims]
+    t = DT.get(dtype, torch.float32)
+    if t == torch.bool:
+        return torch.rand(shape) > 0.5
+    if t.is_floating_point:
+        x = torch.randn(shape).to(t)
+        if rng.random() < 0.2 and x.numel():
+            x.view(-1)[0] = rng.choice([float("nan"), float("inf"), -float("inf"), 0.0])
+        return x
+    return torch.randint(-3, 8, shape, dtype=t)
+
+def call(exe, rng):
+    args, _ = exe.signature
+    outcomes = []
+    for trial in range(3):
+        inputs = []
+        for name, dtype, dims, classes in args:
+            inputs.append(make(dtype, dims, rng))
+        if trial == 2 and inputs:  # a deliberately wrong argument
+            i = rng.randrange(len(inputs))
+            inputs[i] = rng.choice([inputs[i].unsqueeze(0), inputs[i].to(torch.int32)
+                                    if inputs[i].is_floating_point() else inputs[i].float(),
+                                    torch.randn(1).expand(5)])
+        try:
+            exe(*inputs)
+            outcomes.append("ok")
+        except disc.InvocationError as e:
+            outcomes.append("InvocationError")
+    return outcomes
+
+def run_job(job):
+    rng = random.Random(job["seed"])
+    try:
+        exe = disc.compile_mlir(job["text"])
+    except disc.CompileError as e:
+        msg = str(e).split("error: ", 1)[-1].splitlines()[0]
+        return {"outcome": "CompileError", "key": msg}
+    except Exception as e:
+        return {"outcome": "unexpected", "key": type(e).__name__,
+                "detail": traceback.format_exc()[-1500:]}
+    try:
+        return {"outcome": "ran", "key": ",".join(call(exe, rng))}
+    except Exception as e:
+        return {"outcome": "unexpected", "key": type(e).__name__,
+                "detail": traceback.format_exc()[-1500:]}
+
+# Each program runs in a child forked from this process (torch and disc are
+# imported once, no kernel has run here, so no thread pool is forked): a
+# crash or a corrupted heap stays with the program that caused it.
+import os, select, signal, time
+for line in sys.stdin:
+    job = json.loads(line)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        result = run_job(job)
+        os.write(write_end, (json.dumps(result) + "\n").encode())
+        os._exit(0)
+    os.close(write_end)
+    ready, _, _ = select.select([read_end], [], [], job["timeout"])
+    data = b""
+    if ready:
+        while True:
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            data += chunk
+    else:
+        os.kill(pid, signal.SIGKILL)
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    if not ready:
+        result = {"outcome": "hang", "key": "no answer in %s s" % job["timeout"]}
+    elif not data:
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        result = {"outcome": "crash",
+                  "key": "signal %s" % sig if sig else "exit %s" % os.WEXITSTATUS(status)}
+    else:
+        result = json.loads(data)
+    print(json.dumps(result), flush=True)
+'''
+
+
+class Worker:
+    def __init__(self, python):
+        self.python = python
+        self.proc = None
+        self.start()
+
+    def start(self):
+        # stderr to a file: a crashing child may print more than a pipe holds.
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([self.python, "-c", WORKER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr,
+                                     text=True, bufsize=1)
+
+    def stderr_tail(self) -> str:
+        self.stderr.seek(0)
+        text = self.stderr.read()[-3000:]
+        self.stderr.seek(0)
+        self.stderr.truncate()
+        return text
+
+    def run(self, text, seed, timeout):
+        """The worker's answer, or {"outcome": "crash"/"hang", ...}."""
+        try:
+            self.proc.stdin.write(json.dumps({"text": text, "seed": seed,
+                                              "timeout": timeout}) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout + 30)
+        if not ready:
+            self.proc.kill()
+            self.proc.wait()
+            self.start()
+            return {"outcome": "hang", "key": f"the worker did not answer in {timeout + 30} s"}
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            err = self.stderr_tail()
+            self.start()
+            return {"outcome": "crash", "key": f"the worker died (exit {code})", "detail": err}
+        result = json.loads(line)
+        if result["outcome"] == "crash":
+            result["detail"] = self.stderr_tail()
+        return result
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+# ------------------------------------------------------------------ main
+
+FINDINGS = ("crash", "hang", "unexpected")
+
+
+def save_finding(directory, text, result):
+    os.makedirs(directory, exist_ok=True)
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+    path = os.path.join(directory, f"{result['outcome']}-{digest}.mlir")
+    with open(path, "w") as f:
+        f.write(text)
+    with open(path[:-5] + ".txt", "w") as f:
+        f.write(json.dumps(result, indent=1))
+    return path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--executions", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--timeout", type=float, default=60.0, help="per program (compile + calls)")
+    parser.add_argument("--findings", default=os.path.join(ROOT, "fuzz", "findings"))
+    parser.add_argument("--save-corpus", default=None,
+                        help="write mutants whose outcome is new here")
+    parser.add_argument("--replay", nargs="*", default=None,
+                        help="run these programs as they are (no mutation)")
+    parser.add_argument("--python", default=sys.executable)
+    args = parser.parse_args()
+    seed = args.seed if args.seed is not None else int(time.time())
+    rng = random.Random(seed)
+    print(f"[fuzz] seed {seed}", flush=True)
+    worker = Worker(args.python)
+    findings = []
+    counts = {}
+    seen = set()
+    start = time.time()
+    try:
+        if args.replay is not None:
+            jobs = [(open(p).read(), p) for p in args.replay]
+            for text, path in jobs:
+                result = worker.run(text, 0, args.timeout)
+                counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
+                print(f"[fuzz] {path}: {result['outcome']} {result.get('key', '')}", flush=True)
+                if result["outcome"] in FINDINGS:
+                    findings.append((path, result))
+        else:
+            seeds = load_seeds()
+            n = 0
+            while True:
+                if args.executions is not None and n >= args.executions:
+                    break
+                if args.seconds is not None and time.time() - start >= args.seconds:
+                    break
+                text = mutate(rng.choice(seeds), rng)
+                result = worker.run(text, rng.randrange(2**31), args.timeout)
+                n += 1
+                outcome = result["outcome"]
+                counts[outcome] = counts.get(outcome, 0) + 1
+                if outcome in FINDINGS:
+                    path = save_finding(args.findings, text, result)
+                    findings.append((path, result))
+                    print(f"[fuzz] FINDING {outcome}: {result.get('key')} -> {path}", flush=True)
+                key = (outcome, re.sub(r"\d+", "N", result.get("key", "")))
+                if key not in seen:
+                    seen.add(key)
+                    if args.save_corpus and outcome == "ran":
+                        os.makedirs(args.save_corpus, exist_ok=True)
+                        digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+                        with open(os.path.join(args.save_corpus, f"{digest}.mlir"), "w") as f:
+                            f.write(text)
+                if n % 500 == 0:
+                    rate = n / (time.time() - start)
+                    print(f"[fuzz] {n} executions ({rate:.1f}/s) {counts}", flush=True)
+    finally:
+        worker.close()
+    elapsed = time.time() - start
+    total = sum(counts.values())
+    print(f"[fuzz] {total} executions in {elapsed:.0f} s, seed {seed}: {counts}; "
+          f"{len(findings)} findings", flush=True)
+    for path, result in findings:
+        print(f"  {path}: {result['outcome']} {result.get('key')}\n{result.get('detail', '')}")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+//===- SizeChecks.h - run-time checks of sizes computed from data -*- C++ -*-===//
+//
+// Sizes that compiled code computes at run time (read from a shape tensor,
+// derived from padding or slice bounds) reach allocations and views. A
+// negative size or an element count whose byte size overflows 64 bits
+// would make a buffer smaller than the loops that write it, so such sizes
+// are checked with cf.assert (a disc.InvocationError at run time) before
+// they are used.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_CONVERSION_SIZECHECKS_H
+#define DISC_CONVERSION_SIZECHECKS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace disc {
+
+/// Emits asserts that every value of `sizes` (index values) is
+/// non-negative and that their product times `elementBytes` fits in a
+/// signed 64-bit integer. Sizes that are constants are not checked again;
+/// `message` names the op. Returns the element count (the product).
+mlir::Value emitCheckedElementCount(mlir::OpBuilder &b, mlir::Location loc,
+                                    mlir::ArrayRef<mlir::Value> sizes,
+                                    int64_t elementBytes,
+                                    const llvm::Twine &message);
+
+} // namespace disc
+
+#endif // DISC_CONVERSION_SIZECHECKS_H

@@ -1,0 +1,57 @@
+//===- SizeChecks.cpp - run-time checks of sizes computed from data -------===//
+#include "disc/Conversion/SizeChecks.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+
+Value disc::emitCheckedElementCount(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> sizes,
+                                    int64_t elementBytes,
+                                    const Twine &message) {
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value zero = cst(0);
+  Value ok;
+  auto require = [&](Value cond) {
+    ok = ok ? arith::AndIOp::create(b, loc, ok, cond).getResult() : cond;
+  };
+  // count * elementBytes is tracked as `bytes`; each step checks that the
+  // multiplication did not wrap (bytes / size == previous bytes, for
+  // non-negative values) and that the result stays non-negative.
+  Value count = cst(1);
+  Value bytes = cst(std::max<int64_t>(elementBytes, 1));
+  for (Value size : sizes) {
+    std::optional<int64_t> constant = getConstantIntValue(size);
+    if (!constant)
+      require(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, size,
+                                    zero));
+    count = arith::MulIOp::create(b, loc, count, size);
+    if (constant && *constant >= 0 && *constant <= 1)
+      continue;
+    Value next = arith::MulIOp::create(b, loc, bytes, size);
+    Value safeSize = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, zero),
+        cst(1), size);
+    Value noWrap = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::DivUIOp::create(b, loc, next, safeSize), bytes);
+    Value zeroSize =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, zero);
+    require(arith::OrIOp::create(b, loc, zeroSize, noWrap));
+    require(
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, next, zero));
+    bytes = next;
+  }
+  if (ok)
+    cf::AssertOp::create(b, loc, ok,
+                         (message + ": a size computed at run time is "
+                                    "negative, or the element count "
+                                    "overflows a 64-bit byte size")
+                             .str());
+  return count;
+}

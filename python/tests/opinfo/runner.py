@@ -1,0 +1,230 @@
+"""PyTorch's OpInfo samples through torch.compile(backend="disc").
+
+For one OpInfo (an entry of torch's op_db), one dtype and one dynamic
+mode, every sample input is run in eager and through a fresh
+torch.compile(backend="disc"), and classified:
+
+  match       DISC's result equals eager's (dtype tolerances)
+  mismatch    it does not: a bug
+  error       torch.compile raised where eager did not: a bug
+  skipped     eager itself raises for the sample (nothing to compare)
+
+and, for each sample that matched, whether DISC compiled code ran
+("compiled": every ATen node of the graph compiled), part of it ("partial")
+or none ("fallback", the reasons from disc.stats()["fallback_ops"], the
+same text DISC_LOG=fallback logs).
+
+Used by test_opinfo.py (a bounded number of samples per op, in CI) and by
+bench/opinfo.py (every sample, the report with pass and compiled rates).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from typing import Optional
+
+import torch
+
+import disc
+
+# OpInfo names (op.name + "." + variant when there is one) DISC claims: the
+# torch functions whose core-ATen decompositions DISC lowers (docs/ops.md).
+# Samples of these must match eager; a sample that falls back must say why.
+CLAIMED_OPS = [
+    # elementwise unary
+    "abs", "neg", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt",
+    "sin", "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "trunc",
+    "frac", "sign", "sgn", "reciprocal", "square", "bitwise_not", "logical_not", "isnan",
+    "isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "positive", "nn.functional.relu",
+    "nn.functional.relu6", "nn.functional.gelu", "nn.functional.silu", "nn.functional.elu",
+    "nn.functional.leaky_relu", "nn.functional.hardswish", "nn.functional.hardsigmoid",
+    "nn.functional.hardtanh", "nn.functional.mish", "nn.functional.softplus",
+    "nn.functional.logsigmoid", "nn.functional.tanhshrink", "nn.functional.softsign",
+    "exp2", "deg2rad", "rad2deg", "logit",
+    # elementwise binary / ternary
+    "add", "sub", "mul", "div.no_rounding_mode", "div.trunc_rounding", "div.floor_rounding",
+    "true_divide", "floor_divide", "remainder", "fmod", "pow", "float_power", "maximum",
+    "minimum", "fmax", "fmin", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+    "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_left_shift", "bitwise_right_shift", "where", "clamp", "clamp_min", "clamp_max",
+    "lerp", "addcmul", "addcdiv", "rsub", "xlogy", "hypot", "copysign", "heaviside",
+    "masked_fill",
+    # reductions
+    "sum", "prod", "mean", "amax", "amin", "max.reduction_with_dim",
+    "max.reduction_no_dim", "min.reduction_with_dim", "min.reduction_no_dim", "argmax",
+    "argmin", "any", "all", "var", "std", "var_mean", "std_mean", "logsumexp", "norm",
+    "linalg.vector_norm", "softmax", "log_softmax", "nn.functional.softmin", "cumsum",
+    "count_nonzero", "aminmax",
+    # data movement
+    "reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "permute",
+    "transpose", "t", "expand", "expand_as", "broadcast_to", "cat", "stack", "hstack",
+    "vstack", "split", "split_with_sizes", "chunk", "unbind", "narrow", "select",
+    "index_select", "gather", "scatter", "scatter_add", "take_along_dim", "flip",
+    "fliplr", "flipud", "roll", "repeat", "tile", "tril", "triu", "constant_pad_nd",
+    "nn.functional.pad.constant", "movedim", "slice_scatter", "select_scatter",
+    "index_add", "index_put", "masked_scatter", "clone", "contiguous", "zeros_like",
+    "ones_like", "full_like", "new_zeros", "new_ones", "new_full", "arange", "linspace",
+    "diag_embed", "diagonal", "unfold", "nn.functional.pixel_shuffle",
+    "nn.functional.pixel_unshuffle", "nn.functional.embedding",
+    # matmul / convolution / normalisation / pooling / attention
+    "mm", "bmm", "matmul", "addmm", "baddbmm", "nn.functional.linear", "einsum",
+    "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv_transpose1d",
+    "nn.functional.conv_transpose2d", "nn.functional.layer_norm",
+    "nn.functional.group_norm", "nn.functional.batch_norm",
+    "nn.functional.instance_norm", "nn.functional.max_pool1d", "nn.functional.max_pool2d",
+    "nn.functional.avg_pool1d", "nn.functional.avg_pool2d",
+    "nn.functional.adaptive_avg_pool1d", "nn.functional.adaptive_avg_pool2d",
+    "nn.functional.adaptive_max_pool2d", "nn.functional.interpolate.nearest",
+    "nn.functional.interpolate.bilinear", "nn.functional.upsample_nearest",
+    "nn.functional.scaled_dot_product_attention", "nn.functional.glu",
+    "nn.functional.normalize", "nn.functional.cosine_similarity",
+    "nn.functional.pairwise_distance", "nn.functional.mse_loss", "nn.functional.l1_loss",
+    # ops the issue names as gaps (lgamma, polygamma, sort, int64 matmul, ...)
+    "lgamma", "polygamma.polygamma_n_0", "sort", "index_reduce.prod",
+]
+
+# What DISC takes: the dtypes the runtime's signature accepts.
+DISC_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
+               torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool)
+
+TOLERANCE = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1.3e-4, 1e-4),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (3e-2, 3e-2),
+}
+
+
+@dataclasses.dataclass
+class SampleResult:
+    op: str
+    dtype: str
+    dynamic: bool
+    index: int
+    description: str
+    status: str  # match | mismatch | error | skipped
+    coverage: str = ""  # compiled | partial | fallback (for matches)
+    detail: str = ""
+
+
+def full_name(op) -> str:
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+@functools.lru_cache(maxsize=1)
+def op_table() -> dict:
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return {full_name(op): op for op in op_db}
+
+
+def claimed_opinfos():
+    table = op_table()
+    return [(name, table[name]) for name in CLAIMED_OPS if name in table]
+
+
+def _describe(sample) -> str:
+    def short(v):
+        if isinstance(v, torch.Tensor):
+            return f"{str(v.dtype).replace('torch.', '')}{list(v.shape)}"
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(short(x) for x in v) + "]"
+        return repr(v)
+    parts = [short(sample.input)] + [short(a) for a in sample.args]
+    parts += [f"{k}={short(v)}" for k, v in sample.kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
+
+
+def _flatten(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _flatten(v)]
+    if isinstance(value, (int, float, bool)) or value is None:
+        return [value]
+    return [value]
+
+
+def _compare(actual, expected) -> Optional[str]:
+    got, want = _flatten(actual), _flatten(expected)
+    if len(got) != len(want):
+        return f"{len(got)} outputs, eager has {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if not isinstance(w, torch.Tensor):
+            if g != w and not (isinstance(w, float) and math.isnan(w)):
+                return f"output {i}: {g!r} != {w!r}"
+            continue
+        if not isinstance(g, torch.Tensor):
+            return f"output {i}: {type(g).__name__}, eager has a tensor"
+        if g.dtype != w.dtype or g.shape != w.shape:
+            return (f"output {i}: {g.dtype}{list(g.shape)}, eager has "
+                    f"{w.dtype}{list(w.shape)}")
+        if w.is_floating_point() or w.is_complex():
+            rtol, atol = TOLERANCE.get(w.dtype, (1e-4, 1e-4))
+            if not torch.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
+                err = (g.double() - w.double()).abs().nan_to_num(float("inf")).max().item()
+                return f"output {i}: max abs error {err:.3g}"
+        elif not torch.equal(g, w):
+            return f"output {i}: {int((g != w).sum())} elements differ"
+    return None
+
+
+def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int] = None):
+    """The SampleResults of `op`'s sample inputs (at most max_samples)."""
+    name = full_name(op)
+    results = []
+    samples = op.sample_inputs("cpu", dtype, requires_grad=False)
+    for index, sample in enumerate(samples):
+        if max_samples is not None and index >= max_samples:
+            break
+        res = SampleResult(name, str(dtype).replace("torch.", ""), dynamic, index,
+                           _describe(sample), "skipped")
+        results.append(res)
+        args, kwargs = (sample.input, *sample.args), sample.kwargs
+        try:
+            with torch.no_grad():
+                expected = op(*args, **kwargs)
+        except Exception as e:  # eager rejects the sample: nothing to compare
+            res.detail = f"eager raises {type(e).__name__}"
+            continue
+
+        def fn(*a):
+            return op(*a, **kwargs)
+
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, backend="disc", dynamic=dynamic)
+        before = disc.stats()
+        try:
+            with torch.no_grad():
+                actual = compiled(*args)
+        except Exception as e:
+            res.status = "error"
+            res.detail = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+            continue
+        after = disc.stats()
+        problem = _compare(actual, expected)
+        if problem:
+            res.status, res.detail = "mismatch", problem
+            continue
+        res.status = "match"
+        compiled_nodes = after["compiled_nodes"] - before["compiled_nodes"]
+        fallback_nodes = after["fallback_nodes"] - before["fallback_nodes"]
+        eager_calls = after["eager_calls"] - before["eager_calls"]
+        if compiled_nodes and not fallback_nodes and not eager_calls:
+            res.coverage = "compiled"
+        else:
+            res.coverage = "partial" if compiled_nodes else "fallback"
+            reasons = sorted(k for k, v in after["fallback_ops"].items()
+                             if v != before["fallback_ops"].get(k, 0))
+            if eager_calls:
+                reasons.append(f"{eager_calls} call(s) rejected by the compiled code")
+            if not reasons and not compiled_nodes:
+                reasons.append("nothing to compile (no ATen compute node)")
+            res.detail = "; ".join(reasons)[:400]
+    return results
+
+
+def dtypes_for(op, wanted=(torch.float32, torch.int64)):
+    supported = op.supported_dtypes("cpu")
+    return [d for d in wanted if d in supported and d in DISC_DTYPES]

@@ -1,0 +1,221 @@
+"""Issue 28: inputs a hostile (or just unusual) user passes, through
+disc.compile_mlir executables and torch.compile(backend="disc"). Each case
+is compared with eager PyTorch at several shapes with the compile count
+asserted, or checked to raise disc.InvocationError naming the argument."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import disc
+from frontend.harness import check_compiled
+
+NEGATE = """
+func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = disc.negate %x : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}"""
+
+
+@pytest.fixture(scope="module")
+def negate():
+    return disc.compile_mlir(NEGATE)
+
+
+# ------------------------------------------------ tensors of exotic kinds
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda: torch.quantize_per_tensor(torch.randn(4), 0.1, 0, torch.qint8), "quantized"),
+    (lambda: torch.randn(4).to_sparse(), "layout torch.sparse_coo"),
+    (lambda: torch.randn(4).to_mkldnn(), "mkldnn"),
+    (lambda: torch.randn(1).expand(2**40), "cannot be made contiguous"),
+], ids=["quantized", "sparse", "mkldnn", "huge_broadcast_view"])
+def test_exotic_tensors_raise_invocation_error(negate, make, fragment):
+    with pytest.raises(disc.InvocationError, match=f"argument 0.*{fragment}"):
+        negate(make())
+
+
+def test_negative_bit_is_resolved(negate):
+    """torch.conj(x).imag is a view with the negative bit set: its memory
+    holds the values before negation. Read as they are, the sign is lost."""
+    for n in (3, 8, 1):
+        z = torch.randn(n, dtype=torch.complex64)
+        imag = torch.conj(z).imag
+        assert imag.is_neg()
+        (out,) = negate(imag)
+        torch.testing.assert_close(out, -imag.resolve_neg())
+    neg_view = torch._neg_view(torch.arange(5.0))
+    torch.testing.assert_close(negate(neg_view)[0], torch.arange(5.0))
+
+
+def test_negative_bit_through_torch_compile():
+    def fn(z):
+        return torch.conj(z).imag * 2 + 1
+
+    # The conj/imag views of a complex input run in eager; the
+    # arithmetic on the resulting negative-bit view is compiled.
+    check_compiled(fn, [(torch.randn(n, 3, dtype=torch.complex64),) for n in (2, 5, 7)],
+                   max_fallback=4)
+
+
+# --------------------------------------------------- silent wrong results
+
+def test_chunk_of_an_input_under_dynamic_shapes():
+    """Outputs that are views of an input stay views in eager: AOTAutograd
+    rebuilds them from the input with the compiled output's offset."""
+    for dims in [(0,), (1,)]:
+        fn = lambda x: torch.chunk(x, 3, dim=dims[0])  # noqa: E731
+        check_compiled(fn, [(torch.randn(n, n + 2),) for n in (7, 9, 12)], max_fallback=10,
+                       compiles=0)
+    # Computed outputs that are chunked are compiled, and right.
+    fn = lambda x: [c * 1 for c in torch.chunk(x + 1, 3)]  # noqa: E731
+    check_compiled(fn, [(torch.randn(n, 4),) for n in (8, 10, 14)])
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize("correction", [1, 2])
+def test_variance_over_nothing_is_nan(op, correction):
+    fn = lambda x: getattr(torch, op)(x, dim=1, correction=correction)  # noqa: E731
+    check_compiled(fn, [(torch.randn(n, 0),) for n in (2, 3, 5)], dynamic=False, compiles=None)
+    # fewer elements than the correction: NaN (0/0) or inf, as eager
+    check_compiled(fn, [(torch.randn(n, 1) + 1,) for n in (2, 3, 5)])
+
+
+def test_integer_power_of_zero_with_negative_exponent():
+    fn = lambda a, b: a ** b  # noqa: E731
+    inputs = []
+    for n in (5, 8, 13):
+        a = torch.randint(-3, 4, (n,))
+        a[0] = 0
+        b = torch.randint(-3, 4, (n,))
+        b[0] = -1
+        inputs.append((a, b))
+    check_compiled(fn, inputs)
+
+
+def test_attention_with_fully_masked_rows_gives_zero():
+    """Left padding: a row whose mask hides every key is 0, not NaN."""
+    def make(b, l):
+        q = torch.randn(b, 4, l, 8)
+        mask = torch.ones(b, 1, l, l, dtype=torch.bool)
+        mask[0, :, 1, :] = False
+        return q, mask
+
+    # (sizes all distinct and none 0 or 1: PyTorch's duck sizing and 0/1
+    # specialisation would otherwise add guards and compile again)
+    fn = lambda q, m: F.scaled_dot_product_attention(q, q, q, attn_mask=m)  # noqa: E731
+    check_compiled(fn, [make(2, 5), make(3, 7), make(5, 11)])
+
+
+# ------------------------------------------------ grouped-query attention
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_grouped_query_attention(dynamic):
+    def make(b, l, s):
+        return torch.randn(b, 8, l, 16), torch.randn(b, 2, s, 16), torch.randn(b, 2, s, 16)
+
+    fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)  # noqa: E731
+    shapes = [make(3, 5, 7), make(4, 6, 9), make(5, 3, 12)]
+    check_compiled(fn, shapes if dynamic else [make(3, 5, 7)] * 3, dynamic=dynamic)
+
+
+# -------------------------------------- compile where eager runs: 0-d, 0-size
+
+@pytest.mark.parametrize("name, fn, make", [
+    ("index_select", lambda a, i: torch.index_select(a, 0, i) * 2,
+     lambda: (torch.randn(()), torch.tensor(0))),
+    ("gather", lambda a, i: torch.gather(a, 0, i) * 2, lambda: (torch.randn(()), torch.tensor(0))),
+    ("scatter", lambda a, i, s: torch.scatter(a, 0, i, s),
+     lambda: (torch.randn(()), torch.tensor(0), torch.randn(()))),
+    ("argmax", lambda a: torch.argmax(a, 0), lambda: (torch.randn(()),)),
+    ("max_dim", lambda a: torch.max(a, 0), lambda: (torch.randn(()),)),
+])
+def test_zero_dim_inputs_compile(name, fn, make):
+    check_compiled(fn, [make() for _ in range(3)], dynamic=False)
+
+
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("softmax_no_rows", lambda a: torch.softmax(a, 1), [(0, 5)] * 3),
+    ("log_softmax_empty_rows", lambda a: torch.log_softmax(a, 1), [(3, 0)] * 3),
+    ("diff", lambda a: torch.diff(a, dim=0), [(3, 0)] * 3),
+    ("split", lambda a: [t * 2 for t in torch.split(a, 2, dim=1)], [(0, 4)] * 3),
+    ("stack", lambda a: torch.stack([a, a * 2], 1), [(0, 4)] * 3),
+    ("max_pool", lambda a: F.max_pool2d(a, 2), [(0, 3, 8, 8)] * 3),
+    ("batch_of_zero", lambda a: (a * 2).flatten(1, 2).sum(1), [(0, 3, 4, 8)] * 3),
+    ("cat_with_empty_last", lambda a, b: torch.cat([a * 2, b], 0), None),
+])
+def test_zero_size_dims_compile(name, fn, shapes):
+    if shapes is None:
+        inputs = [(torch.randn(n, 4), torch.randn(0, 4)) for n in (3, 3, 3)]
+    else:
+        inputs = [(torch.randn(*s),) for s in shapes]
+    check_compiled(fn, inputs, dynamic=False)
+
+
+@pytest.mark.parametrize("op", [torch.floor, torch.ceil, torch.round, torch.trunc])
+def test_rounding_integers_is_identity(op):
+    check_compiled(lambda a: op(a) * 3, [(torch.randint(-9, 9, (n,)),) for n in (4, 7, 10)])
+
+
+def test_sign_of_bool():
+    check_compiled(torch.sign, [(torch.rand(n) > 0.5,) for n in (4, 7, 10)])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_batch_norm_training_low_precision(dtype):
+    """Training-mode batch norm (running statistics updated) in bf16/f16."""
+    torch.manual_seed(0)
+    model = torch.nn.BatchNorm2d(3).to(dtype).train()
+    reference = torch.nn.BatchNorm2d(3).to(dtype).train()
+    reference.load_state_dict(model.state_dict())
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    before = disc.stats()
+    with torch.no_grad():
+        for n in (2, 4, 5):
+            x = torch.randn(n, 3, 6, 6).to(dtype)
+            torch.testing.assert_close(compiled(x), reference(x), rtol=2e-2, atol=2e-2)
+            torch.testing.assert_close(model.running_mean, reference.running_mean,
+                                       rtol=2e-2, atol=2e-2)
+            torch.testing.assert_close(model.running_var, reference.running_var,
+                                       rtol=2e-2, atol=2e-2)
+    after = disc.stats()
+    assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+    assert after["eager_calls"] == before["eager_calls"]
+
+
+# ------------------------------------------- a rejected call runs in eager
+
+def test_rejected_partition_call_runs_in_eager():
+    """A partition whose compiled code rejects a call (InvocationError)
+    never reaches the user as an error: that call runs the partition's FX
+    graph in eager, counted in eager_calls and warned about."""
+    import torch.fx as fx
+
+    from disc.frontend.backend import DiscPartition
+    from disc.frontend.importer import ArgPlan
+
+    class Rejecting:
+        def __call__(self, *args):
+            raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
+
+    graph = fx.symbolic_trace(lambda x: x * 2 + 1)
+    plan = [ArgPlan("tensor", 0)]
+    part = DiscPartition(Rejecting(), plan, 1, True, "graph 9 partition-0", graph)
+    before = disc.stats()["eager_calls"]
+    x = torch.randn(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.testing.assert_close(part(x), x * 2 + 1)
+    assert disc.stats()["eager_calls"] == before + 1
+    assert any("rejected this call" in str(w.message) for w in caught)
+
+    class Failing:  # anything else is a bug and propagates
+        def __call__(self, *args):
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        DiscPartition(Failing(), plan, 1, True, "p", graph)(x)
