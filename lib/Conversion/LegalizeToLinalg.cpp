@@ -10,6 +10,8 @@
 #include "disc/Analysis/ShapeConstraints.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Conversion/SizeChecks.h"
+
+#include <limits>
 #include "disc/Dialect/Disc/DiscDialect.h"
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -1069,6 +1071,10 @@ struct ConcatenateToTensor : public OpConversionPattern<ConcatenateOp> {
   }
 };
 
+/// The largest padding amount (either sign) and interior padding: sizes
+/// padded by at most this cannot wrap a 64-bit index.
+constexpr int64_t kMaxPadding = std::numeric_limits<int32_t>::max();
+
 template <typename OpTy>
 struct PadToTensor : public OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
@@ -1130,6 +1136,22 @@ struct PadToTensor : public OpConversionPattern<OpTy> {
         assertTrue(rewriter, loc, ok,
                    opLabel(op) + ": negative padding of dim " + Twine(i) +
                        " is not supported");
+        // Amounts as PadOp's verifier bounds them, so the padded size
+        // cannot wrap.
+        Value limit = cIndex(rewriter, loc, kMaxPadding);
+        Value small = arith::AndIOp::create(
+            rewriter, loc,
+            arith::AndIOp::create(
+                rewriter, loc,
+                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                      lo[i], limit),
+                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                      hi[i], limit)),
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                  interior[i], limit));
+        assertTrue(rewriter, loc, small,
+                   opLabel(op) + ": padding of dim " + Twine(i) +
+                       " is larger than " + Twine(kMaxPadding));
       }
     }
     // Result = fill(pad) with the operand inserted at `lo`, stride
@@ -1140,6 +1162,10 @@ struct PadToTensor : public OpConversionPattern<OpTy> {
       Value inMinusOne = arith::MaxSIOp::create(
           rewriter, loc, arith::SubIOp::create(rewriter, loc, inDims[i], one),
           zero);
+      // (size - 1) * interior must not wrap.
+      if (!isConstantIntValue(interior[i], 0))
+        emitCheckedElementCount(rewriter, loc, {inMinusOne, interior[i]},
+                                /*elementBytes=*/1, opLabel(op));
       Value d = arith::AddIOp::create(
           rewriter, loc, inDims[i],
           arith::MulIOp::create(rewriter, loc, inMinusOne, interior[i]));

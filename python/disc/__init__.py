@@ -169,6 +169,10 @@ def stats() -> dict:
                     rejected (disc.InvocationError: a relation the trace
                     assumed does not hold) and that ran in eager instead,
                     logged under DISC_LOG=fallback
+    eager_views     view ops (slice, reshape, chunk...) of graph inputs
+                    returned as graph outputs: left to eager on purpose
+                    (free there, and they must stay real views of the
+                    input); not counted as fallback_nodes
     fallback_ops    {"op: reason": count} for the fallback nodes
     kernels         kernels of the compiled partitions (generated loop
                     kernels + library calls + copies; Executable.kernel_counts)

@@ -665,10 +665,16 @@ LogicalResult PadOp::verify() {
       resultType.getRank() != rank)
     return emitOpError("padding amounts and result rank must equal the "
                        "operand rank");
+  const int64_t maxPadding = std::numeric_limits<int32_t>::max();
   for (int64_t i = 0; i < rank; ++i) {
     if (getInteriorPadding()[i] < 0)
       return emitOpError() << "interior padding of dim " << i
                            << " must be non-negative";
+    for (int64_t amount : {getEdgePaddingLow()[i], getEdgePaddingHigh()[i],
+                           getInteriorPadding()[i]})
+      if (amount > maxPadding || amount < -maxPadding)
+        return emitOpError() << "padding of dim " << i << " is " << amount
+                             << "; DISC pads by at most " << maxPadding;
     int64_t in = operandType.getDimSize(i);
     if (ShapedType::isDynamic(in))
       continue;

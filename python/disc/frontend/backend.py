@@ -39,6 +39,7 @@ def stats() -> dict:
             "partitions": _counters["partitions"],
             "eager_graphs": _counters["eager_graphs"],
             "eager_calls": _counters["eager_calls"],
+            "eager_views": _counters["eager_views"],
             "fallback_ops": dict(_fallback_ops),
         }
 
@@ -521,8 +522,16 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
         compiled_nodes += n_nodes
         report.partitions += 1
 
+    eager_views = 0
     for node, reason in reasons.items():
         if node in partition_nodes:
+            continue
+        if reason == _INPUT_VIEW_REASON:
+            # Not a fallback: a view of an input is free in eager and must
+            # stay a real view (see _input_views_at_outputs).
+            eager_views += 1
+            _log.log("partition", f"graph {graph_id}: {_op_name(node)} ({node.name}) stays "
+                     f"in eager: {reason}")
             continue
         fallback_nodes += 1
         report.fallbacks.append(Fallback(node.name, _op_name(node), reason))
@@ -531,7 +540,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
         _log.log("fallback", f"graph {graph_id}: {_op_name(node)} ({node.name}) runs in eager: {reason}")
 
     report.compiled_nodes, report.fallback_nodes = compiled_nodes, fallback_nodes
-    _count(compiled_nodes=compiled_nodes, fallback_nodes=fallback_nodes,
+    _count(compiled_nodes=compiled_nodes, fallback_nodes=fallback_nodes, eager_views=eager_views,
            partitions=report.partitions, kernels=kernels)
     _log.log("partition", f"graph {graph_id}: {report.partitions} compiled partition(s), "
              f"{compiled_nodes} compiled nodes, {fallback_nodes} fallback nodes")

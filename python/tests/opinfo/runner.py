@@ -200,7 +200,8 @@ def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int
                 actual = compiled(*args)
         except Exception as e:
             res.status = "error"
-            res.detail = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+            lines = [l for l in str(e).splitlines() if l.strip()]
+            res.detail = (f"{type(e).__name__}: " + " | ".join(lines[:3]))[:600]
             continue
         after = disc.stats()
         problem = _compare(actual, expected)

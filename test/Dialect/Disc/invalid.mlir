@@ -499,8 +499,16 @@ func.func @dynamic_reshape_negative(%x: tensor<?xf32>) -> tensor<?x?xf32> {
 
 // -----
 
-func.func @pad_overflow(%a: tensor<4xf32>, %z: tensor<f32>) -> tensor<?xf32> {
+func.func @pad_too_large(%a: tensor<?xf32>, %z: tensor<f32>) -> tensor<?xf32> {
+  // expected-error @+1 {{padding of dim 0 is 9223372036854775807; DISC pads by at most 2147483647}}
+  %0 = disc.pad %a, %z, low = [9223372036854775807], high = [9223372036854775807], interior = [0] : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @pad_overflow(%a: tensor<4611686018427387904xf32>, %z: tensor<f32>) -> tensor<?xf32> {
   // expected-error @+1 {{padding of dim 0 overflows a 64-bit size}}
-  %0 = disc.pad %a, %z, low = [9223372036854775807], high = [9223372036854775807], interior = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<?xf32>
+  %0 = disc.pad %a, %z, low = [0], high = [0], interior = [2] : (tensor<4611686018427387904xf32>, tensor<f32>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
