@@ -10,12 +10,14 @@ BUILD_DIR   := build
 # Parallel pytest workers (pytest-xdist); CI machines have 2 cores.
 PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: help setup build test test-lit test-unit test-python demo bench bench-graphnet clean
+.PHONY: help setup build test test-lit test-unit test-python test-sanitize fuzz demo bench bench-graphnet clean
 
 help:
 	@echo "make demo    set up, build, run the bundled example at several shapes"
 	@echo "make test    set up, build, run every test (lit, gtest, pytest)"
 	@echo "make build   (re)build the compiler, runtime, tools and disc._C"
+	@echo "make test-sanitize  ASan+UBSan build (build-sanitize/): lit, gtest, pytest subset"
+	@echo "make fuzz    the mutation fuzzer for FUZZ_SECONDS (default 600)"
 	@echo "make bench   compile-time and run-time benchmarks (bench/)"
 	@echo "make bench-graphnet  eager vs TorchInductor vs DISC on ../shared/graphnet"
 
@@ -45,6 +47,18 @@ test-python:
 	@echo "[test] pytest"
 	@$(PYTHON) -m pytest -q -n $(PYTEST_JOBS) python/tests
 
+# AddressSanitizer + UndefinedBehaviorSanitizer: a build of its own in
+# build-sanitize/ (about 25 min from scratch on 2 cores), then lit, gtest and
+# the pytest subset of scripts/test_sanitize.sh.
+test-sanitize: setup
+	@scripts/test_sanitize.sh
+
+# The mutation fuzzer over compile + invocation (fuzz/disc_fuzz.py); CI runs
+# 60 s of it inside make test (python/tests/reliability/test_fuzz.py).
+FUZZ_SECONDS ?= 600
+fuzz: build
+	@$(PYTHON) fuzz/disc_fuzz.py --seconds $(FUZZ_SECONDS)
+
 demo: build
 	@$(PYTHON) examples/demo.py
 
@@ -63,4 +77,4 @@ bench-graphnet: build
 	@$(PYTHON) -m disc.bench graphnet $(GRAPHNET_SAMPLES) $(GRAPHNET_ARGS) --out $(GRAPHNET_OUT)
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-sanitize

@@ -85,7 +85,12 @@ __attribute__((always_inline)) inline float expApprox(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  // 2^n from the exponent bits. A NaN x leaves n NaN, whose conversion to
+  // int is undefined: 0 is used instead (p is NaN, so the result stays
+  // NaN); the shift is done unsigned (n + 127 may be 0).
+  const float nSafe = n == n ? n : 0.0f;
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(nSafe) + 127)
+                        << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
   return x < -87.33654f ? 0.0f : p * scale;

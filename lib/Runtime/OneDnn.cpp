@@ -605,6 +605,10 @@ float applyStep(const EpilogueStep &step, float acc, float operand) {
 /// Applies an f32 epilogue to `result` in place, element by element. Only
 /// for results oneDNN does not compute: an empty reduction (all zeros).
 void applyEpilogueDirectly(const Operand &result, const Epilogue &epilogue) {
+  // Nothing to apply; and without an epilogue the result may be f16/bf16,
+  // which the f32 loop below must not touch (it wrote past a bf16 buffer).
+  if (epilogue.empty())
+    return;
   const int64_t rank = static_cast<int64_t>(result.sizes.size());
   const int64_t count = numElements(result.sizes);
   std::vector<int64_t> index(rank, 0);

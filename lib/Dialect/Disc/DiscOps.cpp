@@ -1073,11 +1073,13 @@ struct FoldTransposeIntoDotGeneral : OpRewritePattern<DotGeneralOp> {
     }
     if (!changed)
       return failure();
+    // The result is the same: its symbolic dims stay (read before the
+    // replacement erases `op`).
+    Attribute dims = op->getAttr(DiscDialect::kDimsAttrName);
     auto folded = rewriter.replaceOpWithNewOp<DotGeneralOp>(
         op, op.getType(), lhs, rhs, op.getEpilogueOperands(), lb, rb, lc, rc,
         op.getEpilogue());
-    // The result is the same: its symbolic dims stay.
-    if (Attribute dims = op->getAttr(DiscDialect::kDimsAttrName))
+    if (dims)
       folded->setAttr(DiscDialect::kDimsAttrName, dims);
     return success();
   }
