@@ -20,8 +20,10 @@ UBSAN_LIB=$(g++ -print-file-name=libubsan.so)
 # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons its slabs from
 # header code compiled into DISC (instrumented) while the Debian libLLVM /
 # libMLIR that share those allocators are not: their legitimate accesses
-# would be reported. Everything else aborts at the first report.
-export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_odr_violation=0:allow_user_poisoning=0"
+# would be reported. allocator_may_return_null=1: an allocation too large
+# for ASan (a 4 TiB broadcast copied by a test) fails as in a plain run.
+# Everything else aborts at the first report.
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_odr_violation=0:allow_user_poisoning=0:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
 echo "[sanitize] lit"

@@ -1447,6 +1447,14 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
     for (int64_t d = 0; d < operandRank; ++d)
       maxStart.push_back(arith::SubIOp::create(rewriter, loc, operandDims[d],
                                                sliceSizes[d]));
+    // The index vector holds one start per start_index_map entry: a
+    // shorter one (a dynamic index_vector_dim) would be read past its end.
+    if (ivd < indicesRank)
+      assertEqual(rewriter, loc, getDims(rewriter, loc, indices)[ivd],
+                  cIndex(rewriter, loc, op.getStartIndexMap().size()),
+                  opLabel(op) + ": index_vector_dim " + Twine(ivd) +
+                      " of the start indices must have " +
+                      Twine(op.getStartIndexMap().size()) + " elements");
     // A slice must fit in the operand (0 <= slice size <= size), unless
     // the result is empty and nothing is read: a row gathered from an
     // operand with no rows would read outside it.
@@ -1594,9 +1602,16 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
       (llvm::is_contained(windowDims, (int64_t)i) ? windowUbs : batchUbs)
           .push_back(size);
     // The loops run over the updates' batch dims and read the indices at
-    // the same positions: the two must agree (StableHLO's constraint).
+    // the same positions: the two must agree (StableHLO's constraint); the
+    // index vector has one entry per scatter_dims_to_operand_dims.
     {
       SmallVector<Value> indexDims = getDims(rewriter, loc, indices);
+      if (ivd < indicesRank)
+        assertEqual(rewriter, loc, indexDims[ivd],
+                    cIndex(rewriter, loc, toOperand.size()),
+                    opLabel(op) + ": index_vector_dim " + Twine(ivd) +
+                        " of the scatter indices must have " +
+                        Twine(toOperand.size()) + " elements");
       unsigned next = 0;
       for (int64_t j = 0; j < indicesRank && next < batchUbs.size(); ++j) {
         if (j == ivd)

@@ -101,6 +101,12 @@ func.func @main(%a: tensor<?x?xf32>, %idx: tensor<?xi64>) -> tensor<?x8xf32> {
   return %2 : tensor<?x8xf32>
 }""", "torch.randn(0, 8), torch.tensor([0, 0, 1])", "InvocationError",
      "disc.gather at input.mlir:3:8: the slice of operand dim 0 is larger than the operand"),
+    ("gather_short_index_vector", """
+func.func @main(%x: tensor<3x5x7xf32>, %coords: tensor<4x6x?xi64>) -> tensor<3x4x6xf32> {
+  %0 = disc.gather %x[%coords] slice_sizes = [3, 1, 1], offset_dims = [0], collapsed_slice_dims = [1, 2], start_index_map = [1, 2], index_vector_dim = 2 : (tensor<3x5x7xf32>, tensor<4x6x?xi64>) -> tensor<3x4x6xf32>
+  return %0 : tensor<3x4x6xf32>
+}""", "torch.randn(3, 5, 7), torch.zeros(4, 6, 1, dtype=torch.int64)", "InvocationError",
+     "index_vector_dim 2 of the start indices must have 2 elements"),
     ("scatter_batch_mismatch", """
 func.func @main(%a: tensor<?x?xf32>, %idx: tensor<?x1xi64>, %u: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %4 = disc.scatter %a[%idx], %u, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?x1xi64>, tensor<?x?xf32>) -> tensor<?x?xf32>
