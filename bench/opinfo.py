@@ -60,7 +60,12 @@ def main() -> int:
         "",
         f"`bench/opinfo.py` ({time.strftime('%Y-%m-%d')}, torch {torch.__version__}, "
         f"{elapsed / 60:.1f} min): {len({r.op for r in results})} OpInfos, "
-        "f32 and int64 where the op takes them, static and `dynamic=True`.",
+        "f32 and int64 where the op takes them, static and `dynamic=True`"
+        + (f", the first {args.max_samples} samples of each" if args.max_samples else "")
+        + f". Command: `.venv/bin/python bench/opinfo.py{' --max-samples ' + str(args.max_samples) if args.max_samples else ''}`.",
+        "",
+        "A sample's graph with no ATen compute node (views only) runs in eager by "
+        "design and counts as not compiled.",
         "",
         "| figure | value |",
         "|---|---|",
