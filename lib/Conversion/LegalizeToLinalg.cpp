@@ -1122,34 +1122,23 @@ struct PadToTensor : public OpConversionPattern<OpTy> {
       hi = getShapeElements(rewriter, loc, adaptor.getEdgePaddingHigh());
       interior = getShapeElements(rewriter, loc, adaptor.getInteriorPadding());
       Value zero = cIndex(rewriter, loc, 0);
+      // `pred(v, bound)` for each of the dim's three amounts.
+      auto allOf = [&](int64_t i, arith::CmpIPredicate pred, Value bound) {
+        Value ok;
+        for (Value v : {lo[i], hi[i], interior[i]}) {
+          Value c = arith::CmpIOp::create(rewriter, loc, pred, v, bound);
+          ok = ok ? arith::AndIOp::create(rewriter, loc, ok, c).getResult() : c;
+        }
+        return ok;
+      };
+      Value limit = cIndex(rewriter, loc, kMaxPadding);
       for (int64_t i = 0; i < rank; ++i) {
-        Value ok = arith::AndIOp::create(
-            rewriter, loc,
-            arith::AndIOp::create(
-                rewriter, loc,
-                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
-                                      lo[i], zero),
-                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
-                                      hi[i], zero)),
-            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
-                                  interior[i], zero));
-        assertTrue(rewriter, loc, ok,
+        assertTrue(rewriter, loc, allOf(i, arith::CmpIPredicate::sge, zero),
                    opLabel(op) + ": negative padding of dim " + Twine(i) +
                        " is not supported");
         // Amounts as PadOp's verifier bounds them, so the padded size
         // cannot wrap.
-        Value limit = cIndex(rewriter, loc, kMaxPadding);
-        Value small = arith::AndIOp::create(
-            rewriter, loc,
-            arith::AndIOp::create(
-                rewriter, loc,
-                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
-                                      lo[i], limit),
-                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
-                                      hi[i], limit)),
-            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
-                                  interior[i], limit));
-        assertTrue(rewriter, loc, small,
+        assertTrue(rewriter, loc, allOf(i, arith::CmpIPredicate::sle, limit),
                    opLabel(op) + ": padding of dim " + Twine(i) +
                        " is larger than " + Twine(kMaxPadding));
       }
