@@ -1363,9 +1363,7 @@ def _embedding(ctx, weight, indices, *args):
 def _rank1(ctx, v):
     """A 0-d tensor (or scalar) as a [1] tensor: PyTorch's indexing ops
     treat a 0-d operand as one element along dim 0 (or -1)."""
-    if isinstance(v, Val) and v.rank > 0:
-        return v
-    if not isinstance(v, Val):
+    if not isinstance(v, Val) or v.rank > 0:
         return v
     return ctx.b.reshape(v, (sympy.Integer(1),))
 
