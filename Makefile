@@ -10,7 +10,7 @@ BUILD_DIR   := build
 # Parallel pytest workers (pytest-xdist); CI machines have 2 cores.
 PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: help setup build test test-lit test-unit test-python test-sanitize fuzz demo bench bench-graphnet clean
+.PHONY: help setup build test test-lit test-unit test-python test-sanitize fuzz fuzz-libfuzzer demo bench bench-graphnet clean
 
 help:
 	@echo "make demo    set up, build, run the bundled example at several shapes"
@@ -18,6 +18,7 @@ help:
 	@echo "make build   (re)build the compiler, runtime, tools and disc._C"
 	@echo "make test-sanitize  ASan+UBSan build (build-sanitize/): lit, gtest, pytest subset"
 	@echo "make fuzz    the mutation fuzzer for FUZZ_SECONDS (default 600)"
+	@echo "make fuzz-libfuzzer  the libFuzzer target (clang, build-fuzz/) for DISC_LIBFUZZER_SECONDS (60)"
 	@echo "make bench   compile-time and run-time benchmarks (bench/)"
 	@echo "make bench-graphnet  eager vs TorchInductor vs DISC on ../shared/graphnet"
 
@@ -59,6 +60,11 @@ FUZZ_SECONDS ?= 600
 fuzz: build
 	@$(PYTHON) fuzz/disc_fuzz.py --seconds $(FUZZ_SECONDS)
 
+# The libFuzzer target over parse -> verify -> compile, coverage-guided
+# (clang, build-fuzz/): scripts/fuzz_libfuzzer.sh.
+fuzz-libfuzzer: setup
+	@scripts/fuzz_libfuzzer.sh
+
 demo: build
 	@$(PYTHON) examples/demo.py
 
@@ -77,4 +83,4 @@ bench-graphnet: build
 	@$(PYTHON) -m disc.bench graphnet $(GRAPHNET_SAMPLES) $(GRAPHNET_ARGS) --out $(GRAPHNET_OUT)
 
 clean:
-	rm -rf $(BUILD_DIR) build-sanitize
+	rm -rf $(BUILD_DIR) build-sanitize build-fuzz

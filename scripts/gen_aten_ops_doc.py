@@ -31,7 +31,9 @@ def dtypes(name: str) -> str:
     if base in HOST:
         return "(host shape code)"
     if base in LIBRARY:
-        return "f32, f16, bf16 (oneDNN)"
+        return "f32, f16, bf16 (oneDNN); int8-64 (loop nests)"
+    if base == "sort":
+        return ALL + " (runtime stable sort)"
     if base == "_scaled_dot_product_flash_attention_for_cpu":
         return "f32, f16, bf16 (runtime attention, f32 inside)"
     if base in FLOAT_ONLY:

@@ -276,6 +276,10 @@ void ShapeConstraints::visit(Operation *op) {
       })
       .Case([&](ReverseOp r) { joinAllDims(result, r.getOperand(), op); })
       .Case([&](ScanOp r) { joinAllDims(result, r.getOperand(), op); })
+      .Case([&](SortOp r) {
+        joinAllDims(r.getValues(), r.getOperand(), op);
+        joinAllDims(r.getIndices(), r.getOperand(), op);
+      })
       .Case([&](DotGeneralOp d) {
         Value lhs = d.getLhs(), rhs = d.getRhs();
         for (auto [l, r] : llvm::zip(d.getLhsBatchingDimensions(),

@@ -79,7 +79,8 @@ KernelCounts countKernels(ModuleOp module) {
       StringRef callee = call.getCallee();
       if (callee.starts_with("disc_ral_matmul") ||
           callee.starts_with("disc_ral_conv") ||
-          callee.starts_with("disc_ral_attention"))
+          callee.starts_with("disc_ral_attention") ||
+          callee.starts_with("disc_ral_sort"))
         ++counts.libraryCalls;
       else if (auto target = module.lookupSymbol<func::FuncOp>(callee);
                target && target->hasAttr(kParallelBodyAttr))

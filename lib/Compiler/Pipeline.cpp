@@ -100,7 +100,8 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          // kept-dim reduction) are dropped so reshapes do not separate ops.
          // Sizes computed at run time are checked before any allocation.
          // Ops iterating over a static zero-size dim fold to their inits.
-         "disc-legalize-to-linalg,"
+         // Integer matmuls and convolutions (no library) become loop nests.
+         "func.func(disc-lower-integer-contractions),disc-legalize-to-linalg,"
          "func.func(disc-check-buffer-sizes,disc-fold-empty-loops),"
          "linalg-generalize-named-ops,canonicalize,cse,"
          "disc-fuse-elementwise" + log + ","

@@ -323,6 +323,9 @@ FailureOr<Value> buildScalar(OpBuilder &b, Location loc, Operation *op,
       .Case([&](Atan2Op) -> R {
         return math::Atan2Op::create(b, loc, x, y).getResult();
       })
+      .Case([&](CopySignOp) -> R {
+        return math::CopySignOp::create(b, loc, x, y).getResult();
+      })
       .Case([&](AndOp) -> R {
         return arith::AndIOp::create(b, loc, x, y).getResult();
       })
@@ -410,6 +413,15 @@ FailureOr<Value> buildScalar(OpBuilder &b, Location loc, Operation *op,
       .Case([&](LogOp) -> R { return math::LogOp::create(b, loc, x).getResult(); })
       .Case([&](Log1pOp) -> R {
         return math::Log1pOp::create(b, loc, x).getResult();
+      })
+      .Case([&](Log2Op) -> R {
+        return math::Log2Op::create(b, loc, x).getResult();
+      })
+      .Case([&](Log10Op) -> R {
+        return math::Log10Op::create(b, loc, x).getResult();
+      })
+      .Case([&](Exp2Op) -> R {
+        return math::Exp2Op::create(b, loc, x).getResult();
       })
       .Case([&](TanhOp) -> R {
         return math::TanhOp::create(b, loc, x).getResult();
@@ -1786,7 +1798,7 @@ struct LegalizeToLinalgPass
     target.addIllegalDialect<DiscDialect>();
     // Library ops become runtime calls in disc-lower-library-calls, which
     // runs right before bufferization (see Pipeline.cpp for why).
-    target.addLegalOp<DotGeneralOp, ConvolutionOp, AttentionOp>();
+    target.addLegalOp<DotGeneralOp, ConvolutionOp, AttentionOp, SortOp>();
     RewritePatternSet patterns(ctx);
     patterns.add<ElementwiseToLinalg, EmptyResultToEmptyTensor>(ctx);
     patterns.add<ConstantToArith, IotaToLinalg<IotaOp>,

@@ -481,12 +481,68 @@ LogicalResult lowerAttention(AttentionOp op, Value ctx) {
   return success();
 }
 
+/// The element type's name in the sort entry points ("f32", "i64", "i1").
+FailureOr<std::string> sortSuffix(Type elementType) {
+  if (auto suffix = librarySuffix(elementType); succeeded(suffix))
+    return suffix;
+  if (elementType.isF64())
+    return std::string("f64");
+  if (auto integer = dyn_cast<IntegerType>(elementType))
+    return "i" + std::to_string(integer.getWidth());
+  return failure();
+}
+
+LogicalResult lowerSort(SortOp op, Value ctx) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto valuesType = cast<RankedTensorType>(op.getValues().getType());
+  auto indicesType = cast<RankedTensorType>(op.getIndices().getType());
+  Type elementType = valuesType.getElementType();
+  FailureOr<std::string> suffix = sortSuffix(elementType);
+  if (failed(suffix))
+    return op.emitOpError() << "has element type " << elementType
+                            << ", which the runtime's sort does not take";
+  auto dims = reifyResultDims(b, op);
+  if (failed(dims))
+    return op.emitOpError("cannot compute the result shape");
+  Value values = allocResult(b, loc, valuesType, *dims);
+  Value indices = allocResult(b, loc, indicesType, *dims);
+  // (ctx, input, values, indices, dim, descending)
+  std::string name = "disc_ral_sort_" + *suffix;
+  auto module = op->getParentOfType<ModuleOp>();
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  Type unranked = UnrankedMemRefType::get(elementType, 0);
+  Type unrankedIndices = UnrankedMemRefType::get(b.getI64Type(), 0);
+  if (!callee) {
+    OpBuilder top(module.getBodyRegion());
+    top.setInsertionPointToStart(module.getBody());
+    SmallVector<Type> inputs{LLVM::LLVMPointerType::get(op.getContext()),
+                             unranked, unranked, unrankedIndices,
+                             b.getI64Type(), b.getI64Type()};
+    callee = func::FuncOp::create(top, module.getLoc(), name,
+                                  top.getFunctionType(inputs, {}));
+    callee.setPrivate();
+    callee->setAttr("llvm.emit_c_interface", UnitAttr::get(op.getContext()));
+  }
+  SmallVector<Value> args{
+      ctx, operandBuffer(b, loc, op.getOperand()),
+      memref::CastOp::create(b, loc, unranked, values),
+      memref::CastOp::create(b, loc, unrankedIndices, indices),
+      cI64(b, loc, op.getDimension()), cI64(b, loc, op.getDescending() ? 1 : 0)};
+  func::CallOp::create(b, loc, callee, args);
+  op.getValues().replaceAllUsesWith(resultTensor(b, loc, valuesType, values));
+  op.getIndices().replaceAllUsesWith(
+      resultTensor(b, loc, indicesType, indices));
+  op.erase();
+  return success();
+}
+
 struct LowerLibraryCallsPass
     : public disc::impl::DiscLowerLibraryCallsBase<LowerLibraryCallsPass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<DotGeneralOp, ConvolutionOp, AttentionOp>(op))
+      if (isa<DotGeneralOp, ConvolutionOp, AttentionOp, SortOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -504,7 +560,8 @@ struct LowerLibraryCallsPass
               })
               .Case([&](AttentionOp attention) {
                 return lowerAttention(attention, *ctx);
-              });
+              })
+              .Case([&](SortOp sort) { return lowerSort(sort, *ctx); });
       if (failed(result))
         return signalPassFailure();
     }

@@ -13,6 +13,7 @@
 #include "ExecutionContext.h"
 #include "Attention.h"
 #include "OneDnn.h"
+#include "Sort.h"
 
 #include <csetjmp>
 #include <cstdio>
@@ -239,6 +240,20 @@ void _mlir_ciface_disc_ral_attention_f32(
     ralFailNoReturn(ectx);
 }
 
+#define DISC_RAL_DEFINE_SORT(SUFFIX, DTYPE)                                    \
+  void _mlir_ciface_disc_ral_sort_##SUFFIX(                                    \
+      void *ctx, disc::ral::UnrankedMemRef *input,                             \
+      disc::ral::UnrankedMemRef *values, disc::ral::UnrankedMemRef *indices,   \
+      int64_t dim, int64_t descending) {                                       \
+    ExecutionContext *ectx = asExecutionContext(ctx);                          \
+    if (!disc::ral::runSort(*ectx, disc::ral::DType::DTYPE,                    \
+                            "disc_ral_sort_" #SUFFIX, input, values, indices,  \
+                            dim, descending != 0))                             \
+      ralFailNoReturn(ectx);                                                   \
+  }
+DISC_RAL_FOR_EACH_SORT_TYPE(DISC_RAL_DEFINE_SORT)
+#undef DISC_RAL_DEFINE_SORT
+
 } // extern "C"
 
 namespace disc {
@@ -263,6 +278,10 @@ const RalSymbol *ralSymbols(int64_t *count) {
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_matmul_post_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_post_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_attention_f32),
+#define DISC_RAL_SORT_SYMBOL(SUFFIX, DTYPE)                                    \
+  DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_sort_##SUFFIX),
+      DISC_RAL_FOR_EACH_SORT_TYPE(DISC_RAL_SORT_SYMBOL)
+#undef DISC_RAL_SORT_SYMBOL
   };
 #undef DISC_RAL_SYMBOL
   if (count)

@@ -182,3 +182,19 @@ func.func @default_scale_dynamic(%q: tensor<?x?x?x?xf32>, %k: tensor<?x?x?x?xf32
   %0 = disc.attention %q, %k, %v : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
   return %0 : tensor<?x?x?x?xf32>
 }
+
+// -----
+
+// A sort: one call of the runtime's stable sort for the element type, the
+// operand read as it is (any strides), values and indices in fresh buffers.
+// CHECK: func.func private @disc_ral_sort_i64(!llvm.ptr, memref<*xi64>, memref<*xi64>, memref<*xi64>, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func @sort_descending
+// CHECK: %[[VALUES:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xi64>
+// CHECK: %[[INDICES:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?xi64>
+// CHECK: bufferization.to_buffer %{{.*}} read_only
+// CHECK: call @disc_ral_sort_i64(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c1_i64{{.*}}, %c1_i64{{.*}})
+// CHECK-NOT: disc.sort
+func.func @sort_descending(%x: tensor<?x?xi64>) -> (tensor<?x?xi64>, tensor<?x?xi64>) {
+  %0:2 = disc.sort %x, dim = 1 {descending = true} : (tensor<?x?xi64>) -> (tensor<?x?xi64>, tensor<?x?xi64>)
+  return %0#0, %0#1 : tensor<?x?xi64>, tensor<?x?xi64>
+}

@@ -80,7 +80,7 @@ TEST(StridedCopyTest, TransposeAndBroadcast) {
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 16);
+  ASSERT_EQ(count, 25);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
@@ -95,7 +95,12 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
         "_mlir_ciface_disc_ral_conv_f16", "_mlir_ciface_disc_ral_conv_bf16",
         "_mlir_ciface_disc_ral_matmul_post_f32",
         "_mlir_ciface_disc_ral_conv_post_f32",
-        "_mlir_ciface_disc_ral_attention_f32"})
+        "_mlir_ciface_disc_ral_attention_f32",
+        "_mlir_ciface_disc_ral_sort_f32", "_mlir_ciface_disc_ral_sort_f64",
+        "_mlir_ciface_disc_ral_sort_f16", "_mlir_ciface_disc_ral_sort_bf16",
+        "_mlir_ciface_disc_ral_sort_i1", "_mlir_ciface_disc_ral_sort_i8",
+        "_mlir_ciface_disc_ral_sort_i16", "_mlir_ciface_disc_ral_sort_i32",
+        "_mlir_ciface_disc_ral_sort_i64"})
     EXPECT_TRUE(names.count(name)) << name;
   for (int64_t i = 0; i < count; ++i) {
     if (std::string(symbols[i].name) == "disc_ral_alloc") {

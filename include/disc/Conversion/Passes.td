@@ -35,6 +35,10 @@ def DiscLowerLibraryCalls : Pass<"disc-lower-library-calls", "mlir::ModuleOp"> {
     returned through `bufferization.to_tensor restrict`. Needs the RAL
     context argument (disc-add-ral-context).
 
+    disc.sort becomes one call of the runtime's stable sort per element
+    type (disc_ral_sort_f32, ..._i64), writing fresh values and indices
+    buffers.
+
     disc.attention (f32 only) becomes one call of the runtime's blocked
     attention kernel on the 4-d operands as they are (any strides); without
     a mask the mask slot repeats the result buffer and has_mask is 0.
@@ -45,6 +49,28 @@ def DiscLowerLibraryCalls : Pass<"disc-lower-library-calls", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
                            "mlir::tensor::TensorDialect"];
+}
+
+def DiscLowerIntegerContractions
+    : Pass<"disc-lower-integer-contractions", "mlir::func::FuncOp"> {
+  let summary = "Lower integer disc.dot_general and disc.convolution to linalg.generic";
+  let description = [{
+    oneDNN multiplies f32, f16 and bf16 only. An integer dot_general (int64
+    `mm`, `bmm`, `matmul`) becomes one linalg.generic over the batch, free
+    and contracting dims; an integer convolution becomes a zero `tensor.pad`
+    of the input and one linalg.generic over [N, G, O/G, out spatial...,
+    C/G, kernel spatial...], the groups split off the channel dims by
+    `tensor.expand_shape`. Products and sums wrap around in the element
+    type, as PyTorch's integer kernels do. Float ops are left alone (they
+    become library calls), and so are ops with an epilogue. An integer
+    convolution with an input dilation (transposed) or a dynamic padding is
+    an error naming the op: the importer leaves those to eager. Runs before
+    disc-legalize-to-linalg.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::cf::ControlFlowDialect"];
 }
 
 def DiscLegalizeToLinalg : Pass<"disc-legalize-to-linalg", "mlir::ModuleOp"> {

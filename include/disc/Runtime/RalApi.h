@@ -127,6 +127,22 @@ void _mlir_ciface_disc_ral_attention_f32(
     disc::ral::UnrankedMemRef *out, int64_t hasMask, int64_t causal,
     double scale);
 
+/// Stable sort of every line of `input` along `dim` (ascending, or
+/// descending when `descending` is 1) into `values` (input's shape and
+/// dtype, contiguous) and `indices` (i64, contiguous): where in its line
+/// each value came from. NaN is greater than every number (PyTorch's
+/// order). One entry point per element type.
+#define DISC_RAL_FOR_EACH_SORT_TYPE(X)                                         \
+  X(f32, F32) X(f64, F64) X(f16, F16) X(bf16, BF16) X(i1, I1) X(i8, I8)       \
+      X(i16, I16) X(i32, I32) X(i64, I64)
+#define DISC_RAL_DECLARE_SORT(SUFFIX, DTYPE)                                   \
+  void _mlir_ciface_disc_ral_sort_##SUFFIX(                                    \
+      void *ctx, disc::ral::UnrankedMemRef *input,                             \
+      disc::ral::UnrankedMemRef *values, disc::ral::UnrankedMemRef *indices,   \
+      int64_t dim, int64_t descending);
+DISC_RAL_FOR_EACH_SORT_TYPE(DISC_RAL_DECLARE_SORT)
+#undef DISC_RAL_DECLARE_SORT
+
 /// The f32 matmul and convolution with an epilogue: `steps` is a rank-1 f64
 /// memref of (kind, alpha, beta) triples (PostOpKind); binary steps read
 /// e0, e1, ... in order, each of the result's rank with dims 1 (broadcast)

@@ -796,6 +796,16 @@ LogicalResult ScanOp::verify() {
   return success();
 }
 
+LogicalResult SortOp::verify() {
+  int64_t rank = cast<RankedTensorType>(getOperand().getType()).getRank();
+  if (rank == 0)
+    return emitOpError("needs an operand of rank 1 or more");
+  if (getDimension() < 0 || getDimension() >= rank)
+    return emitOpError() << "dimension " << getDimension()
+                         << " is out of range for rank " << rank;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Gather
 //===----------------------------------------------------------------------===//
@@ -956,6 +966,13 @@ LogicalResult ScatterOp::reifyReturnTypeShapes(OpBuilder &b,
 static LogicalResult verifyEpilogue(Operation *op, ArrayAttr epilogue,
                                     OperandRange operands,
                                     RankedTensorType resultType) {
+  Type element = resultType.getElementType();
+  if (element != cast<ShapedType>(op->getOperand(0).getType()).getElementType() ||
+      element != cast<ShapedType>(op->getOperand(1).getType()).getElementType())
+    return op->emitOpError(
+        "operands and result must have the same element type");
+  if (isa<IntegerType>(element) && !epilogue.empty())
+    return op->emitOpError("an integer op takes no epilogue");
   int64_t binarySteps = 0;
   for (Attribute step : epilogue)
     if (cast<PostOpAttr>(step).isBinary())

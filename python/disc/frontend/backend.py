@@ -85,7 +85,34 @@ def decompositions() -> dict:
                aten.unbind.int, aten.t.default, aten.squeeze.dims, aten.squeeze.dim,
                aten.squeeze.default, aten.transpose.int, aten.roll.default):
         table.pop(op, None)
+    for op in (aten.linspace.default, aten.linspace.Tensor_Tensor, aten.linspace.Tensor_Scalar,
+               aten.linspace.Scalar_Tensor):
+        table[op] = _integral_linspace(table[op])
     return table
+
+
+def _integral_linspace(decomposition):
+    """Linspace into an integer dtype. Eager converts start and end to that
+    dtype first (4.3 becomes 4), steps in double, and its vectorised loop
+    then adds the step converted to the integer type: unless the step is a
+    whole number, its values depend on the CPU's vector width. DISC computes
+    the whole-number case exactly as eager does and leaves the others to
+    eager (the node stays an aten.linspace with a logged reason); PyTorch's
+    reference decomposition, which interpolates from 4.3 in float32, agrees
+    with neither."""
+    def linspace(start, end, steps, *args, dtype=None, device=None, **kwargs):
+        integral = dtype is not None and not dtype.is_floating_point \
+            and not dtype.is_complex and dtype != torch.bool
+        if not integral or not isinstance(steps, int) or steps < 2:
+            return decomposition(start, end, steps, *args, dtype=dtype, device=device, **kwargs)
+        if isinstance(start, torch.Tensor) or isinstance(end, torch.Tensor):
+            return NotImplemented
+        start, end = int(start), int(end)
+        if (end - start) % (steps - 1) != 0:
+            return NotImplemented
+        step = (end - start) // (steps - 1)
+        return (torch.arange(steps, dtype=torch.int64, device=device) * step + start).to(dtype)
+    return linspace
 
 
 # ----------------------------------------------------------------- options

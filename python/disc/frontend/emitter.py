@@ -142,6 +142,17 @@ class FunctionBuilder:
         self.emit(f"{name} = {body}{attr_text} : {signature}")
         return Val(name, dtype, shape)
 
+    def sort(self, v: Val, dim: int, descending: bool) -> tuple:
+        """disc.sort: (values, int64 indices), both of v's shape."""
+        name = self.fresh()
+        # (No disc.dims: both results have the operand's dims, which the
+        # shape analysis joins.)
+        attrs = " {descending = true}" if descending else ""
+        indices_type = tensor_type(v.shape, torch.int64)
+        self.emit(f"{name}:2 = disc.sort {v.name}, dim = {int(dim)}{attrs} : "
+                  f"({v.type}) -> ({v.type}, {indices_type})")
+        return Val(f"{name}#0", v.dtype, v.shape), Val(f"{name}#1", torch.int64, v.shape)
+
     # -------------------------------------------------------------- shapes
 
     def index(self, expr) -> str:

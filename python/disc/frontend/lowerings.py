@@ -14,6 +14,7 @@ are converted to it (or to the promoted type for comparisons) first.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import os
@@ -182,7 +183,8 @@ def _unary(opname, *, float_only=False):
 for _target, _op in [
     (aten.neg.default, "negate"), (aten.abs.default, "abs"), (aten.exp.default, "exponential"),
     (aten.expm1.default, "exponential_minus_one"), (aten.log.default, "log"),
-    (aten.log1p.default, "log_plus_one"), (aten.sqrt.default, "sqrt"), (aten.rsqrt.default, "rsqrt"),
+    (aten.log1p.default, "log_plus_one"), (aten.log2.default, "log2"),
+    (aten.log10.default, "log10"), (aten.exp2.default, "exponential2"), (aten.sqrt.default, "sqrt"), (aten.rsqrt.default, "rsqrt"),
     (aten.sin.default, "sine"), (aten.cos.default, "cosine"), (aten.tan.default, "tan"),
     (aten.tanh.default, "tanh"), (aten.sigmoid.default, "logistic"), (aten.erf.default, "erf"),
     (aten.floor.default, "floor"), (aten.ceil.default, "ceil"), (aten.round.default, "round_nearest_even"),
@@ -283,6 +285,46 @@ for _targets, _op in [
     ((aten.bitwise_right_shift.Tensor,), "shift_right_arithmetic"),
 ]:
     register(*_targets)(_binary_arith(_op))
+
+
+@register(aten.fmax.default, aten.fmin.default)
+def _fmax(ctx, a, b):
+    """maximum/minimum that ignore a NaN operand (NaN only if both are)."""
+    dtype = ctx.out_dtype
+    va, vb = ctx.operand(a, dtype), ctx.operand(b, dtype)
+    is_max = ctx.node.target is aten.fmax.default
+    if dtype == torch.bool:
+        return ctx.b.binary("or" if is_max else "and", va, vb)
+    m = ctx.b.binary("maximum" if is_max else "minimum", va, vb)
+    if not dtype.is_floating_point:
+        return m
+    m = ctx.b.select(ctx.b.compare("NE", vb, vb), va, m)
+    return ctx.b.select(ctx.b.compare("NE", va, va), vb, m)
+
+
+@register(aten.copysign.Tensor, aten.copysign.Scalar)
+def _copysign(ctx, a, b):
+    dtype = ctx.out_dtype
+    return ctx.b.binary("copysign", ctx.operand(a, dtype), ctx.operand(b, dtype))
+
+
+@register(aten.hypot.default)
+def _hypot(ctx, a, b):
+    """sqrt(a^2 + b^2) without overflow: big * sqrt(1 + (small/big)^2);
+    inf if either is infinite (even with a NaN), as C's hypot. f16/bf16
+    compute in f32."""
+    dtype = ctx.out_dtype
+    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    x = ctx.b.unary("abs", ctx.operand(a, compute))
+    y = ctx.b.unary("abs", ctx.operand(b, compute))
+    big, small = ctx.b.binary("maximum", x, y), ctx.b.binary("minimum", x, y)
+    zero, one = ctx.operand(0.0, compute), ctx.operand(1.0, compute)
+    inf = ctx.operand(math.inf, compute)
+    ratio = ctx.b.binary("divide", small, ctx.b.select(ctx.b.compare("EQ", big, zero), one, big))
+    r = ctx.b.binary("multiply", big, ctx.b.unary(
+        "sqrt", ctx.b.binary("add", one, ctx.b.binary("multiply", ratio, ratio))))
+    either_inf = ctx.b.binary("or", ctx.b.compare("EQ", x, inf), ctx.b.compare("EQ", y, inf))
+    return ctx.b.convert(ctx.b.select(either_inf, inf, r), dtype)
 
 
 def _no_bool_sub(node):
@@ -538,6 +580,18 @@ def _arange(ctx, *args, **kwargs):
     if not (isinstance(start, (int, float)) and start == 0):
         v = ctx.b.binary("add", v, ctx.operand(start, compute, n))
     return ctx.b.convert(v, dtype)
+
+
+def _integral_linspace_check(node):
+    # backend.py decomposes every other linspace; what reaches the importer
+    # is an integer linspace whose step is not a whole number.
+    return "integer linspace with a fractional step (eager's values depend on its vector width)"
+
+
+@register(aten.linspace.default, aten.linspace.Tensor_Tensor, aten.linspace.Tensor_Scalar,
+          aten.linspace.Scalar_Tensor, check=_integral_linspace_check)
+def _integral_linspace(ctx, *args, **kwargs):
+    raise ImportError_(_integral_linspace_check(ctx.node))
 
 
 # ====================================================================
@@ -866,16 +920,33 @@ for _t in (aten.argmax.default, aten.argmin.default, aten.max.dim, aten.min.dim)
     LOWERINGS[_t].check = _float_or_int_check
 
 
+@register(aten.sort.default, aten.sort.stable)
+def _sort(ctx, x, *args, **kwargs):
+    """A stable sort (the runtime's): `sort.default`'s order of equal
+    values is unspecified, so the stable one is a valid answer for it too."""
+    if ctx.node.target is aten.sort.stable:
+        dim, descending = kwargs.get("dim", -1), kwargs.get("descending", False)
+    else:
+        dim = args[0] if len(args) > 0 else kwargs.get("dim", -1)
+        descending = args[1] if len(args) > 1 else kwargs.get("descending", False)
+    if x.rank == 0:
+        return (x, ctx.b.full(0, torch.int64, ()))
+    return ctx.b.sort(x, norm_dim(dim, x.rank), bool(descending))
+
+
 # ====================================================================
 # Matmul and convolution
 # ====================================================================
 
-MATMUL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+# oneDNN's types; integer matmuls and convolutions become loop nests
+# (disc-lower-integer-contractions).
+MATMUL_DTYPES = (torch.float32, torch.float16, torch.bfloat16,
+                 torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 def _matmul_check(node):
     if fake(node).dtype not in MATMUL_DTYPES:
-        return f"matmul in {fake(node).dtype} (oneDNN: f32, f16, bf16)"
+        return f"matmul in {fake(node).dtype} (f32, f16, bf16 and signed integers only)"
     return None
 
 
@@ -957,7 +1028,8 @@ def _conv_transpose(ctx, x, w, stride, padding, dilation, output_padding, groups
     # when output_padding <= p <= d*(k-1): the last from the example
     # sizes when k is symbolic (the library rejects a negative padding at
     # run time, naming the convolution).
-    if any(s != 1 for s in stride) and \
+    # (Integer convolutions have no input dilation: pad first.)
+    if any(s != 1 for s in stride) and x.dtype.is_floating_point and \
             all(output_padding[i] <= padding[i] <= ctx.hint(dilation[i] * (ks[i] - 1))
                 for i in range(spatial)):
         return ctx.b.convolution(x, wk, [1] * spatial, low[2:], high[2:], dilation, g,
@@ -1145,10 +1217,70 @@ def _max_pool(ctx, x, kernel, stride=None, padding=0, dilation=1, ceil_mode=Fals
     padded_shape = list(x.shape[:lead]) + [x.shape[lead + i] + low[i] + high[i] for i in range(spatial)]
     xp = ctx.b.pad(x, ctx.scalar(init, x.dtype), [0] * lead + low, [0] * lead + high,
                    [0] * x.rank, padded_shape)
+    if with_indices and _indices_used(ctx.node):
+        return _max_pool_with_indices(ctx, x, xp, kernel, stride, padding, dilation, out_spatial)
     result = _separable_window_reduce(ctx, xp, kernel, stride, dilation, out_spatial, "maximum")
     if with_indices:
         return (result, None)
     return result
+
+
+def _indices_used(node) -> bool:
+    return any(u.target is operator.getitem and u.args[1] == 1 for u in node.users)
+
+
+def _max_pool_with_indices(ctx, x: Val, xp: Val, kernel, stride, padding, dilation, out_spatial):
+    """Max pooling that also returns where each maximum is, as PyTorch's CPU
+    kernel does: the flat index into the input's spatial dims of the first
+    maximum in the window's row-major order (a NaN wins, and a later NaN
+    wins over an earlier one), or the window's first in-bounds position when
+    nothing beats -inf. One strided slice per window offset (k0 * k1 * ...),
+    each compared with the running maximum; the padding holds -inf (the
+    dtype's minimum for integers), which never wins, so no bounds test."""
+    b = ctx.b
+    spatial = len(kernel)
+    lead = x.rank - spatial
+    out_shape = list(x.shape[:lead]) + list(out_spatial)
+    i64 = torch.int64
+
+    def const(v):
+        return ctx.operand(v, i64, out_shape)
+
+    def flat(positions):
+        idx = positions[0]
+        for i in range(1, spatial):
+            idx = b.binary("add", b.binary("multiply", idx, const(as_expr(x.shape[lead + i]))),
+                           positions[i])
+        return idx
+
+    starts = [b.binary("subtract", b.binary("multiply", b.iota(out_shape, lead + i, i64),
+                                            const(stride[i])), const(padding[i]))
+              for i in range(spatial)]
+    firsts = []
+    for i in range(spatial):
+        before = b.binary("maximum", b.unary("negate", starts[i]), const(0))
+        steps = b.binary("divide", b.binary("add", before, const(dilation[i] - 1)), const(dilation[i]))
+        firsts.append(b.binary("add", starts[i], b.binary("multiply", steps, const(dilation[i]))))
+    lowest = -math.inf if x.dtype.is_floating_point else torch.iinfo(x.dtype).min
+    best = b.broadcast_to(ctx.scalar(lowest, x.dtype), out_shape)
+    best_index = flat(firsts)
+    for offsets in itertools.product(*[range(k) for k in kernel]):
+        starts_s, limits = [0] * xp.rank, list(xp.shape)
+        strides, shape = [1] * xp.rank, list(xp.shape)
+        for i, o in enumerate(offsets):
+            dim = lead + i
+            starts_s[dim] = o * dilation[i]
+            limits[dim] = as_expr(o * dilation[i]) + (out_spatial[i] - 1) * stride[i] + 1
+            strides[dim] = stride[i]
+            shape[dim] = out_spatial[i]
+        v = b.slice(xp, starts_s, limits, strides, shape)
+        take = b.compare("GT", v, best)
+        if x.dtype.is_floating_point:
+            take = b.binary("or", take, b.compare("NE", v, v))
+        index = flat([b.binary("add", starts[i], const(o * dilation[i])) for i, o in enumerate(offsets)])
+        best = b.select(take, v, best)
+        best_index = b.select(take, index, best_index)
+    return (best, best_index)
 
 
 MAX_POOL_WINDOW = 128
@@ -1162,14 +1294,22 @@ def _window_check(node):
     return None
 
 
+MAX_POOL_INDEX_WINDOW = 256
+
+
 def _max_pool_check(node):
     if node.target in (aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default):
-        users = list(node.users)
-        for u in users:
-            if u.target is operator.getitem and u.args[1] == 1:
-                return "the indices of max_pool are used"
+        for u in node.users:
             if u.target is not operator.getitem:
                 return "max_pool result used as a tuple"
+        if _indices_used(node):
+            kernel = node.args[1]
+            kernel = kernel if isinstance(kernel, (list, tuple)) else [kernel]
+            spatial = 2 if node.target is aten.max_pool2d_with_indices.default else 3
+            window = math.prod(int(k) for k in kernel * (spatial if len(kernel) == 1 else 1))
+            if window > MAX_POOL_INDEX_WINDOW:
+                return (f"max_pool indices over a window of {window} elements "
+                        f"(one slice per element, at most {MAX_POOL_INDEX_WINDOW})")
     return _window_check(node)
 
 
@@ -1452,6 +1592,23 @@ def _scatter(ctx, x, dim, index, src, reduce=None):
     return _scatter_full(ctx, x, dim, index, src, "replace")
 
 
+@register(aten.scatter.reduce, aten.scatter.value_reduce)
+def _scatter_with_reduce(ctx, x, dim, index, src, reduce):
+    # The legacy `reduce=` of scatter: "add" or "multiply", into self.
+    return _scatter_full(ctx, x, dim, index, src, {"add": "add", "multiply": "mul"}[reduce])
+
+
+def _scatter_with_reduce_check(node):
+    reduce = node.kwargs.get("reduce", node.args[4] if len(node.args) > 4 else None)
+    if reduce not in ("add", "multiply"):
+        return f"scatter with reduce={reduce}"
+    return None
+
+
+LOWERINGS[aten.scatter.reduce].check = _scatter_with_reduce_check
+LOWERINGS[aten.scatter.value_reduce].check = _scatter_with_reduce_check
+
+
 @register(aten.scatter_add.default)
 def _scatter_add(ctx, x, dim, index, src):
     return _scatter_full(ctx, x, dim, index, src, "add")
@@ -1642,7 +1799,7 @@ def _scatter_into(ctx, x: Val, src: Val, dim: int, start, step, count) -> Val:
     low[dim] = start
     span = count + (count - 1) * (step - 1) if step != 1 else count
     high[dim] = size - start - span
-    interior[dim] = sympy.Integer(step - 1)
+    interior[dim] = as_expr(step) - 1  # (a SymInt step under dynamic=True)
     srcv = ctx.b.convert(src, x.dtype)
     zero = ctx.scalar(0, x.dtype)
     padded = ctx.b.pad(srcv, zero, low, high, interior, x.shape)
@@ -1778,12 +1935,15 @@ def _prims_var(ctx, x, dims, correction=1, output_dtype=None):
     mean = ctx.b.binary("divide", total, ctx.operand(count, dtype, total.shape))
     centered = ctx.b.binary("subtract", v, ctx.b.broadcast_in_dim(mean, v.shape, kept))
     sq = ctx.b.reduce(ctx.b.binary("multiply", centered, centered), dims, "sum")
-    if float(correction) != int(correction):
-        raise ImportError_(f"variance with a fractional correction {correction}")
     # max(N - correction, 0) as PyTorch: fewer elements than the correction
     # give 0 / 0 = NaN (inf for a nonzero sum), never a negative divisor.
-    denom = ctx.b.binary("maximum", ctx.operand(count - int(correction), dtype, sq.shape),
-                         ctx.operand(0, dtype, sq.shape))
+    # A fractional correction (0.5) is subtracted in the result dtype.
+    if float(correction) == int(correction):
+        n = ctx.operand(count - int(correction), dtype, sq.shape)
+    else:
+        n = ctx.b.binary("subtract", ctx.operand(count, dtype, sq.shape),
+                         ctx.operand(float(correction), dtype, sq.shape))
+    denom = ctx.b.binary("maximum", n, ctx.operand(0, dtype, sq.shape))
     return ctx.b.binary("divide", sq, denom)
 
 
@@ -1866,8 +2026,11 @@ def _roll(ctx, x, shifts, dims=()):
 def _roll_dim(ctx, x: Val, shift, dim: int) -> Val:
     """cat(x[n - s:], x[:n - s]) along dim, s = shift mod n."""
     n = x.shape[dim]
-    s = sympy.Mod(shift, n) if not (is_static(n) and shift.is_Integer) \
-        else sympy.Integer(int(shift) % max(int(n), 1))
+    if is_static(n) and int(n) == 0:
+        return x
+    # (A dynamic n may be 0 at run time: modulo max(n, 1), never by zero.)
+    s = sympy.Mod(shift, sympy.Max(n, 1)) if not (is_static(n) and shift.is_Integer) \
+        else sympy.Integer(int(shift) % int(n))
     if s == 0:
         return x
     cut = n - s

@@ -81,7 +81,51 @@ def emit_index(builder, expr: sympy.Expr) -> str:
         for a in args[1:]:
             out = _binary(builder, "minsi", out, a)
         return out
+    for fn, rounding in (("TruncToInt", None), ("CeilToInt", "ceil"), ("FloorToInt", "floor")):
+        if isinstance(expr, getattr(torch_fns, fn, ())):
+            # A size computed in Python floats (int(1.7 * n)): the same
+            # double arithmetic on the host, then converted as PyTorch does.
+            f = emit_float(builder, expr.args[0])
+            if rounding:
+                rounded = builder.fresh("f")
+                builder.emit(f"{rounded} = math.{rounding} {f} : f64")
+                f = rounded
+            i64 = builder.fresh("i")
+            builder.emit(f"{i64} = arith.fptosi {f} : f64 to i64")
+            name = builder.fresh("i")
+            builder.emit(f"{name} = arith.index_cast {i64} : i64 to index")
+            return name
     raise UnsupportedExpr(f"size expression {expr} ({type(expr).__name__}) is not supported")
+
+
+def emit_float(builder, expr: sympy.Expr) -> str:
+    """An f64 SSA value for a float-valued size expression (ToFloat of
+    integer sizes, float constants, +, *, true division)."""
+    def binary(op, args):
+        out = emit_float(builder, args[0])
+        for a in args[1:]:
+            name = builder.fresh("f")
+            builder.emit(f"{name} = arith.{op} {out}, {emit_float(builder, a)} : f64")
+            out = name
+        return out
+    if expr.is_Number:
+        name = builder.fresh("f")
+        builder.emit(f"{name} = arith.constant {float(expr)!r} : f64")
+        return name
+    if is_float_of_int(expr) or (expr.is_integer and not expr.is_Number):
+        i64 = builder.fresh("i")
+        inner = expr.args[0] if is_float_of_int(expr) else expr
+        builder.emit(f"{i64} = arith.index_cast {builder.index(inner)} : index to i64")
+        name = builder.fresh("f")
+        builder.emit(f"{name} = arith.sitofp {i64} : i64 to f64")
+        return name
+    if isinstance(expr, sympy.Add):
+        return binary("addf", expr.args)
+    if isinstance(expr, sympy.Mul):
+        return binary("mulf", expr.args)
+    if isinstance(expr, getattr(torch_fns, "FloatTrueDiv", ())):
+        return binary("divf", expr.args)
+    raise UnsupportedExpr(f"float size expression {expr} ({type(expr).__name__}) is not supported")
 
 
 def is_float_of_int(expr) -> bool:

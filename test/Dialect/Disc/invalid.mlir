@@ -241,10 +241,10 @@ func.func @dot_contracting(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2
 
 // -----
 
-func.func @dot_int(%a: tensor<2x3xi32>, %b: tensor<3x5xi32>) -> tensor<2x5xi32> {
+func.func @dot_bool(%a: tensor<2x3xi1>, %b: tensor<3x5xi1>) -> tensor<2x5xi1> {
   // expected-error @+1 {{operand #0 must be ranked tensor of}}
-  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<2x3xi32>, tensor<3x5xi32>) -> tensor<2x5xi32>
-  return %0 : tensor<2x5xi32>
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<2x3xi1>, tensor<3x5xi1>) -> tensor<2x5xi1>
+  return %0 : tensor<2x5xi1>
 }
 
 // -----
@@ -511,4 +511,36 @@ func.func @pad_overflow(%a: tensor<4611686018427387904xf32>, %z: tensor<f32>) ->
   // expected-error @+1 {{padding of dim 0 overflows a 64-bit size}}
   %0 = disc.pad %a, %z, low = [0], high = [0], interior = [2] : (tensor<4611686018427387904xf32>, tensor<f32>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @integer_dot_with_epilogue(%a: tensor<2x3xi64>, %b: tensor<3x5xi64>) -> tensor<2x5xi64> {
+  // expected-error @+1 {{an integer op takes no epilogue}}
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] epilogue [#disc.post_op<relu>]() : (tensor<2x3xi64>, tensor<3x5xi64>) -> tensor<2x5xi64>
+  return %0 : tensor<2x5xi64>
+}
+
+// -----
+
+func.func @conv_element_types_differ(%x: tensor<1x3x8x8xi32>, %w: tensor<4x3x3x3xi64>) -> tensor<1x4x6x6xi64> {
+  // expected-error @+1 {{input, kernel and result must have one element type}}
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x3x8x8xi32>, tensor<4x3x3x3xi64>) -> tensor<1x4x6x6xi64>
+  return %0 : tensor<1x4x6x6xi64>
+}
+
+// -----
+
+func.func @sort_dim_out_of_range(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xi64>) {
+  // expected-error @+1 {{dimension 2 is out of range for rank 2}}
+  %0:2 = disc.sort %x, dim = 2 : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xi64>)
+  return %0#0, %0#1 : tensor<?x4xf32>, tensor<?x4xi64>
+}
+
+// -----
+
+func.func @sort_indices_shape(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x5xi64>) {
+  // expected-error @+1 {{all of {operand, values, indices} have same shape}}
+  %0:2 = disc.sort %x, dim = 0 : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x5xi64>)
+  return %0#0, %0#1 : tensor<?x4xf32>, tensor<?x5xi64>
 }

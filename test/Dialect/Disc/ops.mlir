@@ -224,3 +224,21 @@ func.func @thread_scratch(%bytes: index) -> memref<?xi8> {
   %0 = disc.thread_scratch %bytes slot = 3 : memref<?xi8>
   return %0 : memref<?xi8>
 }
+
+// CHECK-LABEL: func.func @math_and_sort
+func.func @math_and_sort(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>, %i: tensor<?x3xi64>) -> (tensor<?x4xf32>, tensor<?x3xi64>, tensor<?x3xi64>) {
+  // CHECK: disc.log2
+  %0 = disc.log2 %a : tensor<?x4xf32>
+  // CHECK: disc.log10
+  %1 = disc.log10 %0 : tensor<?x4xf32>
+  // CHECK: disc.exponential2
+  %2 = disc.exponential2 %1 : tensor<?x4xf32>
+  // CHECK: disc.copysign
+  %3 = disc.copysign %2, %b : tensor<?x4xf32>
+  // CHECK: disc.sort {{.*}}, dim = 1 {descending = true}
+  %4:2 = disc.sort %i, dim = 1 {descending = true} : (tensor<?x3xi64>) -> (tensor<?x3xi64>, tensor<?x3xi64>)
+  // CHECK: disc.dot_general {{.*}} : (tensor<?x3xi64>, tensor<3x3xi64>) -> tensor<?x3xi64>
+  %w = disc.constant dense<1> : tensor<3x3xi64>
+  %5 = disc.dot_general %4#0, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x3xi64>, tensor<3x3xi64>) -> tensor<?x3xi64>
+  return %3, %5, %4#1 : tensor<?x4xf32>, tensor<?x3xi64>, tensor<?x3xi64>
+}

@@ -52,6 +52,9 @@ def Disc_ExpOp : Disc_UnaryOp<"exponential", Disc_FloatTensor>;
 def Disc_Expm1Op : Disc_UnaryOp<"exponential_minus_one", Disc_FloatTensor>;
 def Disc_LogOp : Disc_UnaryOp<"log", Disc_FloatTensor>;
 def Disc_Log1pOp : Disc_UnaryOp<"log_plus_one", Disc_FloatTensor>;
+def Disc_Log2Op : Disc_UnaryOp<"log2", Disc_FloatTensor>;
+def Disc_Log10Op : Disc_UnaryOp<"log10", Disc_FloatTensor>;
+def Disc_Exp2Op : Disc_UnaryOp<"exponential2", Disc_FloatTensor>;
 def Disc_TanhOp : Disc_UnaryOp<"tanh", Disc_FloatTensor>;
 def Disc_LogisticOp : Disc_UnaryOp<"logistic", Disc_FloatTensor>;
 def Disc_SqrtOp : Disc_UnaryOp<"sqrt", Disc_FloatTensor>;
@@ -101,6 +104,9 @@ def Disc_MaxOp : Disc_BinaryOp<"maximum", Disc_Tensor, [Commutative]>;
 def Disc_MinOp : Disc_BinaryOp<"minimum", Disc_Tensor, [Commutative]>;
 def Disc_PowOp : Disc_BinaryOp<"power", Disc_NumericTensor>;
 def Disc_Atan2Op : Disc_BinaryOp<"atan2", Disc_FloatTensor>;
+def Disc_CopySignOp : Disc_BinaryOp<"copysign", Disc_FloatTensor> {
+  let description = "The magnitude of `lhs` with the sign bit of `rhs` (-0.0 and NaN signs included).";
+}
 def Disc_AndOp : Disc_BinaryOp<"and", Disc_IntOrPredTensor, [Commutative]>;
 def Disc_OrOp : Disc_BinaryOp<"or", Disc_IntOrPredTensor, [Commutative]>;
 def Disc_XorOp : Disc_BinaryOp<"xor", Disc_IntOrPredTensor, [Commutative]>;
@@ -401,6 +407,40 @@ def Disc_ScanOp : Disc_Op<"scan", [Pure, Disc_Reify,
   let extraClassDefinition = reifyDefinition;
 }
 
+def Disc_SortOp : Disc_Op<"sort", [Pure, Disc_Reify,
+    AllTypesMatch<["operand", "values"]>,
+    AllShapesMatch<["operand", "values", "indices"]>]> {
+  let summary = "stable sort along one dimension, with the permutation";
+  let description = [{
+    `values` holds each line of `operand` along `dimension` sorted
+    (ascending, or descending with `descending`), `indices` the position in
+    the line each value came from. Equal values keep their order (a stable
+    sort). NaN compares greater than every number, as in PyTorch: last
+    ascending, first descending. Not a StableHLO op (StableHLO's sort takes
+    a comparator region); runs as a runtime library call.
+  }];
+  let arguments = (ins Disc_Tensor:$operand, I64Attr:$dimension,
+                       DefaultValuedAttr<BoolAttr, "false">:$descending);
+  let results = (outs Disc_Tensor:$values, RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = [{
+    $operand `,` `dim` `=` $dimension attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::reifyReturnTypeShapes(
+        ::mlir::OpBuilder &builder, ::mlir::ValueRange operands,
+        ::llvm::SmallVectorImpl<::mlir::Value> &shapes) {
+      // Both results have the operand's shape.
+      if (::mlir::failed(::disc::reifyShapeOf(builder, getLoc(),
+                                              operands.front(), shapes)))
+        return ::mlir::failure();
+      shapes.push_back(shapes.back());
+      return ::mlir::success();
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Gather / scatter
 //===----------------------------------------------------------------------===//
@@ -475,7 +515,9 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general", [Pure, Disc_Reify,
   let summary = "generalized matrix product (batching + contracting dims)";
   let description = [{
     Result dims: batch dims (in the order of lhs_batching_dimensions), lhs
-    free dims, rhs free dims. Runs as a library call (oneDNN on CPU).
+    free dims, rhs free dims. Runs as a library call (oneDNN on CPU) for
+    float types; integer types (no library) become a linalg.generic
+    (disc-lower-integer-contractions) and take no epilogue.
 
     Canonicalization folds a disc.transpose operand into the dimension
     numbers when the transpose keeps the operand's free dims in order (so
@@ -487,14 +529,14 @@ def Disc_DotGeneralOp : Disc_Op<"dot_general", [Pure, Disc_Reify,
     next of `epilogue_operands`, a tensor of the result's rank whose dims are
     1 (broadcast) or the result's. Written by disc-fuse-library-epilogues.
   }];
-  let arguments = (ins Disc_FloatTensor:$lhs, Disc_FloatTensor:$rhs,
+  let arguments = (ins Disc_NumericTensor:$lhs, Disc_NumericTensor:$rhs,
                        Variadic<Disc_FloatTensor>:$epilogue_operands,
                        DenseI64ArrayAttr:$lhs_batching_dimensions,
                        DenseI64ArrayAttr:$rhs_batching_dimensions,
                        DenseI64ArrayAttr:$lhs_contracting_dimensions,
                        DenseI64ArrayAttr:$rhs_contracting_dimensions,
                        DefaultValuedAttr<Disc_EpilogueAttr, "{}">:$epilogue);
-  let results = (outs Disc_FloatTensor:$result);
+  let results = (outs Disc_NumericTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` `batching_dims` `=` $lhs_batching_dimensions `x`
     $rhs_batching_dimensions `,` `contracting_dims` `=`
@@ -521,7 +563,9 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
     per side; the CPU library then runs oneDNN's deconvolution on the
     undilated input (no multiplications by the inserted zeros).
     `batch_group_count` other than 1 is not supported yet. Runs as a
-    library call (oneDNN on CPU).
+    library call (oneDNN on CPU) for float types; integer types become a
+    linalg.generic (disc-lower-integer-contractions), without input
+    dilation or dynamic padding, and take no epilogue.
 
     A padding entry may be dynamic (`pad_low = [%lo]`: an `index` operand,
     the attribute holding `ShapedType::kDynamic`), as in `tensor.pad`: a
@@ -533,7 +577,7 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
     the library call, as for dot_general (bias, a folded batch norm's scale
     and shift, the activation).
   }];
-  let arguments = (ins Disc_FloatTensor:$lhs, Disc_FloatTensor:$rhs,
+  let arguments = (ins Disc_NumericTensor:$lhs, Disc_NumericTensor:$rhs,
                        Variadic<Disc_FloatTensor>:$epilogue_operands,
                        Variadic<Index>:$dynamic_padding_low,
                        Variadic<Index>:$dynamic_padding_high,
@@ -544,7 +588,7 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
                        DefaultValuedAttr<I64Attr, "1">:$feature_group_count,
                        DefaultValuedAttr<Disc_EpilogueAttr, "{}">:$epilogue,
                        OptionalAttr<DenseI64ArrayAttr>:$lhs_dilation);
-  let results = (outs Disc_FloatTensor:$result);
+  let results = (outs Disc_NumericTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `,` `strides` `=` $window_strides `,` `pad_low` `=`
     custom<DynamicIndexList>($dynamic_padding_low, $padding_low) `,`

@@ -1,0 +1,321 @@
+//===- LowerIntegerContractions.cpp - integer dot/conv to linalg ----------===//
+//
+// oneDNN has no integer matmul or convolution for the types PyTorch uses
+// (int64 above all); these become one linalg.generic each, which the
+// memory-bound pipeline then tiles, parallelises and vectorises like any
+// other loop nest.
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Conversion/Passes.h"
+#include "disc/Dialect/Disc/DiscDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace disc {
+#define GEN_PASS_DEF_DISCLOWERINTEGERCONTRACTIONS
+#include "disc/Conversion/Passes.h.inc"
+} // namespace disc
+
+using namespace mlir;
+using namespace disc;
+
+namespace {
+
+bool isIntegerOp(Operation *op) {
+  return isa<IntegerType>(
+      cast<ShapedType>(op->getResult(0).getType()).getElementType());
+}
+
+Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type,
+              ArrayRef<Value> dims) {
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(dims[i]);
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType(), dynamic);
+}
+
+/// A zero-filled accumulator of `type` with the sizes `dims`.
+Value zeroAccumulator(OpBuilder &b, Location loc, RankedTensorType type,
+                      ArrayRef<Value> dims) {
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type.getElementType(), 0));
+  return linalg::FillOp::create(b, loc, zero, emptyOf(b, loc, type, dims))
+      .getResult(0);
+}
+
+/// cf.assert(x == y) unless both sizes are the same constant.
+void assertSameSize(OpBuilder &b, Location loc, Value x, Value y,
+                    const Twine &message) {
+  auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  if (x == y || (cx && cy && *cx == *cy))
+    return;
+  Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  cf::AssertOp::create(b, loc, eq, message.str());
+}
+
+Value dimOf(OpBuilder &b, Location loc, Value tensor, int64_t d) {
+  return b.createOrFold<tensor::DimOp>(loc, tensor, d);
+}
+
+/// The multiply-accumulate body of both contractions (wraps around in the
+/// element type, as PyTorch's integer kernels do).
+void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args) {
+  Value product = arith::MulIOp::create(b, loc, args[0], args[1]);
+  linalg::YieldOp::create(b, loc,
+                          arith::AddIOp::create(b, loc, args[2], product)
+                              .getResult());
+}
+
+LogicalResult lowerDot(DotGeneralOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op.getType());
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  int64_t lhsRank = cast<RankedTensorType>(lhs.getType()).getRank();
+  int64_t rhsRank = cast<RankedTensorType>(rhs.getType()).getRank();
+  ArrayRef<int64_t> lb = op.getLhsBatchingDimensions(),
+                    rb = op.getRhsBatchingDimensions(),
+                    lc = op.getLhsContractingDimensions(),
+                    rc = op.getRhsContractingDimensions();
+  auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch,
+                     ArrayRef<int64_t> contracting) {
+    SmallVector<int64_t> free;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(batch, d) && !llvm::is_contained(contracting, d))
+        free.push_back(d);
+    return free;
+  };
+  SmallVector<int64_t> lf = freeDims(lhsRank, lb, lc),
+                       rf = freeDims(rhsRank, rb, rc);
+  int64_t numBatch = lb.size(), numLhsFree = lf.size(),
+          numRhsFree = rf.size(), numContracting = lc.size();
+  int64_t numParallel = numBatch + numLhsFree + numRhsFree;
+  int64_t numLoops = numParallel + numContracting;
+
+  // The library call's checks, as asserts: paired dims agree at run time.
+  for (auto [l, r] : llvm::zip(llvm::concat<const int64_t>(lb, lc),
+                               llvm::concat<const int64_t>(rb, rc)))
+    assertSameSize(b, loc, dimOf(b, loc, lhs, l), dimOf(b, loc, rhs, r),
+                   "disc.dot_general: lhs dim " + Twine(l) + " and rhs dim " +
+                       Twine(r) + " differ");
+
+  SmallVector<AffineExpr> lhsExprs(lhsRank), rhsExprs(rhsRank), outExprs;
+  for (auto [i, d] : llvm::enumerate(lb))
+    lhsExprs[d] = b.getAffineDimExpr(i);
+  for (auto [i, d] : llvm::enumerate(rb))
+    rhsExprs[d] = b.getAffineDimExpr(i);
+  for (auto [i, d] : llvm::enumerate(lf))
+    lhsExprs[d] = b.getAffineDimExpr(numBatch + i);
+  for (auto [i, d] : llvm::enumerate(rf))
+    rhsExprs[d] = b.getAffineDimExpr(numBatch + numLhsFree + i);
+  for (auto [i, d] : llvm::enumerate(lc))
+    lhsExprs[d] = b.getAffineDimExpr(numParallel + i);
+  for (auto [i, d] : llvm::enumerate(rc))
+    rhsExprs[d] = b.getAffineDimExpr(numParallel + i);
+  for (int64_t i = 0; i < numParallel; ++i)
+    outExprs.push_back(b.getAffineDimExpr(i));
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, lhsExprs, ctx),
+                                 AffineMap::get(numLoops, 0, rhsExprs, ctx),
+                                 AffineMap::get(numLoops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(numParallel,
+                                             utils::IteratorType::parallel);
+  iterators.append(numContracting, utils::IteratorType::reduction);
+
+  auto dims = reifyResultDims(b, op);
+  if (failed(dims))
+    return op.emitOpError("cannot compute the result shape");
+  Value init = zeroAccumulator(b, loc, type, *dims);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{lhs, rhs}, ValueRange{init}, maps,
+      iterators, multiplyAccumulate);
+  op.replaceAllUsesWith(generic.getResult(0));
+  op.erase();
+  return success();
+}
+
+LogicalResult lowerConvolution(ConvolutionOp op) {
+  if (op.hasLhsDilation())
+    return op.emitOpError(
+        "integer convolution with an input dilation (transposed) is not "
+        "supported");
+  if (!op.getDynamicPaddingLow().empty() ||
+      !op.getDynamicPaddingHigh().empty())
+    return op.emitOpError(
+        "integer convolution with a dynamic padding is not supported");
+  ArrayRef<int64_t> low = op.getPaddingLow(), high = op.getPaddingHigh();
+  if (llvm::any_of(low, [](int64_t p) { return p < 0; }) ||
+      llvm::any_of(high, [](int64_t p) { return p < 0; }))
+    return op.emitOpError(
+        "integer convolution with a negative padding is not supported");
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  auto type = cast<RankedTensorType>(op.getType());
+  Type element = type.getElementType();
+  Value input = op.getLhs(), kernel = op.getRhs();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  int64_t groups = op.getFeatureGroupCount();
+  ArrayRef<int64_t> strides = op.getWindowStrides(),
+                    dilation = op.getRhsDilation();
+
+  auto dims = reifyResultDims(b, op);
+  if (failed(dims))
+    return op.emitOpError("cannot compute the result shape");
+  Value groupsValue = arith::ConstantIndexOp::create(b, loc, groups);
+  // Input channels = groups x kernel dim 1 (the library's check).
+  Value channels = dimOf(b, loc, input, 1);
+  Value kernelChannels = dimOf(b, loc, kernel, 1);
+  assertSameSize(
+      b, loc, channels,
+      b.createOrFold<arith::MulIOp>(loc, kernelChannels, groupsValue),
+      "disc.convolution: input channels are not groups x kernel channels");
+
+  // Groups split off the channel dims: input [N, G, C/G, S...], kernel
+  // [G, O/G, C/G, K...], result [N, G, O/G, OS...].
+  auto splitGroups = [&](Value v, int64_t channelDim,
+                         ArrayRef<OpFoldResult> sizes) -> Value {
+    auto vType = cast<RankedTensorType>(v.getType());
+    SmallVector<ReassociationIndices> reassociation;
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0, out = 0; d < vType.getRank(); ++d) {
+      if (d == channelDim) {
+        reassociation.push_back({out, out + 1});
+        out += 2;
+        int64_t size = vType.getDimSize(d);
+        shape.push_back(groups);
+        shape.push_back(ShapedType::isDynamic(size) ? ShapedType::kDynamic
+                                                    : size / groups);
+      } else {
+        reassociation.push_back({out++});
+        shape.push_back(vType.getDimSize(d));
+      }
+    }
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, element), v, reassociation,
+        sizes);
+  };
+  auto mixedDims = [&](Value v) {
+    SmallVector<OpFoldResult> sizes;
+    auto vType = cast<RankedTensorType>(v.getType());
+    for (int64_t d = 0; d < vType.getRank(); ++d)
+      sizes.push_back(vType.isDynamicDim(d)
+                          ? OpFoldResult(dimOf(b, loc, v, d))
+                          : OpFoldResult(b.getIndexAttr(vType.getDimSize(d))));
+    return sizes;
+  };
+  auto groupSizes = [&](SmallVector<OpFoldResult> sizes, int64_t channelDim) {
+    OpFoldResult total = sizes[channelDim];
+    OpFoldResult perGroup =
+        isa<Attribute>(total)
+            ? OpFoldResult(b.getIndexAttr(
+                  cast<IntegerAttr>(cast<Attribute>(total)).getInt() / groups))
+            : OpFoldResult(b.createOrFold<arith::DivUIOp>(
+                  loc, cast<Value>(total), groupsValue));
+    sizes[channelDim] = perGroup;
+    sizes.insert(sizes.begin() + channelDim, b.getIndexAttr(groups));
+    return sizes;
+  };
+  // 1. The groups split off the channel dims (before the padding: an
+  // expand_shape of a pad is moved above it by elementwise fusion, with
+  // sizes that do not dominate it there); 2. zero padding of the spatial
+  // dims of the grouped input [N, G, C/G, S...].
+  Value groupedInput =
+      splitGroups(input, 1, groupSizes(mixedDims(input), 1));
+  Value groupedKernel =
+      splitGroups(kernel, 0, groupSizes(mixedDims(kernel), 0));
+  if (llvm::any_of(low, [](int64_t p) { return p != 0; }) ||
+      llvm::any_of(high, [](int64_t p) { return p != 0; })) {
+    auto groupedInputType = cast<RankedTensorType>(groupedInput.getType());
+    SmallVector<OpFoldResult> padLow(3, b.getIndexAttr(0)),
+        padHigh(3, b.getIndexAttr(0));
+    SmallVector<int64_t> paddedShape(
+        groupedInputType.getShape().take_front(3));
+    for (int64_t s = 0; s < spatial; ++s) {
+      padLow.push_back(b.getIndexAttr(low[s]));
+      padHigh.push_back(b.getIndexAttr(high[s]));
+      int64_t size = groupedInputType.getDimSize(3 + s);
+      paddedShape.push_back(ShapedType::isDynamic(size)
+                                ? ShapedType::kDynamic
+                                : size + low[s] + high[s]);
+    }
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(element, 0));
+    groupedInput = tensor::PadOp::create(
+        b, loc, RankedTensorType::get(paddedShape, element), groupedInput,
+        padLow, padHigh, zero);
+  }
+
+  SmallVector<int64_t> groupedShape = {type.getDimSize(0), groups};
+  int64_t outChannels = type.getDimSize(1);
+  groupedShape.push_back(ShapedType::isDynamic(outChannels)
+                             ? ShapedType::kDynamic
+                             : outChannels / groups);
+  llvm::append_range(groupedShape, type.getShape().drop_front(2));
+  auto groupedType = RankedTensorType::get(groupedShape, element);
+  SmallVector<Value> groupedDims = {(*dims)[0], groupsValue,
+                                    b.createOrFold<arith::DivUIOp>(
+                                        loc, (*dims)[1], groupsValue)};
+  llvm::append_range(groupedDims, ArrayRef<Value>(*dims).drop_front(2));
+  Value init = zeroAccumulator(b, loc, groupedType, groupedDims);
+
+  // 3. Loops (n, g, o, os..., c, k...): parallel, then reduction.
+  int64_t numParallel = 3 + spatial, numLoops = numParallel + 1 + spatial;
+  auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };
+  SmallVector<AffineExpr> inputExprs = {d(0), d(1), d(numParallel)};
+  SmallVector<AffineExpr> kernelExprs = {d(1), d(2), d(numParallel)};
+  SmallVector<AffineExpr> outExprs = {d(0), d(1), d(2)};
+  for (int64_t s = 0; s < spatial; ++s) {
+    AffineExpr out = d(3 + s), window = d(numParallel + 1 + s);
+    inputExprs.push_back(out * strides[s] + window * dilation[s]);
+    kernelExprs.push_back(window);
+    outExprs.push_back(out);
+  }
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(numLoops, 0, inputExprs, ctx),
+      AffineMap::get(numLoops, 0, kernelExprs, ctx),
+      AffineMap::get(numLoops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(numParallel,
+                                             utils::IteratorType::parallel);
+  iterators.append(1 + spatial, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{groupedType}, ValueRange{groupedInput, groupedKernel},
+      ValueRange{init}, maps, iterators, multiplyAccumulate);
+
+  SmallVector<ReassociationIndices> merge = {{0}, {1, 2}};
+  for (int64_t s = 0; s < spatial; ++s)
+    merge.push_back({3 + s});
+  Value result = tensor::CollapseShapeOp::create(b, loc, type,
+                                                 generic.getResult(0), merge);
+  op.replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+struct LowerIntegerContractionsPass
+    : public disc::impl::DiscLowerIntegerContractionsBase<
+          LowerIntegerContractionsPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<DotGeneralOp, ConvolutionOp>(op) && isIntegerOp(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      LogicalResult lowered =
+          isa<DotGeneralOp>(op) ? lowerDot(cast<DotGeneralOp>(op))
+                                : lowerConvolution(cast<ConvolutionOp>(op));
+      if (failed(lowered))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
