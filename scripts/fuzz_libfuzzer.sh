@@ -20,7 +20,9 @@ if ! command -v "$CLANG" >/dev/null; then
   echo "fuzz-libfuzzer: $CLANG not found (scripts/setup.sh installs clang-22 and libclang-rt-22-dev)" >&2
   exit 1
 fi
+# -O1: libFuzzer's recommendation, and half the build time of -O3.
 cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DCMAKE_C_COMPILER="$CLANG" -DCMAKE_CXX_COMPILER="${CLANG/clang/clang++}" \
   -DDISC_LIBFUZZER=ON -DDISC_BUILD_PYTHON=OFF -DDISC_BUILD_TESTS=OFF >/dev/null
 ninja -C "$BUILD" disc-compile-fuzzer

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything DISC needs, idempotently: Debian packages (MLIR/LLVM 22,
-# oneDNN, Ninja, ccache, GoogleTest), a Python venv in .venv with the pinned
+# oneDNN, Ninja, ccache, GoogleTest, clang for the libFuzzer target), a Python venv in .venv with the pinned
 # CPU build of PyTorch, and the build tools of the Python package.
 # Usage: scripts/setup.sh            (what `make setup` runs)
 set -euo pipefail
@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libdnnl-dev ninja-build ccache libgtest-dev cmake g++ python3-venv
+  clang-22 libclang-rt-22-dev
 )
 # torch is pinned: 2.13.0 is the CPU build on this machine's disk; anything
 # else would download a multi-GB CUDA build.

@@ -32,31 +32,46 @@ using namespace mlir;
 
 namespace {
 
-const DialectRegistry &registry() {
-  static const DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry();
-    disc::registerAllDialects(*r);
-    disc::registerAllPasses();
-    return r;
-  }();
-  return *registry;
-}
+/// One context and the three pass managers, built once: creating a context
+/// and loading every dialect per input would cost more than most inputs
+/// (which do not parse). Modules are parsed into the shared context and
+/// dropped after each input.
+struct Compiler {
+  DialectRegistry registry;
+  std::unique_ptr<MLIRContext> context;
+  std::unique_ptr<PassManager> prepare, lower, toLlvm;
 
-LogicalResult runPipeline(MLIRContext &context, ModuleOp module,
-                          const std::string &pipeline) {
-  PassManager pm(&context);
-  if (failed(parsePassPipeline(pipeline, pm)))
-    std::abort(); // DISC's own pipeline text: a bug, not an input
-  return pm.run(module);
+  Compiler() {
+    disc::registerAllDialects(registry);
+    disc::registerAllPasses();
+    context = std::make_unique<MLIRContext>(registry,
+                                            MLIRContext::Threading::DISABLED);
+    context->loadAllAvailableDialects();
+    // Every diagnostic is an expected outcome: swallow it.
+    context->getDiagEngine().registerHandler(
+        [](Diagnostic &) { return success(); });
+    prepare = pipeline(disc::cpuPreparePipeline());
+    lower = pipeline(disc::cpuLowerToKernelsPipeline());
+    toLlvm = pipeline(disc::cpuKernelsToLlvmPipeline());
+  }
+
+  std::unique_ptr<PassManager> pipeline(const std::string &text) {
+    auto pm = std::make_unique<PassManager>(context.get());
+    if (failed(parsePassPipeline(text, *pm)))
+      std::abort(); // DISC's own pipeline text: a bug, not an input
+    return pm;
+  }
+};
+
+Compiler &compiler() {
+  static Compiler *instance = new Compiler();
+  return *instance;
 }
 
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  MLIRContext context(registry(), MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-  // Every diagnostic is an expected outcome: swallow it.
-  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+  Compiler &c = compiler();
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(
@@ -64,13 +79,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           "fuzz-input"),
       llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(c.context.get()));
   if (!module || failed(verify(*module)))
     return 0;
-  if (failed(runPipeline(context, *module, disc::cpuPreparePipeline())) ||
-      failed(runPipeline(context, *module,
-                         disc::cpuLowerToKernelsPipeline())) ||
-      failed(runPipeline(context, *module, disc::cpuKernelsToLlvmPipeline())))
+  if (failed(c.prepare->run(*module)) || failed(c.lower->run(*module)) ||
+      failed(c.toLlvm->run(*module)))
     return 0;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -247,6 +247,11 @@ struct StitchFusionPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // One pass instance runs on every function of a module in turn (and on
+    // every module a reused pass manager sees): the loops of the previous
+    // run are not this function's (found by the libFuzzer target: a
+    // use-after-free when a second run read the first one's erased loops).
+    rowLoops.clear();
     // The function's own blocks: ops nested in loops or conditionals are
     // left alone.
     for (Block &block : func.getBody())
@@ -277,7 +282,7 @@ struct StitchFusionPass
     llvm::DenseSet<Operation *> &erased;
   };
 
-  /// The row loops made so far.
+  /// The row loops made so far in this run.
   SmallVector<Operation *> rowLoops;
 
   LogicalResult fuseBlock(Block *block) {

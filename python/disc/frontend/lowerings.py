@@ -1619,34 +1619,41 @@ _SCATTER_REDUCE_KINDS = {"sum": "add", "prod": "mul", "amax": "max", "amin": "mi
 
 @register(aten.scatter_reduce.two)
 def _scatter_reduce(ctx, x, dim, index, src, reduce, include_self=True):
+    return _reduce_into(ctx, x, reduce, include_self,
+                        lambda start, values, kind: _scatter_full(
+                            ctx, start, dim, index, src if values is None else values, kind))
+
+
+def _reduce_into(ctx, x, reduce, include_self, scatter):
+    """scatter_reduce / index_reduce: x with the values `scatter(start,
+    values, kind)` sends to each position reduced there by `reduce` (sum,
+    prod, mean, amax, amin), x's own value included or not. `values` 1
+    means a count of one per scattered value."""
     kind = _SCATTER_REDUCE_KINDS[reduce]
+    dtype = ctx.out_dtype
+    shape = x.shape
+    xv = ctx.b.convert(x, dtype)
     if include_self and reduce != "mean":
-        return _scatter_full(ctx, x, dim, index, src, kind)
+        return scatter(xv, None, kind)
     if reduce in ("amax", "amin"):
         # max/min are idempotent: store one of its values at every position
         # an index hits, then reduce all of them there; the rest keep x.
         # (No identity-filled copy and no per-position count.)
-        first = _scatter_full(ctx, x, dim, index, src, "replace")
-        return _scatter_full(ctx, first, dim, index, src, kind)
-    dtype = ctx.out_dtype
-    shape = x.shape
-    xv = ctx.b.convert(x, dtype)
+        return scatter(scatter(xv, None, "replace"), None, kind)
     if include_self:
         start = xv
     else:
         # Reduce the scattered values alone, from the reduction's identity;
         # positions no index hits keep x.
-        identity = {"add": 0, "mul": 1,
-                    "max": float("-inf") if dtype.is_floating_point else torch.iinfo(dtype).min,
-                    "min": float("inf") if dtype.is_floating_point else torch.iinfo(dtype).max}[kind]
-        start = ctx.b.full(identity, dtype, shape)
-    reduced = _scatter_full(ctx, start, dim, index, src, kind)
+        start = ctx.b.full({"add": 0, "mul": 1}[kind], dtype, shape)
+    reduced = scatter(start, None, kind)
     # How many values each position received.
-    counts = _scatter_full(ctx, ctx.b.full(0, dtype, shape), dim, index, 1, "add")
+    counts = scatter(ctx.b.full(0, dtype, shape), 1, "add")
     if reduce == "mean":
         total = ctx.b.binary("add", counts, ctx.b.full(1, dtype, shape)) if include_self else counts
         safe = ctx.b.binary("maximum", total, ctx.b.full(1, dtype, shape))
-        reduced = ctx.b.binary("divide", reduced, safe)
+        reduced = ctx.b.binary("divide", reduced, safe) if dtype.is_floating_point \
+            else _floor_div_int(ctx, reduced, safe)
     if include_self:
         return reduced
     hit = ctx.b.compare("GT", counts, ctx.b.full(0, dtype, shape))
@@ -1679,17 +1686,42 @@ for _t in (aten.scatter.src, aten.scatter.value):
 def _index_add(ctx, x, dim, index, src, alpha=1):
     dim = norm_dim(dim, x.rank)
     dtype = ctx.out_dtype
-    idx = _wrap_negative(ctx, index, x.shape[dim])
-    idx = ctx.b.reshape(idx, (idx.shape[0] if idx.rank else sympy.Integer(1), sympy.Integer(1)))
     srcv = ctx.b.convert(src, dtype)
     if alpha != 1:
         srcv = ctx.b.binary("multiply", srcv, ctx.operand(alpha, dtype, srcv.shape))
+    return _index_scatter(ctx, ctx.b.convert(x, dtype), dim, index, srcv, "add")
+
+
+def _index_scatter(ctx, x: Val, dim: int, index, src: Val, kind: str) -> Val:
+    """x with src's slices along `dim` combined (`kind`) into the slices
+    `index` names (index_add / index_reduce)."""
+    idx = _wrap_negative(ctx, index, x.shape[dim])
+    idx = ctx.b.reshape(idx, (idx.shape[0] if idx.rank else sympy.Integer(1), sympy.Integer(1)))
     # updates [n_index at dim, other dims...]: move the indexed dim first.
     perm = [dim] + [d for d in range(x.rank) if d != dim]
-    upd = ctx.b.transpose(srcv, perm)
-    window_dims = list(range(1, x.rank))
-    inserted = [dim]
-    return ctx.b.scatter(ctx.b.convert(x, dtype), idx, upd, "add", window_dims, inserted, [dim], 1)
+    upd = ctx.b.transpose(src, perm)
+    return ctx.b.scatter(x, idx, upd, kind, list(range(1, x.rank)), [dim], [dim], 1)
+
+
+@register(aten.index_reduce.default)
+def _index_reduce(ctx, x, dim, index, source, reduce, include_self=True):
+    dim = norm_dim(dim, x.rank)
+    dtype = ctx.out_dtype
+    srcv = ctx.b.convert(source, dtype)
+
+    def scatter(start, values, kind):
+        values = srcv if values is None else ctx.b.full(values, dtype, srcv.shape)
+        return _index_scatter(ctx, start, dim, index, values, kind)
+    return _reduce_into(ctx, x, reduce, include_self, scatter)
+
+
+def _index_reduce_check(node):
+    if fake(node).dim() == 0 or fake(node.args[2]).dim() == 0:
+        return "index_reduce of a 0-d tensor"
+    return None
+
+
+LOWERINGS[aten.index_reduce.default].check = _index_reduce_check
 
 
 def _advanced_index_layout(x_rank, indexed_dims):

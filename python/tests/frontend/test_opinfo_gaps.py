@@ -217,3 +217,16 @@ def test_integer_linspace_fractional_step_stays_eager():
     stats = check_compiled(lambda x: torch.linspace(4.3, -3, 50, dtype=torch.int64) + x,
                            [(rnd((n, 50), torch.int64),) for n in (3, 5, 7)], max_fallback=1)
     assert any("integer linspace with a fractional step" in k for k in stats["fallback_ops"])
+
+
+# ------------------------------------------------------------ index_reduce
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=ids([torch.float32, torch.int64]))
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce(reduce, include_self, dtype):
+    def make(n):
+        # Small integers: products stay exact; repeated indices collide.
+        return (rnd((n, 6), dtype, -4, 5), torch.randint(0, 6, (4,)), rnd((n, 4), dtype, -4, 5))
+    check_compiled(lambda x, i, s: x.index_reduce(1, i, s, reduce, include_self=include_self),
+                   [make(n) for n in (3, 5, 9)])
