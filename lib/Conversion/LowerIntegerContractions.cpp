@@ -266,6 +266,60 @@ LogicalResult lowerConvolution(ConvolutionOp op) {
   llvm::append_range(groupedDims, ArrayRef<Value>(*dims).drop_front(2));
   Value init = zeroAccumulator(b, loc, groupedType, groupedDims);
 
+  // The input cut to exactly the extent the windows read, (out - 1) *
+  // stride + (k - 1) * dilation + 1 per spatial dim: when an output dim is
+  // 1, folding unit loops turns `out * stride + k * dilation` into a plain
+  // `k * dilation`, whose operand size must then equal the loop range.
+  {
+    auto inType = cast<RankedTensorType>(groupedInput.getType());
+    SmallVector<OpFoldResult> offsets(inType.getRank(), b.getIndexAttr(0)),
+        sizes, unitStrides(inType.getRank(), b.getIndexAttr(1));
+    SmallVector<int64_t> cutShape(inType.getShape().take_front(3));
+    for (int64_t d = 0; d < 3; ++d)
+      sizes.push_back(inType.isDynamicDim(d)
+                          ? OpFoldResult(dimOf(b, loc, groupedInput, d))
+                          : OpFoldResult(b.getIndexAttr(inType.getDimSize(d))));
+    bool cuts = false;
+    for (int64_t s = 0; s < spatial; ++s) {
+      int64_t out = type.getDimSize(2 + s);
+      int64_t window = cast<RankedTensorType>(kernel.getType()).getDimSize(2 + s);
+      int64_t size = inType.getDimSize(3 + s);
+      if (!ShapedType::isDynamic(out) && !ShapedType::isDynamic(window)) {
+        int64_t extent =
+            std::max<int64_t>((out - 1) * strides[s] + (window - 1) * dilation[s] + 1, 0);
+        cuts |= ShapedType::isDynamic(size) || extent != size;
+        sizes.push_back(b.getIndexAttr(extent));
+        cutShape.push_back(extent);
+        continue;
+      }
+      // extent = max((out - 1) * stride + (k - 1) * dilation + 1, 0)
+      auto c = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      Value outV = (*dims)[2 + s];
+      Value windowV = dimOf(b, loc, kernel, 2 + s);
+      Value extent = arith::AddIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc,
+                                    arith::SubIOp::create(b, loc, outV, c(1)),
+                                    c(strides[s])),
+              arith::MulIOp::create(b, loc,
+                                    arith::SubIOp::create(b, loc, windowV, c(1)),
+                                    c(dilation[s]))),
+          c(1));
+      extent = arith::MaxSIOp::create(b, loc, extent, c(0));
+      sizes.push_back(extent);
+      cutShape.push_back(ShapedType::kDynamic);
+      cuts = true;
+    }
+    if (cuts)
+      groupedInput = tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(cutShape, element), groupedInput,
+          offsets, sizes, unitStrides);
+  }
+
   // 3. Loops (n, g, o, os..., c, k...): parallel, then reduction.
   int64_t numParallel = 3 + spatial, numLoops = numParallel + 1 + spatial;
   auto d = [&](int64_t i) { return b.getAffineDimExpr(i); };

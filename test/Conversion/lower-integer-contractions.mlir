@@ -43,6 +43,9 @@ func.func @mm_f32(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK: tensor.expand_shape {{.*}} {{\[\[}}0], [1, 2], [3], [4]] {{.*}} : tensor<?x4x?x?xi32> into tensor<?x2x2x?x?xi32>
 // CHECK: tensor.expand_shape {{.*}} {{\[\[}}0, 1], [2], [3], [4]] {{.*}} : tensor<6x2x3x3xi32> into tensor<2x3x2x3x3xi32>
 // CHECK: tensor.pad %{{.*}} low[0, 0, 0, 1, 1] high[0, 0, 0, 1, 1]
+// The padded input cut to the extent the windows read ((out-1)*2 + 2*2 + 1).
+// CHECK: arith.maxsi
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0] [%{{.*}}, 2, 2, %{{.*}}, %{{.*}}] [1, 1, 1, 1, 1] : tensor<?x2x2x?x?xi32> to tensor<?x2x2x?x?xi32>
 // CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
 // CHECK: tensor.collapse_shape {{.*}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<?x2x3x?x?xi32> into tensor<?x6x?x?xi32>
 func.func @grouped_conv_i32(%x: tensor<?x4x?x?xi32>, %w: tensor<6x2x3x3xi32>) -> tensor<?x6x?x?xi32> {
@@ -61,3 +64,15 @@ func.func @conv_f32(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<
   return %0 : tensor<?x8x?x?xf32>
 }
 
+
+// -----
+
+// A static convolution whose output width is 1: the input is cut to the
+// 4 columns the window reads (of 5 padded), so that folding the unit loop
+// leaves a generic whose sizes agree.
+// CHECK-LABEL: func.func @output_width_one
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0] [1, 1, 2, 5, 4] [1, 1, 1, 1, 1] : tensor<1x1x2x6x5xi64> to tensor<1x1x2x5x4xi64>
+func.func @output_width_one(%x: tensor<1x2x4x3xi64>, %w: tensor<4x2x3x4xi64>) -> tensor<1x4x2x1xi64> {
+  %0 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<1x2x4x3xi64>, tensor<4x2x3x4xi64>) -> tensor<1x4x2x1xi64>
+  return %0 : tensor<1x4x2x1xi64>
+}

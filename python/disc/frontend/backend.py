@@ -399,7 +399,10 @@ class DiscPartition(torch.nn.Module):
             # eager PyTorch accepts it (a relation the trace assumed but the
             # model does not need): this call runs the partition's FX graph
             # in eager instead, loudly. Eager raises its own error when the
-            # inputs are wrong for the model too.
+            # inputs are wrong for the model too. DISC_STRICT=1 raises
+            # instead (tests, bug reports).
+            if os.environ.get("DISC_STRICT") == "1":
+                raise
             _count(eager_calls=1)
             message = (f"{self.partition_name}: the compiled code rejected this call "
                        f"({str(e).splitlines()[0]}); it runs in eager PyTorch")

@@ -230,3 +230,12 @@ def test_index_reduce(reduce, include_self, dtype):
         return (rnd((n, 6), dtype, -4, 5), torch.randint(0, 6, (4,)), rnd((n, 4), dtype, -4, 5))
     check_compiled(lambda x, i, s: x.index_reduce(1, i, s, reduce, include_self=include_self),
                    [make(n) for n in (3, 5, 9)])
+
+
+def test_integer_convolution_output_width_one():
+    # An output dim of 1 (OpInfo's conv2d sample 8): unit-loop folding must
+    # still see operand sizes that agree (the input is cut to the window).
+    w = rnd((4, 2, 3, 4), torch.int64)
+    check_compiled(lambda x: F.conv2d(x, w, stride=2, padding=1),
+                   [(rnd((1, 2, h, 3), torch.int64),) for h in (4, 6, 8)],
+                   dynamic=False, compiles=None)

@@ -221,3 +221,24 @@ def test_rejected_partition_call_runs_in_eager():
 
     with pytest.raises(RuntimeError, match="boom"):
         DiscPartition(Failing(), plan, 1, True, "p", graph)(x)
+
+
+def test_rejected_partition_call_raises_under_disc_strict(monkeypatch):
+    """DISC_STRICT=1: the InvocationError reaches the caller (for tests and
+    bug reports), nothing is counted."""
+    import torch.fx as fx
+
+    from disc.frontend.backend import DiscPartition
+    from disc.frontend.importer import ArgPlan
+
+    class Rejecting:
+        def __call__(self, *args):
+            raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
+
+    monkeypatch.setenv("DISC_STRICT", "1")
+    graph = fx.symbolic_trace(lambda x: x * 2 + 1)
+    part = DiscPartition(Rejecting(), [ArgPlan("tensor", 0)], 1, True, "p", graph)
+    before = disc.stats()["eager_calls"]
+    with pytest.raises(disc.InvocationError, match="dim 0 is 3"):
+        part(torch.randn(3))
+    assert disc.stats()["eager_calls"] == before
