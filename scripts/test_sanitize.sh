@@ -37,9 +37,10 @@ PKG=$(mktemp -d)
 trap 'rm -rf "$PKG"' EXIT
 cp -r python/disc "$PKG/disc"
 cp "$BUILD"/lib/Bindings/Python/_C*.so "$PKG/disc/"
-echo "[sanitize] pytest subset (ops, errors, reliability)"
+echo "[sanitize] pytest subset (ops, errors, reliability, OpInfo gaps)"
 PYTHONPATH="$PKG" LD_PRELOAD="$ASAN_LIB $UBSAN_LIB" DISC_FUZZ_SECONDS=${DISC_FUZZ_SECONDS:-30} \
   "$PY" -m pytest -q -p no:cacheprovider -x \
   python/tests/test_api_and_errors.py python/tests/test_elementwise.py \
   python/tests/test_data_movement.py python/tests/test_reduce_gather_scatter.py \
-  python/tests/test_attention.py python/tests/reliability
+  python/tests/test_attention.py python/tests/reliability \
+  python/tests/frontend/test_opinfo_gaps.py
