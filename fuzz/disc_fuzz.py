@@ -17,7 +17,7 @@ fuzz/findings/ (the program and the report) and make the run fail.
 Mutants with an outcome not seen before go to --save-corpus.
 
     .venv/bin/python fuzz/disc_fuzz.py --seconds 60            # what CI runs
-    .venv/bin/python fuzz/disc_fuzz.py --executions 1000000 --jobs 2
+    .venv/bin/python fuzz/disc_fuzz.py --executions 1000000
     .venv/bin/python fuzz/disc_fuzz.py --replay fuzz/findings/crash-....mlir
 """
 from __future__ import annotations

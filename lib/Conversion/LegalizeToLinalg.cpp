@@ -1786,7 +1786,40 @@ struct ScanToLoops : public OpConversionPattern<ScanOp> {
 
 struct LegalizeToLinalgPass
     : public disc::impl::DiscLegalizeToLinalgBase<LegalizeToLinalgPass> {
+  /// Ops whose result sizes come from a shape operand at run time may
+  /// still declare a static dim in their type (`dynamic_iota %shape :
+  /// tensor<7x256xi64>`); the lowering allocates from the type and loops
+  /// or copies from the operand. A mismatch is a run-time error naming the
+  /// op, not a heap overflow (found by the mutation fuzzer).
+  void assertStaticResultDims() {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<DynamicIotaOp, DynamicBroadcastInDimOp, DynamicReshapeOp,
+              DynamicPadOp, RealDynamicSliceOp, DynamicGatherOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      if (llvm::none_of(type.getShape(), [](int64_t d) {
+            return !ShapedType::isDynamic(d);
+          }))
+        continue;
+      OpBuilder b(op);
+      auto dims = reifyResultDims(b, op);
+      if (failed(dims))
+        continue;
+      for (auto [i, size] : llvm::enumerate(type.getShape()))
+        if (!ShapedType::isDynamic(size))
+          assertEqual(b, op->getLoc(), (*dims)[i], cIndex(b, op->getLoc(), size),
+                      op->getName().getStringRef() + ": result dim " +
+                          Twine(i) + " is " + Twine(size) +
+                          " in its type, but its shape operand gives another "
+                          "size");
+    }
+  }
+
   void runOnOperation() override {
+    assertStaticResultDims();
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,

@@ -323,3 +323,21 @@ func.func @reshape_static_meets_dynamic(%a: tensor<1x?x3x64xf32> {disc.dims = ["
   %2 = disc.reshape %c : (tensor<?xf32>) -> tensor<4x6xf32>
   return %0, %1, %2 : tensor<1x197x192xf32>, tensor<197x3x64xf32>, tensor<4x6xf32>
 }
+
+// -----
+
+// A dynamic op whose type declares a static dim: the size its shape operand
+// gives is asserted equal before the op (the allocation follows the type).
+// CHECK-LABEL: func.func @dynamic_iota_static_dim
+// CHECK: %[[N:.*]] = tensor.dim
+// CHECK: %[[EQ:.*]] = arith.cmpi eq, %[[N]], %c7
+// CHECK: cf.assert %[[EQ]], "disc.dynamic_iota: result dim 0 is 7 in its type, but its shape operand gives another size"
+// CHECK-NOT: cf.assert {{.*}}result dim 1
+func.func @dynamic_iota_static_dim(%x: tensor<?xi64>) -> tensor<7x256xi64> {
+  %c0 = arith.constant 0 : index
+  %c256 = arith.constant 256 : index
+  %n = tensor.dim %x, %c0 : tensor<?xi64>
+  %s = tensor.from_elements %n, %c256 : tensor<2xindex>
+  %0 = disc.dynamic_iota %s, dim = 1 : (tensor<2xindex>) -> tensor<7x256xi64>
+  return %0 : tensor<7x256xi64>
+}
