@@ -50,15 +50,6 @@ RankedTensorType signlessTensor(Type t) {
   return RankedTensorType::get(tt.getShape(), signless(tt.getElementType()));
 }
 
-/// The dynamic dims among `dims` for a tensor.empty of `type`.
-SmallVector<Value> dynamicDims(RankedTensorType type, ArrayRef<Value> dims) {
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      out.push_back(dims[i]);
-  return out;
-}
-
 /// Slice sizes for a tensor of `type`: static dims as attributes (so that
 /// slice ops infer/verify the static type), dynamic dims as `dims`.
 SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, RankedTensorType type,
@@ -83,20 +74,9 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
                   ArrayRef<Value> dims) {
   return tensor::EmptyOp::create(b, loc, type.getShape(),
                                  type.getElementType(),
-                                 dynamicDims(type, dims));
+                                 disc::dynamicSizes(type, dims));
 }
 
-/// cf.assert(a == b) unless both are the same constant or value.
-void assertEqual(OpBuilder &b, Location loc, Value x, Value y,
-                 const Twine &message) {
-  if (x == y)
-    return;
-  auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
-  if (cx && cy && *cx == *cy)
-    return;
-  Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
-  cf::AssertOp::create(b, loc, eq, message.str());
-}
 
 void assertTrue(OpBuilder &b, Location loc, Value cond, const Twine &message) {
   if (auto c = getConstantIntValue(cond); c && *c)
@@ -505,7 +485,7 @@ struct ElementwiseToLinalg : public ConversionPattern {
         continue;
       SmallVector<Value> vDims = getDims(rewriter, loc, v);
       for (int64_t d = 0; d < rank; ++d)
-        assertEqual(rewriter, loc, vDims[d], dims[d],
+        disc::emitAssertEqualSizes(rewriter, loc, vDims[d], dims[d],
                     opLabel(op) + ": operand " + Twine(i) + " dim " +
                         Twine(d) + " does not match the other operands");
     }
@@ -698,7 +678,7 @@ struct BroadcastToLinalg : public OpConversionPattern<OpTy> {
       }
       if (llvm::is_contained(nonexpanding, (int64_t)i)) {
         // Declared equal by the producer: index directly, check once.
-        assertEqual(rewriter, loc, inDims[i], (*outDims)[d],
+        disc::emitAssertEqualSizes(rewriter, loc, inDims[i], (*outDims)[d],
                     opLabel(op) + ": operand dim " + Twine(i) +
                         " is declared non-expanding but differs from "
                         "result dim " +
@@ -829,7 +809,7 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
       // operand's count).
       Value outCount = emitCheckedElementCount(rewriter, loc, *outDims,
                                                /*elementBytes=*/1, opLabel(op));
-      assertEqual(rewriter, loc, outCount, product(rewriter, loc, inDims),
+      disc::emitAssertEqualSizes(rewriter, loc, outCount, product(rewriter, loc, inDims),
                   opLabel(op) + ": the new shape does not have the operand's "
                                "number of elements");
       // Row-major order: flatten, then unflatten to the new shape. Both
@@ -880,7 +860,7 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
       SmallVector<Value> members;
       for (int64_t w : group)
         members.push_back(wide[w]);
-      assertEqual(rewriter, loc, product(rewriter, loc, members), narrow[n],
+      disc::emitAssertEqualSizes(rewriter, loc, product(rewriter, loc, members), narrow[n],
                   opLabel(op) + ": the new shape does not have the operand's "
                                "number of elements");
     }
@@ -1059,7 +1039,7 @@ struct ConcatenateToTensor : public OpConversionPattern<ConcatenateOp> {
       SmallVector<Value> dims = getDims(rewriter, loc, input);
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (d != axis)
-          assertEqual(rewriter, loc, dims[d], (*outDims)[d],
+          disc::emitAssertEqualSizes(rewriter, loc, dims[d], (*outDims)[d],
                       opLabel(op) + ": input " + Twine(idx) + " dim " +
                           Twine(d) + " does not match input 0");
       // An input with a static zero-size dim adds nothing (and an
@@ -1451,7 +1431,7 @@ struct GatherToLinalg : public OpConversionPattern<OpTy> {
     // The index vector holds one start per start_index_map entry: a
     // shorter one (a dynamic index_vector_dim) would be read past its end.
     if (ivd < indicesRank)
-      assertEqual(rewriter, loc, getDims(rewriter, loc, indices)[ivd],
+      disc::emitAssertEqualSizes(rewriter, loc, getDims(rewriter, loc, indices)[ivd],
                   cIndex(rewriter, loc, op.getStartIndexMap().size()),
                   opLabel(op) + ": index_vector_dim " + Twine(ivd) +
                       " of the start indices must have " +
@@ -1608,7 +1588,7 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
     {
       SmallVector<Value> indexDims = getDims(rewriter, loc, indices);
       if (ivd < indicesRank)
-        assertEqual(rewriter, loc, indexDims[ivd],
+        disc::emitAssertEqualSizes(rewriter, loc, indexDims[ivd],
                     cIndex(rewriter, loc, toOperand.size()),
                     opLabel(op) + ": index_vector_dim " + Twine(ivd) +
                         " of the scatter indices must have " +
@@ -1617,7 +1597,7 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
       for (int64_t j = 0; j < indicesRank && next < batchUbs.size(); ++j) {
         if (j == ivd)
           continue;
-        assertEqual(rewriter, loc, indexDims[j], batchUbs[next],
+        disc::emitAssertEqualSizes(rewriter, loc, indexDims[j], batchUbs[next],
                     opLabel(op) + ": scatter_indices dim " + Twine(j) +
                         " differs from updates batch dim " + Twine(next));
         ++next;
@@ -1810,7 +1790,7 @@ struct LegalizeToLinalgPass
         continue;
       for (auto [i, size] : llvm::enumerate(type.getShape()))
         if (!ShapedType::isDynamic(size))
-          assertEqual(b, op->getLoc(), (*dims)[i], cIndex(b, op->getLoc(), size),
+          disc::emitAssertEqualSizes(b, op->getLoc(), (*dims)[i], cIndex(b, op->getLoc(), size),
                       op->getName().getStringRef() + ": result dim " +
                           Twine(i) + " is " + Twine(size) +
                           " in its type, but its shape operand gives another "

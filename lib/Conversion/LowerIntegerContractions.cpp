@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Passes.h"
+#include "disc/Conversion/SizeChecks.h"
 #include "disc/Dialect/Disc/DiscDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,33 +30,16 @@ bool isIntegerOp(Operation *op) {
       cast<ShapedType>(op->getResult(0).getType()).getElementType());
 }
 
-Value emptyOf(OpBuilder &b, Location loc, RankedTensorType type,
-              ArrayRef<Value> dims) {
-  SmallVector<Value> dynamic;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      dynamic.push_back(dims[i]);
-  return tensor::EmptyOp::create(b, loc, type.getShape(),
-                                 type.getElementType(), dynamic);
-}
-
 /// A zero-filled accumulator of `type` with the sizes `dims`.
 Value zeroAccumulator(OpBuilder &b, Location loc, RankedTensorType type,
                       ArrayRef<Value> dims) {
   Value zero = arith::ConstantOp::create(
       b, loc, b.getIntegerAttr(type.getElementType(), 0));
-  return linalg::FillOp::create(b, loc, zero, emptyOf(b, loc, type, dims))
+  return linalg::FillOp::create(b, loc, zero, tensor::EmptyOp::create(b, loc, type.getShape(),
+                                                type.getElementType(),
+                                                dynamicSizes(type, dims))
+                                    .getResult())
       .getResult(0);
-}
-
-/// cf.assert(x == y) unless both sizes are the same constant.
-void assertSameSize(OpBuilder &b, Location loc, Value x, Value y,
-                    const Twine &message) {
-  auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
-  if (x == y || (cx && cy && *cx == *cy))
-    return;
-  Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
-  cf::AssertOp::create(b, loc, eq, message.str());
 }
 
 Value dimOf(OpBuilder &b, Location loc, Value tensor, int64_t d) {
@@ -100,7 +84,7 @@ LogicalResult lowerDot(DotGeneralOp op) {
   // The library call's checks, as asserts: paired dims agree at run time.
   for (auto [l, r] : llvm::zip(llvm::concat<const int64_t>(lb, lc),
                                llvm::concat<const int64_t>(rb, rc)))
-    assertSameSize(b, loc, dimOf(b, loc, lhs, l), dimOf(b, loc, rhs, r),
+    emitAssertEqualSizes(b, loc, dimOf(b, loc, lhs, l), dimOf(b, loc, rhs, r),
                    "disc.dot_general: lhs dim " + Twine(l) + " and rhs dim " +
                        Twine(r) + " differ");
 
@@ -173,7 +157,7 @@ LogicalResult lowerConvolution(ConvolutionOp op) {
   // Input channels = groups x kernel dim 1 (the library's check).
   Value channels = dimOf(b, loc, input, 1);
   Value kernelChannels = dimOf(b, loc, kernel, 1);
-  assertSameSize(
+  emitAssertEqualSizes(
       b, loc, channels,
       b.createOrFold<arith::MulIOp>(loc, kernelChannels, groupsValue),
       "disc.convolution: input channels are not groups x kernel channels");

@@ -1,5 +1,6 @@
 //===- LowerLibraryCalls.cpp - library ops -> RAL calls -------------------===//
 #include "disc/Conversion/Passes.h"
+#include "disc/Conversion/SizeChecks.h"
 #include "disc/Dialect/Disc/DiscDialect.h"
 #include "disc/Transforms/Passes.h"
 
@@ -101,12 +102,8 @@ Value operandBuffer(OpBuilder &b, Location loc, Value tensor) {
 /// Result buffer of `type` with the given dims.
 Value allocResult(OpBuilder &b, Location loc, RankedTensorType type,
                   ArrayRef<Value> dims) {
-  SmallVector<Value> dynamic;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    if (type.isDynamicDim(i))
-      dynamic.push_back(dims[i]);
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return memref::AllocOp::create(b, loc, memrefType, dynamic);
+  return memref::AllocOp::create(b, loc, memrefType, dynamicSizes(type, dims));
 }
 
 /// A fresh buffer for `op`'s (single) result, its dims reified from the

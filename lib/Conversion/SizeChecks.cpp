@@ -55,3 +55,22 @@ Value disc::emitCheckedElementCount(OpBuilder &b, Location loc,
                              .str());
   return count;
 }
+
+void disc::emitAssertEqualSizes(OpBuilder &b, Location loc, Value x, Value y,
+                                const Twine &message) {
+  if (x == y)
+    return;
+  auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  if (cx && cy && *cx == *cy)
+    return;
+  Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  cf::AssertOp::create(b, loc, eq, message.str());
+}
+
+SmallVector<Value> disc::dynamicSizes(ShapedType type, ArrayRef<Value> dims) {
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      out.push_back(dims[i]);
+  return out;
+}

@@ -11,6 +11,7 @@
 #ifndef DISC_CONVERSION_SIZECHECKS_H
 #define DISC_CONVERSION_SIZECHECKS_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -24,6 +25,16 @@ mlir::Value emitCheckedElementCount(mlir::OpBuilder &b, mlir::Location loc,
                                     mlir::ArrayRef<mlir::Value> sizes,
                                     int64_t elementBytes,
                                     const llvm::Twine &message);
+
+/// cf.assert(x == y) with `message` unless both are the same value or the
+/// same constant (two sizes an op relies on being equal).
+void emitAssertEqualSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                          mlir::Value y, const llvm::Twine &message);
+
+/// The entries of `dims` (one per dim of `type`) at `type`'s dynamic dims:
+/// the operands of a tensor.empty or memref.alloc of `type`.
+llvm::SmallVector<mlir::Value> dynamicSizes(mlir::ShapedType type,
+                                            mlir::ArrayRef<mlir::Value> dims);
 
 } // namespace disc
 
