@@ -7,6 +7,7 @@
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -49,6 +50,8 @@ struct Executable::Impl {
   std::shared_ptr<ral::Context> context;
   double compileSeconds = 0;
   KernelCounts kernels;
+  ral::Device device = ral::Device::Cpu;
+  std::shared_ptr<ral::CudaModuleCache> cudaModules;
 };
 
 Executable::Executable() : impl(std::make_unique<Impl>()) {}
@@ -59,9 +62,26 @@ const std::string &Executable::entryName() const { return impl->entryName; }
 double Executable::compileSeconds() const { return impl->compileSeconds; }
 const KernelCounts &Executable::kernelCounts() const { return impl->kernels; }
 
+ral::Device Executable::device() const { return impl->device; }
+
 std::vector<ral::OutputTensor>
-Executable::run(const std::vector<ral::TensorView> &inputs) {
-  return ral::invoke(*impl->context, impl->function, impl->signature, inputs);
+Executable::run(const std::vector<ral::TensorView> &inputs, void *cudaStream) {
+  ral::InvokeOptions options;
+  options.device = impl->device;
+  options.cudaStream = cudaStream;
+  options.cudaModules = impl->cudaModules.get();
+  return ral::invoke(*impl->context, impl->function, impl->signature, inputs,
+                     options);
+}
+
+std::string cudaToolkitPath() {
+  for (const char *var : {"DISC_CUDA_TOOLKIT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *path = std::getenv(var); path && *path &&
+        llvm::sys::fs::exists(std::string(path) + "/bin/ptxas"))
+      return path;
+  if (llvm::sys::fs::exists("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda";
+  return "";
 }
 
 namespace {
@@ -75,6 +95,8 @@ KernelCounts countKernels(ModuleOp module) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func || func->hasAttr(kParallelBodyAttr))
       return; // a parallel body is counted at its call
+    if (op->getParentOfType<gpu::GPUModuleOp>())
+      return; // counted at its launch
     if (auto call = dyn_cast<func::CallOp>(op)) {
       StringRef callee = call.getCallee();
       if (callee.starts_with("disc_ral_matmul") ||
@@ -89,6 +111,10 @@ KernelCounts countKernels(ModuleOp module) {
     }
     if (isa<memref::CopyOp>(op)) {
       ++counts.copies;
+      return;
+    }
+    if (isa<gpu::LaunchFuncOp>(op)) {
+      ++counts.loopKernels;
       return;
     }
     if (isa<LoopLikeOpInterface>(op) &&
@@ -377,11 +403,34 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
 
   const char *checksEnv = std::getenv("DISC_RUNTIME_CHECKS");
   bool runtimeChecks = checksEnv && std::string(checksEnv) == "1";
-  if (failed(runPipeline(cpuLowerToKernelsPipeline(runtimeChecks,
-                                                      options.logFusion), "lower")))
+  const std::string &target = options.target;
+  std::string toKernels, toLlvm;
+  if (target == "cpu") {
+    toKernels = cpuLowerToKernelsPipeline(runtimeChecks, options.logFusion);
+    toLlvm = cpuKernelsToLlvmPipeline();
+  } else if (target == "cuda-emulated") {
+    toKernels =
+        cudaEmulatedLowerToKernelsPipeline(runtimeChecks, options.logFusion);
+    toLlvm = cpuKernelsToLlvmPipeline();
+  } else if (target == "cuda") {
+    std::string toolkit = cudaToolkitPath();
+    if (toolkit.empty())
+      return fail("the cuda target needs the CUDA toolkit's ptxas and "
+                  "fatbinary: set DISC_CUDA_TOOLKIT (or CUDA_HOME) to a "
+                  "directory with bin/ptxas, bin/fatbinary and "
+                  "nvvm/libdevice");
+    toKernels = cudaLowerToKernelsPipeline(runtimeChecks, options.logFusion);
+    toLlvm = cudaKernelsToLlvmPipeline(toolkit);
+    result->impl->device = ral::Device::Cuda;
+    result->impl->cudaModules = ral::makeCudaModuleCache();
+  } else {
+    return fail("unknown target '" + target +
+                "' (expected cpu, cuda or cuda-emulated)");
+  }
+  if (failed(runPipeline(toKernels, "lower")))
     return fail("compilation failed (lowering to loop kernels)");
   result->impl->kernels = countKernels(*module);
-  if (failed(runPipeline(cpuKernelsToLlvmPipeline(), "lower")))
+  if (failed(runPipeline(toLlvm, "lower")))
     return fail("compilation failed (lowering to LLVM)");
   if (!dumpDir.empty())
     writeFile(dumpDir, "999-llvm.mlir", *module);

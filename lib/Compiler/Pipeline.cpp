@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - the DISC pass pipeline ------------------------------===//
 #include "disc/Compiler/Pipeline.h"
 
+#include "disc/Conversion/Cuda/Passes.h"
 #include "disc/Conversion/Passes.h"
 #include "disc/Dialect/Disc/DiscDialect.h"
 #include "disc/Transforms/Passes.h"
@@ -12,6 +13,9 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -24,6 +28,10 @@ void disc::registerAllDialects(DialectRegistry &registry) {
   mlir::registerAllExtensions(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // The CUDA target: gpu.module -> NVVM -> PTX/cubin.
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
 }
 
 std::string disc::cpuPreparePipeline() {
@@ -73,8 +81,13 @@ static std::string profileStep() {
   return ",disc-profile-calls";
 }
 
-std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
-                                             bool logFusion) {
+/// Stages 1-6 shared by every target: graph-level rewrites, disc -> linalg,
+/// fusion, library calls, bufferization, loop nests. `target` is "cpu" or
+/// "cuda": the GPU has no per-thread scratch buffers (a kernel's row
+/// temporaries must fit on its stack).
+static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
+                                        const std::string &target) {
+
   // The stages of DESIGN.md, in order. Stage 4 (fusion planning) is empty in
   // this version: each memory-bound op becomes its own loop nest, which LLVM
   // then optimises; the fusion passes slot in right after the shape
@@ -131,14 +144,23 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
          // become scf.parallel, reductions scf.for inside. Dims every
          // operand holds contiguously merge first ([N, C, H, W] + [C] loops
          // over N*C rows of H*W), so short rows still vectorise.
-         "func.func(disc-stack-loop-temporaries,"
-         "disc-thread-scratch-temporaries,"
+         "func.func(disc-stack-loop-temporaries," +
+         std::string(target == "cpu" ? "disc-thread-scratch-temporaries," : "") +
          "scf-forall-to-parallel,disc-lower-strided-copies,"
          "disc-collapse-contiguous-dims,"
          "convert-linalg-to-parallel-loops,canonicalize,"
-         "disc-promote-accumulators)," +
-         std::string(runtimeChecks ? "generate-runtime-verification," : "") +
-         "disc-outline-loop-kernels,"
+         "disc-promote-accumulators)" +
+         std::string(runtimeChecks ? ",generate-runtime-verification" : "");
+}
+
+std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
+                                             bool logFusion) {
+  return lowerToLoopsPipeline(runtimeChecks, logFusion, "cpu") + "," +
+         cpuOutlineKernelsPipeline();
+}
+
+std::string disc::cpuOutlineKernelsPipeline() {
+  return "disc-outline-loop-kernels,"
          // Each kernel's outer parallel loop runs on the runtime's threads.
          "disc-parallelize-loops,func.func(disc-hoist-static-allocas),"
          // Buffers no other kernel argument overlaps: noalias for LLVM.
@@ -176,10 +198,50 @@ std::string disc::cpuKernelsToLlvmPipeline() {
          "disc-ral-inject-context";
 }
 
+std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
+                                                     bool logFusion) {
+  return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda") +
+         ",func.func(disc-map-loops-to-gpu)," + cpuOutlineKernelsPipeline();
+}
+
+std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
+                                              bool logFusion) {
+  return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda") +
+         // Every loop nest becomes a block/thread grid (no canonicalize
+         // before convert-parallel-loops-to-gpu: it would fold the
+         // one-iteration loops of one-thread grids away), then gpu.launch,
+         // then one gpu.func per launch.
+         ",func.func(disc-map-loops-to-gpu),"
+         "func.func(convert-parallel-loops-to-gpu),gpu-kernel-outlining,"
+         "func.func(disc-free-after-last-use)";
+}
+
+std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath) {
+  std::string toolkit =
+      toolkitPath.empty() ? "" : " toolkit=" + toolkitPath;
+  return
+      // One object per chip: a fatbin with its cubin and its PTX (which
+      // the driver compiles for newer GPUs).
+      "nvvm-attach-target{chip=sm_80 features=+ptx80 O=3},"
+      "nvvm-attach-target{chip=sm_90 features=+ptx80 O=3},"
+      "func.func(disc-lower-expand-shape),expand-strided-metadata,"
+      "lower-affine,"
+      "gpu.module(convert-scf-to-cf,math-extend-to-supported-types,"
+      "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
+      "convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+      "convert-scf-to-cf,disc-ral-lower-asserts,"
+      "finalize-memref-to-llvm{use-aligned-alloc=1},convert-arith-to-llvm,"
+      "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+      "gpu-to-llvm,reconcile-unrealized-casts,"
+      "gpu-module-to-binary{format=fatbin" + toolkit + "},"
+      "disc-ral-lower-gpu-launch,disc-ral-inject-context{device=cuda}";
+}
+
 void disc::registerAllPasses() {
   mlir::registerAllPasses();
   registerDiscTransformsPasses();
   registerDiscConversionPasses();
+  registerDiscCudaConversionPasses();
   static bool registered = [] {
     PassPipelineRegistration<>(
         "disc-cpu-prepare", "DISC stage 1: entry selection and simplification",

@@ -14,7 +14,18 @@ namespace {
 
 struct RalInjectContextPass
     : public disc::impl::DiscRalInjectContextBase<RalInjectContextPass> {
+  using DiscRalInjectContextBase::DiscRalInjectContextBase;
   void runOnOperation() override {
+    if (device != "cpu" && device != "cuda") {
+      getOperation().emitError() << "disc-ral-inject-context: device must be "
+                                    "cpu or cuda, got '"
+                                 << device << "'";
+      return signalPassFailure();
+    }
+    const std::string allocName =
+        device == "cuda" ? "disc_ral_cuda_alloc" : "disc_ral_alloc";
+    const std::string freeName =
+        device == "cuda" ? "disc_ral_cuda_free" : "disc_ral_free";
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
@@ -37,9 +48,9 @@ struct RalInjectContextPass
         return WalkResult::interrupt();
       }
       if (!ralAlloc) {
-        ralAlloc = disc::declareRuntimeFunction(module, "disc_ral_alloc",
+        ralAlloc = disc::declareRuntimeFunction(module, allocName,
                            LLVM::LLVMFunctionType::get(ptr, {ptr, i64}));
-        ralFree = disc::declareRuntimeFunction(module, "disc_ral_free",
+        ralFree = disc::declareRuntimeFunction(module, freeName,
                           LLVM::LLVMFunctionType::get(voidType, {ptr, ptr}));
       }
       OpBuilder b(call);

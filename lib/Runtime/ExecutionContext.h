@@ -49,6 +49,15 @@ struct ExecutionContext {
   /// disc_ral_profile_begin's clock (DISC_PROFILE=1): timed calls do not
   /// nest, so one start time is enough.
   int64_t profileStartNs = 0;
+  /// Where the call's buffers live (InvokeOptions::device). On Cuda,
+  /// `live` holds device pointers from the stream-ordered allocator.
+  Device device = Device::Cpu;
+  /// The CUstream every launch, allocation and free of the call goes to.
+  void *cudaStream = nullptr;
+  /// Kernel modules of the executable being run (cuda only).
+  CudaModuleCache *cudaModules = nullptr;
+  /// Kernels launched by this call.
+  int64_t cudaLaunches = 0;
 };
 
 /// Runs `body`, turning every exception into `ectx.errorMessage` as

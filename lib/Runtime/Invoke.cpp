@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Cuda/CudaRal.h"
 #include "ExecutionContext.h"
 #include "LibraryState.h"
 #include "StridedCopy.h"
@@ -132,10 +133,20 @@ void checkInputs(const Signature &signature,
 
 std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
                                  const Signature &signature,
-                                 const std::vector<TensorView> &inputs) {
+                                 const std::vector<TensorView> &inputs,
+                                 const InvokeOptions &options) {
   checkInputs(signature, inputs);
   if (!fn)
     throw RuntimeError("invoke: null function");
+  const bool onCuda = options.device == Device::Cuda;
+  if (onCuda) {
+    std::string why;
+    if (!cudaDriverAvailable(&why))
+      throw RuntimeError(why);
+    if (!options.cudaModules)
+      throw RuntimeError("invoke: a cuda call needs the executable's module "
+                         "cache");
+  }
   // Output deleters keep the Context (and so its allocator) alive.
   std::shared_ptr<Context> keepAlive = context.libraries().self.lock();
   if (!keepAlive)
@@ -157,6 +168,9 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
   std::vector<int64_t> inputWords(numInputWords);
   std::vector<int64_t> resultWords(numResultWords, 0);
   auto ectx = std::make_unique<ExecutionContext>(context);
+  ectx->device = options.device;
+  ectx->cudaStream = options.cudaStream;
+  ectx->cudaModules = options.cudaModules;
   void *ctxArg = ectx.get();
   std::vector<void *> args;
   args.reserve(1 + numInputWords + 1);
@@ -193,7 +207,12 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
   // that became (part of) an output; unclaimed allocations are released when
   // `ectx` goes away, after every copy out of them is done.
   Allocator &allocator = context.allocator();
-  auto makeOwner = [&keepAlive](void *ptr) {
+  void *stream = options.cudaStream;
+  auto makeOwner = [&keepAlive, onCuda, stream](void *ptr) {
+    if (onCuda) // device memory, freed after the work queued on the stream
+      return std::shared_ptr<void>(ptr, [stream](void *p) {
+        freeDevice(stream, p);
+      });
     return std::shared_ptr<void>(ptr, [context = keepAlive](void *p) {
       try {
         context->allocator().deallocate(p);
@@ -235,6 +254,21 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
       }
       output.owner = owner;
       output.data = data;
+    } else if (onCuda) {
+      // A view the call does not own (an input returned as it is): a
+      // device copy. Strided device views are not produced by the cuda
+      // pipeline (every result is a fresh buffer or an input).
+      if (!isRowMajorContiguous(sizes, strides, rank))
+        throw RuntimeError("invoke: cuda result " + std::to_string(r) +
+                           " is a strided view, which is not supported");
+      const int64_t count = numElements(sizes, rank);
+      void *buffer = allocateDeviceForCall(ectx.get(), count * (int64_t)elemSize);
+      if (!buffer)
+        throw RuntimeError(ectx->errorMessage);
+      ectx->live.erase(buffer);
+      output.owner = makeOwner(buffer);
+      output.data = buffer;
+      copyDevice(stream, buffer, data, (size_t)count * elemSize);
     } else {
       // A view the call does not own, or a non-contiguous one: copy.
       const int64_t count = numElements(sizes, rank);

@@ -10,6 +10,7 @@
 
 #include "disc/Runtime/RalApi.h"
 
+#include "Cuda/CudaRal.h"
 #include "ExecutionContext.h"
 #include "Attention.h"
 #include "OneDnn.h"
@@ -23,6 +24,12 @@ namespace disc {
 namespace ral {
 
 void ExecutionContext::releaseAll() noexcept {
+  if (device == Device::Cuda) {
+    for (auto &entry : live)
+      freeDevice(cudaStream, entry.first);
+    live.clear();
+    return;
+  }
   Allocator &allocator = context.allocator();
   for (auto &entry : live) {
     try {
@@ -264,6 +271,9 @@ const RalSymbol *ralSymbols(int64_t *count) {
   static const RalSymbol symbols[] = {
       DISC_RAL_SYMBOL(disc_ral_alloc),
       DISC_RAL_SYMBOL(disc_ral_free),
+      DISC_RAL_SYMBOL(disc_ral_cuda_launch),
+      DISC_RAL_SYMBOL(disc_ral_cuda_alloc),
+      DISC_RAL_SYMBOL(disc_ral_cuda_free),
       DISC_RAL_SYMBOL(disc_ral_fail),
       DISC_RAL_SYMBOL(disc_ral_parallel_for),
       DISC_RAL_SYMBOL(disc_ral_thread_scratch),

@@ -54,9 +54,9 @@ def _as_tensor(value, index):
             f"argument {index} is a {type(value).__name__}; expected a tensor "
             "(a torch.Tensor or an object with __dlpack__)"
         )
-    if tensor.device.type != "cpu":
+    if tensor.device.type not in ("cpu", "cuda"):
         raise InvocationError(
-            f"argument {index} is on {tensor.device}; this build runs on the CPU"
+            f"argument {index} is on {tensor.device}; DISC runs on the CPU and CUDA GPUs"
         )
     # Layouts whose memory is not a plain strided array of the dtype.
     if tensor.is_mkldnn:
@@ -93,7 +93,7 @@ def _as_argument(value, index):
     lazy negative or conjugate bit, other layouts) goes through _as_tensor."""
     torch = sys.modules.get("torch")
     if (torch is not None and isinstance(value, torch.Tensor)
-            and value.layout == torch.strided and value.device.type == "cpu"
+            and value.layout == torch.strided and value.device.type in ("cpu", "cuda")
             and value.is_contiguous() and not value.is_neg() and not value.is_conj()
             and not value.is_quantized):
         return torch._C._to_dlpack(value)
@@ -107,7 +107,24 @@ class Executable:
         self._impl = impl
 
     def __call__(self, *args):
-        return tuple(self._impl.run([_as_argument(a, i) for i, a in enumerate(args)]))
+        arguments = [_as_argument(a, i) for i, a in enumerate(args)]
+        if self._impl.target != "cuda":
+            return tuple(self._impl.run(arguments))
+        # The caller's current device and stream: the work is queued there,
+        # asynchronously (nothing here synchronises the device).
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_available():
+            why = _C.cuda_driver_available()[1]
+            raise DiscError("this executable was compiled for target cuda, but "
+                            "PyTorch sees no CUDA device" + (f" ({why})" if why else ""))
+        device = torch.cuda.current_device()
+        stream = torch.cuda.current_stream(device).cuda_stream
+        return tuple(self._impl.run(arguments, stream, device))
+
+    @property
+    def target(self) -> str:
+        """"cpu" or "cuda": where the program's inputs and outputs live."""
+        return self._impl.target
 
     @property
     def entry_name(self) -> str:
@@ -135,7 +152,8 @@ class Executable:
 
 
 def compile_mlir(text: str, *, dump_dir: str | None = None,
-                 source_name: str = "input.mlir", _exact_dump_dir: bool = False) -> Executable:
+                 source_name: str = "input.mlir", target: str = "cpu",
+                 _exact_dump_dir: bool = False) -> Executable:
     """Compiles the public function of an MLIR module (the one named `main`
     if there are several) to native code, once for all shapes.
 
@@ -145,7 +163,14 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
     pass is written there, one sub-directory per compilation. DISC_LOG=compile
     prints the time of each compile phase to stderr, DISC_LOG=fusion the
     stitch kernels (row reductions fused with their elementwise stages).
+
+    `target` is "cpu", "cuda" (kernels for NVIDIA GPUs, sm_80 and sm_90
+    cubins plus PTX; compiling needs the CUDA toolkit's ptxas, not a GPU;
+    calling needs one: docs/cuda.md) or "cuda-emulated" (the CPU program
+    with the cuda target's block/thread mapping, to test it without a GPU).
     """
+    if target not in ("cpu", "cuda", "cuda-emulated"):
+        raise ValueError(f"target must be 'cpu', 'cuda' or 'cuda-emulated', got {target!r}")
     if not isinstance(text, str):
         raise TypeError("compile_mlir expects the module as a str")
     if not _exact_dump_dir:
@@ -153,7 +178,8 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
         if dump_dir:
             dump_dir = os.path.join(dump_dir, f"compile-{os.getpid()}-{next(_dump_counter):04d}")
     return Executable(_C.compile_mlir(text, dump_dir or "", source_name,
-                                      _log.enabled("compile"), _log.enabled("fusion")))
+                                      _log.enabled("compile"), _log.enabled("fusion"),
+                                      target))
 
 
 def stats() -> dict:

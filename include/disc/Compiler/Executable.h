@@ -34,6 +34,11 @@ struct CompileOptions {
   bool logFusion = false;
   /// Name used for the input buffer in diagnostics.
   std::string sourceName = "input.mlir";
+  /// "cpu" (the host), "cuda" (NVIDIA GPUs: kernels for sm_80 and sm_90
+  /// plus PTX, host code on the CPU; docs/cuda.md) or "cuda-emulated" (the
+  /// CPU pipeline with the cuda target's block/thread mapping: runs on the
+  /// CPU, for testing the mapping without a GPU).
+  std::string target = "cpu";
 };
 
 /// What the compiled program runs per call, counted after kernel outlining:
@@ -56,8 +61,14 @@ public:
                                              const CompileOptions &options = {});
   ~Executable();
 
-  /// Runs the program. Throws ral::InvocationError for bad inputs.
-  std::vector<ral::OutputTensor> run(const std::vector<ral::TensorView> &inputs);
+  /// Runs the program. Throws ral::InvocationError for bad inputs. A cuda
+  /// executable takes device pointers of the current CUDA context and
+  /// queues its work on `cudaStream` (a CUstream; null: the default stream)
+  /// without synchronising.
+  std::vector<ral::OutputTensor> run(const std::vector<ral::TensorView> &inputs,
+                                     void *cudaStream = nullptr);
+  /// Where inputs and outputs live: Cpu, or Cuda for target "cuda".
+  ral::Device device() const;
 
   const ral::Signature &signature() const;
   const std::string &entryName() const;
@@ -70,6 +81,11 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
+
+/// The CUDA toolkit the cuda target takes ptxas, fatbinary and libdevice
+/// from: $DISC_CUDA_TOOLKIT, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda,
+/// the first that has bin/ptxas; empty when none has.
+std::string cudaToolkitPath();
 
 /// Number of successful MLIR compilations in this process.
 int64_t compilationCount();

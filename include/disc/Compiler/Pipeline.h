@@ -27,6 +27,24 @@ std::string cpuLowerPipeline(bool runtimeChecks = false);
 std::string cpuLowerToKernelsPipeline(bool runtimeChecks = false,
                                       bool logFusion = false);
 std::string cpuKernelsToLlvmPipeline();
+/// The CPU's kernel outlining and threading (the tail of
+/// cpuLowerToKernelsPipeline).
+std::string cpuOutlineKernelsPipeline();
+
+/// The CUDA target (docs/cuda.md). To loop nests as on the CPU, then every
+/// nest a block/thread grid (disc-map-loops-to-gpu), gpu.launch, outlined
+/// gpu.func kernels; the host code keeps shapes, allocation and launches.
+std::string cudaLowerToKernelsPipeline(bool runtimeChecks = false,
+                                       bool logFusion = false);
+/// gpu.module -> NVVM -> fatbins for sm_80 and sm_90 (ptxas and fatbinary
+/// from `toolkitPath`, or MLIR's default search when empty); the host code
+/// -> LLVM with RAL CUDA launches and device allocations.
+std::string cudaKernelsToLlvmPipeline(const std::string &toolkitPath = "");
+/// The CPU pipeline with the CUDA target's grid mapping inserted: the
+/// block/thread loops run as CPU loops, to test the mapping's index
+/// arithmetic without a GPU (target "cuda-emulated").
+std::string cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks = false,
+                                               bool logFusion = false);
 } // namespace disc
 
 #endif // DISC_COMPILER_PIPELINE_H

@@ -124,8 +124,15 @@ def DiscRalInjectContext : Pass<"disc-ral-inject-context", "mlir::ModuleOp"> {
     After lowering to the LLVM dialect, calls to malloc/aligned_alloc/free in
     a function with a RAL context argument become
     `disc_ral_alloc(ctx, bytes)` / `disc_ral_free(ctx, ptr)`: every buffer,
-    results included, comes from the runtime's caching allocator.
+    results included, comes from the runtime's caching allocator. With
+    `device=cuda` the host code's buffers are device memory instead:
+    `disc_ral_cuda_alloc` / `disc_ral_cuda_free` (stream-ordered on the
+    call's stream).
   }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "Where the buffers live: cpu or cuda">
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 

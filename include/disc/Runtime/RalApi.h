@@ -167,6 +167,21 @@ void _mlir_ciface_disc_ral_conv_post_f32(
     disc::ral::UnrankedMemRef *e4, disc::ral::UnrankedMemRef *e5);
 }
 
+extern "C" {
+/// Launches kernel `kernelName` of `image` (the format of
+/// disc-ral-lower-gpu-launch) on the call's stream: grid and block sizes,
+/// dynamic shared memory bytes, `args[i]` pointing to the i-th kernel
+/// argument. A zero grid dim launches nothing.
+void disc_ral_cuda_launch(void *ctx, const void *image, int64_t imageBytes,
+                          const char *kernelName, int64_t gridX, int64_t gridY,
+                          int64_t gridZ, int64_t blockX, int64_t blockY,
+                          int64_t blockZ, int32_t sharedBytes, void **args,
+                          int64_t numArgs);
+/// Device memory for the call, stream-ordered on its stream.
+void *disc_ral_cuda_alloc(void *ctx, int64_t bytes);
+void disc_ral_cuda_free(void *ctx, void *ptr);
+}
+
 namespace disc {
 namespace ral {
 /// (name, address) of every function above, for a JIT's symbol table.

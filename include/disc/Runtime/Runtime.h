@@ -142,13 +142,40 @@ struct Signature {
 
 using PackedFunction = void (*)(void **);
 
+/// Where a compiled program's buffers live.
+enum class Device : uint8_t { Cpu, Cuda };
+
+/// The CUDA kernel modules one executable has loaded, per CUDA context
+/// (opaque; loaded on first launch, unloaded when the last owner goes).
+struct CudaModuleCache;
+std::shared_ptr<CudaModuleCache> makeCudaModuleCache();
+
+/// Whether the CUDA driver can be loaded and initialised; otherwise why not.
+bool cudaDriverAvailable(std::string *why = nullptr);
+
+struct InvokeOptions {
+  Device device = Device::Cpu;
+  /// Cuda: the CUstream (null: the legacy default stream) every launch,
+  /// allocation and free of the call is ordered on. Nothing in a call
+  /// synchronises the device.
+  void *cudaStream = nullptr;
+  /// Cuda: the executable's module cache (required).
+  CudaModuleCache *cudaModules = nullptr;
+};
+
 /// Checks `inputs` against `signature` (InvocationError naming the argument
 /// on mismatch), runs `fn`, and returns the outputs. Errors reported by the
 /// compiled code through disc_ral_fail become InvocationError; every buffer
 /// of the call is released on every path.
+///
+/// With `options.device == Device::Cuda`, inputs and outputs are device
+/// pointers of the current CUDA context; outputs are freed, when their last
+/// owner goes, stream-ordered on `options.cudaStream`. A machine without a
+/// driver gets a RuntimeError saying so.
 std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
                                  const Signature &signature,
-                                 const std::vector<TensorView> &inputs);
+                                 const std::vector<TensorView> &inputs,
+                                 const InvokeOptions &options = {});
 
 /// The one thread-count setting of a call (ContextOptions::numThreads):
 /// while it lives, parallel loops of compiled kernels

@@ -84,14 +84,24 @@ nb::dlpack::dtype toDLPack(ral::DType t) {
 using Array = nb::ndarray<nb::ro>;
 using TorchArray = nb::ndarray<nb::pytorch>;
 
-std::vector<TorchArray> run(Executable &exe, std::vector<Array> arrays) {
+std::vector<TorchArray> run(Executable &exe, std::vector<Array> arrays,
+                            uintptr_t cudaStream, int32_t cudaDevice) {
+  const bool onCuda = exe.device() == ral::Device::Cuda;
   std::vector<ral::TensorView> inputs;
   inputs.reserve(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     Array &a = arrays[i];
-    if (a.device_type() != nb::device::cpu::value)
+    if (onCuda && (a.device_type() != nb::device::cuda::value ||
+                   a.device_id() != cudaDevice))
+      throw ral::InvocationError(
+          "argument " + std::to_string(i) +
+          " is not on the executable's CUDA device cuda:" +
+          std::to_string(cudaDevice) + " (the program was compiled for "
+          "target cuda)");
+    if (!onCuda && a.device_type() != nb::device::cpu::value)
       throw ral::InvocationError("argument " + std::to_string(i) +
-                                 " is not on the CPU");
+                                 " is not on the CPU (the program was "
+                                 "compiled for target cpu)");
     ral::TensorView view;
     view.data = const_cast<void *>(a.data());
     view.dtype = toDType(a.dtype(), i);
@@ -113,7 +123,7 @@ std::vector<TorchArray> run(Executable &exe, std::vector<Array> arrays) {
   std::vector<ral::OutputTensor> outputs;
   {
     nb::gil_scoped_release release;
-    outputs = exe.run(inputs);
+    outputs = exe.run(inputs, reinterpret_cast<void *>(cudaStream));
   }
   std::vector<TorchArray> results;
   for (ral::OutputTensor &out : outputs) {
@@ -123,7 +133,10 @@ std::vector<TorchArray> run(Executable &exe, std::vector<Array> arrays) {
     });
     std::vector<size_t> shape(out.shape.begin(), out.shape.end());
     results.emplace_back(out.data, shape.size(), shape.data(), owner, nullptr,
-                         toDLPack(out.dtype), nb::device::cpu::value);
+                         toDLPack(out.dtype),
+                         onCuda ? nb::device::cuda::value
+                                : nb::device::cpu::value,
+                         onCuda ? cudaDevice : 0);
   }
   return results;
 }
@@ -140,7 +153,13 @@ NB_MODULE(_C, m) {
   nb::exception<ral::InvocationError>(m, "InvocationError", discError);
 
   nb::class_<Executable>(m, "Executable")
-      .def("run", &run, nb::arg("inputs"))
+      .def("run", &run, nb::arg("inputs"), nb::arg("cuda_stream") = 0,
+           nb::arg("cuda_device") = 0)
+      .def_prop_ro("target",
+                   [](const Executable &exe) {
+                     return exe.device() == ral::Device::Cuda ? "cuda"
+                                                              : "cpu";
+                   })
       .def_prop_ro("entry_name", &Executable::entryName)
       .def_prop_ro("compile_seconds", &Executable::compileSeconds)
       .def_prop_ro("kernel_counts",
@@ -166,8 +185,10 @@ NB_MODULE(_C, m) {
   m.def(
       "compile_mlir",
       [](const std::string &text, const std::string &dumpDir,
-         const std::string &sourceName, bool logTiming, bool logFusion) {
+         const std::string &sourceName, bool logTiming, bool logFusion,
+         const std::string &target) {
         CompileOptions options;
+        options.target = target;
         options.dumpDir = dumpDir;
         options.sourceName = sourceName;
         options.logTiming = logTiming;
@@ -181,7 +202,13 @@ NB_MODULE(_C, m) {
       },
       nb::arg("text"), nb::arg("dump_dir") = "",
       nb::arg("source_name") = "input.mlir", nb::arg("log_timing") = false,
-      nb::arg("log_fusion") = false);
+      nb::arg("log_fusion") = false, nb::arg("target") = "cpu");
+  m.def("cuda_driver_available", [] {
+    std::string why;
+    bool ok = ral::cudaDriverAvailable(&why);
+    return std::make_pair(ok, why);
+  });
+  m.def("cuda_toolkit_path", &cudaToolkitPath);
   m.def("compilation_count", &compilationCount);
   m.def("memory_stats", [] {
     ral::Allocator::Stats stats = defaultAllocator().stats();

@@ -1,0 +1,75 @@
+//===- Passes.td - disc passes of the CUDA target -----------*- tablegen -*-===//
+#ifndef DISC_CONVERSION_CUDA_PASSES_TD
+#define DISC_CONVERSION_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::func::FuncOp"> {
+  let summary = "Map each loop nest of the host function to a block/thread grid";
+  let description = [{
+    After bufferization every memory-bound op is a loop nest on memrefs in
+    the entry function (the host code). On a GPU, host code must not touch
+    device memory, so this pass turns every nest into a grid of GPU threads
+    that upstream `convert-parallel-loops-to-gpu` then makes a `gpu.launch`:
+
+    - An outermost `scf.parallel` over dims with trip counts n0..nk-1
+      becomes `scf.parallel (%bx) = 0 to ceildiv(n0*..*nk-1, B)` mapped to
+      `block_x`, around `scf.parallel (%tx) = 0 to B` mapped to `thread_x`;
+      the thread's linear index `bx * B + tx` is guarded against the total
+      and delinearised (innermost dim fastest) into the original induction
+      variables. The grid size is computed on the host from the shapes.
+      A loop whose total is the constant 1 gets B = 1.
+    - Inside a mapped nest, inner `scf.parallel` loops (a stitch kernel's
+      per-row stages) become sequential `scf.for` nests: one thread runs
+      one row.
+    - A `memref.copy` of the host code becomes a parallel copy nest.
+    - Memory accesses of the host code outside any parallel loop (a
+      reduction of a whole tensor to a scalar: `memref.store`, `scf.for`,
+      `memref.load`) run as one single-thread grid, in program order with
+      the grids around them; a stack buffer (`memref.alloca`) of the host
+      code becomes a device allocation.
+
+    Errors name the op: a loop nest that allocates heap memory, calls a
+    function or holds a library call, or a device value the host code needs
+    (a data-dependent shape), is not supported on the GPU.
+
+    With `B` = `block-size` (default 256). The result runs on the CPU too
+    (the mapping attributes are ignored there): the CPU pipeline with this
+    pass inserted (target "cuda-emulated") checks the index arithmetic of
+    the mapping without a GPU.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the mapped grids">
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def DiscRalLowerGpuLaunch
+    : Pass<"disc-ral-lower-gpu-launch", "mlir::ModuleOp"> {
+  let summary = "Lower gpu.binary and gpu.launch_func to RAL CUDA runtime calls";
+  let description = [{
+    Runs after `gpu-to-llvm` and `gpu-module-to-binary`. Each `gpu.binary`
+    becomes one constant global holding its objects (one per target chip)
+    in the RAL's kernel-image format: "DISCGPU1", the object count (i64),
+    then per object its SM version (i64, 80 for sm_80), its byte size (i64)
+    and its bytes. Each `gpu.launch_func` becomes
+
+      disc_ral_cuda_launch(ctx, image, image_bytes, kernel_name,
+                           gx, gy, gz, bx, by, bz, shared_bytes,
+                           args, num_args)
+
+    with `args` an array of pointers to stack slots holding the kernel's
+    LLVM arguments (memref descriptors already expanded by gpu-to-llvm).
+    The runtime picks the object of the newest chip the device runs,
+    loads it once per executable and CUDA context, and launches on the
+    call's stream. The caller must be a function with a RAL context
+    argument.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // DISC_CONVERSION_CUDA_PASSES_TD

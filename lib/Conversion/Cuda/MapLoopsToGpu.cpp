@@ -1,0 +1,339 @@
+//===- MapLoopsToGpu.cpp - host loop nests -> block/thread grids ----------===//
+//
+// See DiscMapLoopsToGpu in include/disc/Conversion/Cuda/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Conversion/Cuda/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace disc {
+#define GEN_PASS_DEF_DISCMAPLOOPSTOGPU
+#include "disc/Conversion/Cuda/Passes.h.inc"
+} // namespace disc
+
+using namespace mlir;
+
+namespace {
+
+bool isLoop(Operation *op) {
+  return isa<scf::ForOp, scf::ParallelOp, scf::WhileOp, scf::ForallOp>(op);
+}
+
+/// Whether `op` reads or writes memref contents (itself or nested ops).
+bool touchesMemory(Operation *op) {
+  if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op))
+    return false;
+  WalkResult result = op->walk([](Operation *nested) {
+    if (isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp,
+            memref::CopyOp, memref::GenericAtomicRMWOp>(nested))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// The `#gpu.loop_dim_map` of a loop mapped 1:1 to `processor`.
+Attribute mappingFor(MLIRContext *ctx, gpu::Processor processor) {
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
+  return gpu::ParallelLoopDimMappingAttr::get(ctx, processor, identity,
+                                              identity);
+}
+
+struct MapLoopsToGpuPass
+    : public disc::impl::DiscMapLoopsToGpuBase<MapLoopsToGpuPass> {
+  using DiscMapLoopsToGpuBase::DiscMapLoopsToGpuBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (blockSize < 1 || blockSize > 1024) {
+      func.emitError() << "disc-map-loops-to-gpu: block-size must be in "
+                          "[1, 1024], got "
+                       << blockSize;
+      return signalPassFailure();
+    }
+    if (failed(checkSupported(func)) || failed(hostAllocasToAllocs(func)) ||
+        failed(copiesToLoops(func)) || failed(wrapHostMemoryAccesses(func)))
+      return signalPassFailure();
+    SmallVector<scf::ParallelOp> outermost;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (auto parallel = dyn_cast<scf::ParallelOp>(op)) {
+        outermost.push_back(parallel);
+        return WalkResult::skip();
+      }
+      return WalkResult::advance();
+    });
+    for (scf::ParallelOp loop : outermost) {
+      sequentializeInnerParallelLoops(loop);
+      if (failed(mapToGrid(loop)))
+        return signalPassFailure();
+    }
+  }
+
+  /// Loop nests that cannot run as a GPU kernel.
+  LogicalResult checkSupported(func::FuncOp func) {
+    WalkResult result = func.walk([&](Operation *op) {
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        op->emitOpError() << "calls @" << call.getCallee()
+                          << " (a library or runtime call), which the cuda "
+                             "target does not support yet";
+        return WalkResult::interrupt();
+      }
+      bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
+      if (!inLoop)
+        return WalkResult::advance();
+      if (isa<memref::AllocOp, memref::DeallocOp, memref::ReallocOp,
+              CallOpInterface>(op)) {
+        op->emitOpError() << "inside a loop nest cannot run in a GPU kernel "
+                             "(heap allocation or call per iteration)";
+        return WalkResult::interrupt();
+      }
+      if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+        if (!alloca.getType().hasStaticShape()) {
+          op->emitOpError() << "with a dynamic size inside a loop nest cannot "
+                               "run in a GPU kernel";
+          return WalkResult::interrupt();
+        }
+      if (isa<scf::ParallelOp>(op) &&
+          cast<scf::ParallelOp>(op).getNumResults() != 0) {
+        op->emitOpError() << "with reductions is not supported on the GPU";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  /// Stack buffers of the host code (outside every loop) become device
+  /// allocations: the kernels that use them cannot see the host's stack.
+  LogicalResult hostAllocasToAllocs(func::FuncOp func) {
+    SmallVector<memref::AllocaOp> allocas;
+    func.walk([&](memref::AllocaOp alloca) {
+      if (!alloca->getParentOfType<LoopLikeOpInterface>())
+        allocas.push_back(alloca);
+    });
+    for (memref::AllocaOp alloca : allocas) {
+      OpBuilder b(alloca);
+      auto alloc = memref::AllocOp::create(
+          b, alloca.getLoc(), alloca.getType(), alloca.getDynamicSizes(),
+          alloca.getSymbolOperands(), alloca.getAlignmentAttr());
+      // Freed after its last use by disc-free-after-last-use.
+      alloca.replaceAllUsesWith(alloc.getResult());
+      alloca.erase();
+    }
+    return success();
+  }
+
+  /// `memref.copy` of the host code -> a parallel loop nest (rank > 0) or
+  /// a load and store (rank 0).
+  LogicalResult copiesToLoops(func::FuncOp func) {
+    SmallVector<memref::CopyOp> copies;
+    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      Location loc = copy.getLoc();
+      Value source = copy.getSource(), target = copy.getTarget();
+      auto type = cast<MemRefType>(target.getType());
+      if (type.getRank() == 0) {
+        Value v = memref::LoadOp::create(b, loc, source, ValueRange{});
+        memref::StoreOp::create(b, loc, v, target, ValueRange{});
+        copy.erase();
+        continue;
+      }
+      SmallVector<Value> lbs, ubs, steps;
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        lbs.push_back(zero);
+        steps.push_back(one);
+        ubs.push_back(memref::DimOp::create(b, loc, target, d));
+      }
+      scf::ParallelOp::create(
+          b, loc, lbs, ubs, steps,
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            Value v = memref::LoadOp::create(nb, nloc, source, ivs);
+            memref::StoreOp::create(nb, nloc, v, target, ivs);
+          });
+      copy.erase();
+    }
+    return success();
+  }
+
+  /// Runs of host-level ops that read or write memory outside parallel
+  /// loops (with the ops that use their results) move into a
+  /// single-iteration scf.parallel, which becomes a one-thread grid.
+  LogicalResult wrapHostMemoryAccesses(func::FuncOp func) {
+    for (Block &block : func.getBody()) {
+      SmallVector<Operation *> run;
+      llvm::SmallPtrSet<Operation *, 16> inRun;
+      auto close = [&]() -> LogicalResult {
+        if (run.empty())
+          return success();
+        LogicalResult result = wrap(run, inRun);
+        run.clear();
+        inRun.clear();
+        return result;
+      };
+      for (Operation &op : llvm::make_early_inc_range(block)) {
+        if (op.hasTrait<OpTrait::IsTerminator>())
+          break;
+        bool usesRun = llvm::any_of(op.getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && inRun.contains(def);
+        });
+        if (isa<scf::ParallelOp>(op)) {
+          if (usesRun) // cannot happen: a parallel loop takes no loaded
+                       // scalar but through memory
+            return op.emitOpError("uses a value read from device memory by "
+                                  "host code");
+          if (failed(close()))
+            return failure();
+          continue;
+        }
+        bool pure = isMemoryEffectFree(&op) && op.getNumRegions() == 0;
+        if (usesRun && !pure && !touchesMemory(&op))
+          return op.emitOpError()
+                 << "uses a value that host code reads from device memory "
+                    "(a data-dependent shape or scalar), which the cuda "
+                    "target does not support";
+        if (usesRun || touchesMemory(&op)) {
+          run.push_back(&op);
+          inRun.insert(&op);
+          continue;
+        }
+        if (!pure)
+          if (failed(close()))
+            return failure();
+      }
+      if (failed(close()))
+        return failure();
+    }
+    return success();
+  }
+
+  LogicalResult wrap(ArrayRef<Operation *> run,
+                     const llvm::SmallPtrSetImpl<Operation *> &inRun) {
+    for (Operation *op : run)
+      for (Operation *user : op->getUsers()) {
+        Operation *top = user;
+        while (top->getBlock() != op->getBlock())
+          top = top->getParentOp();
+        if (!inRun.contains(top))
+          return user->emitOpError()
+                 << "uses a value that host code reads from device memory "
+                    "(a data-dependent shape or scalar), which the cuda "
+                    "target does not support";
+      }
+    Operation *last = run.back();
+    OpBuilder b(last);
+    Location loc = last->getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                        ValueRange{one}, ValueRange{one});
+    Operation *terminator = loop.getBody()->getTerminator();
+    for (Operation *op : run)
+      op->moveBefore(terminator);
+    return success();
+  }
+
+  /// Parallel loops nested in a mapped nest run sequentially in its thread.
+  void sequentializeInnerParallelLoops(scf::ParallelOp outer) {
+    SmallVector<scf::ParallelOp> inner;
+    outer.getBody()->walk([&](scf::ParallelOp p) { inner.push_back(p); });
+    // Post-order: innermost first, so every rewritten loop is leaf-most.
+    for (scf::ParallelOp p : inner) {
+      OpBuilder b(p);
+      Location loc = p.getLoc();
+      SmallVector<Value> ivs;
+      OpBuilder nested = b;
+      for (auto [lb, ub, step] :
+           llvm::zip(p.getLowerBound(), p.getUpperBound(), p.getStep())) {
+        auto loop = scf::ForOp::create(nested, loc, lb, ub, step);
+        ivs.push_back(loop.getInductionVar());
+        nested.setInsertionPoint(loop.getBody()->getTerminator());
+      }
+      IRMapping mapping;
+      mapping.map(p.getInductionVars(), ivs);
+      for (Operation &op : p.getBody()->without_terminator())
+        nested.clone(op, mapping);
+      p.erase();
+    }
+  }
+
+  /// One outermost parallel loop -> block loop around thread loop around a
+  /// guarded, delinearised copy of the body.
+  LogicalResult mapToGrid(scf::ParallelOp loop) {
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    SmallVector<Value> tripCounts;
+    Value total = one;
+    for (auto [lb, ub, step] : llvm::zip(
+             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      // Folded where the bounds are constants (a one-thread grid).
+      Value extent = b.createOrFold<arith::SubIOp>(loc, ub, lb);
+      extent = b.createOrFold<arith::MaxSIOp>(loc, extent, zero);
+      Value count = b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
+      tripCounts.push_back(count);
+      total = b.createOrFold<arith::MulIOp>(loc, total, count);
+    }
+    std::optional<int64_t> staticTotal = getConstantIntValue(total);
+    int64_t threads =
+        staticTotal ? std::max<int64_t>(1, std::min(*staticTotal, (int64_t)blockSize))
+                    : (int64_t)blockSize;
+    Value blockDim = arith::ConstantIndexOp::create(b, loc, threads);
+    Value numBlocks = arith::CeilDivUIOp::create(b, loc, total, blockDim);
+    MLIRContext *ctx = loop.getContext();
+    auto blocks = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                          ValueRange{numBlocks},
+                                          ValueRange{one});
+    blocks->setAttr(gpu::getMappingAttrName(),
+                    ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::BlockX)}));
+    b.setInsertionPoint(blocks.getBody()->getTerminator());
+    auto threadLoop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                              ValueRange{blockDim},
+                                              ValueRange{one});
+    threadLoop->setAttr(
+        gpu::getMappingAttrName(),
+        ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::ThreadX)}));
+    b.setInsertionPoint(threadLoop.getBody()->getTerminator());
+    Value blockStart = arith::MulIOp::create(
+        b, loc, blocks.getInductionVars()[0], blockDim);
+    Value linear = arith::AddIOp::create(b, loc, blockStart,
+                                         threadLoop.getInductionVars()[0]);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          linear, total);
+    auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    // Innermost dim fastest: consecutive threads touch consecutive
+    // elements of a row-major buffer.
+    size_t rank = tripCounts.size();
+    SmallVector<Value> ivs(rank);
+    Value remaining = linear;
+    for (size_t i = rank; i-- > 0;) {
+      Value index = remaining;
+      if (i > 0) {
+        index = arith::RemUIOp::create(b, loc, remaining, tripCounts[i]);
+        remaining = arith::DivUIOp::create(b, loc, remaining, tripCounts[i]);
+      }
+      Value scaled = b.createOrFold<arith::MulIOp>(loc, index, loop.getStep()[i]);
+      ivs[i] = b.createOrFold<arith::AddIOp>(loc, loop.getLowerBound()[i], scaled);
+    }
+    IRMapping mapping;
+    mapping.map(loop.getInductionVars(), ivs);
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, mapping);
+    loop.erase();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,197 @@
+//===- RalLowerGpuLaunch.cpp - gpu.launch_func -> disc_ral_cuda_launch ----===//
+//
+// See DiscRalLowerGpuLaunch in include/disc/Conversion/Cuda/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "../RuntimeFunctions.h"
+#include "disc/Conversion/Cuda/Passes.h"
+#include "disc/Transforms/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/Endian.h"
+
+namespace disc {
+#define GEN_PASS_DEF_DISCRALLOWERGPULAUNCH
+#include "disc/Conversion/Cuda/Passes.h.inc"
+} // namespace disc
+
+using namespace mlir;
+
+namespace {
+
+void appendInt64(std::string &out, int64_t value) {
+  char bytes[8];
+  llvm::support::endian::write64le(bytes, (uint64_t)value);
+  out.append(bytes, 8);
+}
+
+/// The SM version of an object's target: 80 for "sm_80", 90 for "sm_90a".
+FailureOr<int64_t> smVersion(gpu::ObjectAttr object) {
+  auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+  if (!target)
+    return failure();
+  StringRef chip = target.getChip();
+  if (!chip.consume_front("sm_"))
+    return failure();
+  chip = chip.take_while([](char c) { return llvm::isDigit(c); });
+  int64_t version;
+  if (chip.getAsInteger(10, version))
+    return failure();
+  return version;
+}
+
+/// A constant internal global holding `bytes`; its address.
+LLVM::GlobalOp constantBytes(ModuleOp module, Location loc, StringRef name,
+                             StringRef bytes) {
+  auto moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(
+      IntegerType::get(moduleBuilder.getContext(), 8), bytes.size());
+  auto global = LLVM::GlobalOp::create(
+      moduleBuilder, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
+      name, moduleBuilder.getStringAttr(bytes), /*alignment=*/16);
+  return global;
+}
+
+struct RalLowerGpuLaunchPass
+    : public disc::impl::DiscRalLowerGpuLaunchBase<RalLowerGpuLaunchPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    auto i32 = IntegerType::get(ctx, 32);
+    auto voidType = LLVM::LLVMVoidType::get(ctx);
+
+    // gpu.binary -> one constant image global per binary.
+    llvm::StringMap<std::pair<LLVM::GlobalOp, int64_t>> images;
+    for (auto binary : llvm::to_vector(module.getOps<gpu::BinaryOp>())) {
+      std::string image = "DISCGPU1";
+      appendInt64(image, binary.getObjects().size());
+      for (Attribute attr : binary.getObjects()) {
+        auto object = cast<gpu::ObjectAttr>(attr);
+        FailureOr<int64_t> sm = smVersion(object);
+        if (failed(sm)) {
+          binary.emitOpError() << "has an object for target "
+                               << object.getTarget()
+                               << "; the RAL loads NVVM (sm_XX) objects only";
+          return signalPassFailure();
+        }
+        appendInt64(image, *sm);
+        StringRef bytes = object.getObject().getValue();
+        appendInt64(image, bytes.size());
+        image.append(bytes.begin(), bytes.end());
+      }
+      std::string name = ("__disc_gpu_image_" + binary.getSymName()).str();
+      auto global = constantBytes(module, binary.getLoc(), name, image);
+      images[binary.getSymName()] = {global, (int64_t)image.size()};
+      binary.erase();
+    }
+
+    LLVM::LLVMFuncOp launchFn;
+    llvm::StringMap<LLVM::GlobalOp> kernelNames;
+    WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
+      auto func = launch->getParentOfType<LLVM::LLVMFuncOp>();
+      if (!func || func.getNumArguments() == 0 ||
+          !func.getArgAttr(0, disc::kRalContextAttr)) {
+        launch.emitOpError("is not in a function with a RAL context argument "
+                           "(run disc-add-ral-context and gpu-to-llvm first)");
+        return WalkResult::interrupt();
+      }
+      if (!launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
+          launch.hasClusterSize()) {
+        launch.emitOpError("async tokens and clusters are not supported");
+        return WalkResult::interrupt();
+      }
+      StringRef moduleName = launch.getKernelModuleName().getValue();
+      auto image = images.find(moduleName);
+      if (image == images.end()) {
+        launch.emitOpError() << "launches a kernel of @" << moduleName
+                             << ", which is not a gpu.binary (run "
+                                "gpu-module-to-binary first)";
+        return WalkResult::interrupt();
+      }
+      for (Value operand : launch.getKernelOperands())
+        if (!LLVM::isCompatibleType(operand.getType())) {
+          launch.emitOpError("has kernel operands that are not LLVM types "
+                             "(run gpu-to-llvm first)");
+          return WalkResult::interrupt();
+        }
+      if (!launchFn)
+        launchFn = disc::declareRuntimeFunction(
+            module, "disc_ral_cuda_launch",
+            LLVM::LLVMFunctionType::get(
+                voidType, {ptr, ptr, i64, ptr, i64, i64, i64, i64, i64, i64,
+                           i32, ptr, i64}));
+      std::string kernel = launch.getKernelName().getValue().str();
+      std::string kernelKey = (moduleName + "::" + kernel).str();
+      LLVM::GlobalOp &nameGlobal = kernelNames[kernelKey];
+      if (!nameGlobal) {
+        std::string bytes = kernel;
+        bytes.push_back('\0');
+        nameGlobal = constantBytes(
+            module, launch.getLoc(),
+            ("__disc_gpu_kernel_name_" + std::to_string(kernelNames.size()))
+                .c_str(),
+            bytes);
+      }
+
+      Location loc = launch.getLoc();
+      // Argument slots at the function entry: no stack growth per launch.
+      OpBuilder entryBuilder =
+          OpBuilder::atBlockBegin(&func.getBody().front());
+      Value one = LLVM::ConstantOp::create(entryBuilder, loc, i64,
+                                           entryBuilder.getI64IntegerAttr(1));
+      SmallVector<Value> slots;
+      for (Value operand : launch.getKernelOperands())
+        slots.push_back(LLVM::AllocaOp::create(entryBuilder, loc, ptr,
+                                               operand.getType(), one));
+      int64_t numArgs = slots.size();
+      auto arrayType = LLVM::LLVMArrayType::get(ptr, std::max<int64_t>(numArgs, 1));
+      Value args = LLVM::AllocaOp::create(entryBuilder, loc, ptr, arrayType,
+                                          one);
+
+      OpBuilder b(launch);
+      for (auto [i, operand] : llvm::enumerate(launch.getKernelOperands())) {
+        LLVM::StoreOp::create(b, loc, operand, slots[i]);
+        Value slotAddress = LLVM::GEPOp::create(
+            b, loc, ptr, arrayType, args,
+            ArrayRef<LLVM::GEPArg>{0, (int32_t)i});
+        LLVM::StoreOp::create(b, loc, slots[i], slotAddress);
+      }
+      auto i64Value = [&](Value v) -> Value {
+        if (v.getType() == i64)
+          return v;
+        return LLVM::ZExtOp::create(b, loc, i64, v);
+      };
+      Value imageAddress =
+          LLVM::AddressOfOp::create(b, loc, image->second.first);
+      Value imageBytes = LLVM::ConstantOp::create(
+          b, loc, i64, b.getI64IntegerAttr(image->second.second));
+      Value nameAddress = LLVM::AddressOfOp::create(b, loc, nameGlobal);
+      Value sharedBytes = launch.getDynamicSharedMemorySize();
+      if (!sharedBytes)
+        sharedBytes =
+            LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(0));
+      Value numArgsValue =
+          LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(numArgs));
+      LLVM::CallOp::create(
+          b, loc, launchFn,
+          ValueRange{func.getArgument(0), imageAddress, imageBytes,
+                     nameAddress, i64Value(launch.getGridSizeX()),
+                     i64Value(launch.getGridSizeY()),
+                     i64Value(launch.getGridSizeZ()),
+                     i64Value(launch.getBlockSizeX()),
+                     i64Value(launch.getBlockSizeY()),
+                     i64Value(launch.getBlockSizeZ()), sharedBytes, args,
+                     numArgsValue});
+      launch.erase();
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    // The container attribute promised gpu.module/gpu.binary ops; none left.
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  }
+};
+
+} // namespace

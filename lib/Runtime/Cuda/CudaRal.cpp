@@ -1,0 +1,261 @@
+//===- CudaRal.cpp - the RAL's CUDA entry points --------------------------===//
+//
+// disc_ral_cuda_launch / _alloc / _free, called by code compiled for the
+// cuda target (disc-ral-lower-gpu-launch, disc-ral-inject-context), and the
+// per-executable cache of loaded kernel modules. Errors name the kernel and
+// reach the caller as a Python exception (ralFailNoReturn), never an abort.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaDriver.h"
+#include "CudaRal.h"
+
+#include "../ExecutionContext.h"
+#include "disc/Runtime/RalApi.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace disc {
+namespace ral {
+
+struct CudaModuleCache {
+  struct Loaded {
+    cuda::CUmodule module = nullptr;
+    std::map<std::string, cuda::CUfunction> functions;
+  };
+  std::mutex mutex;
+  // (context, image) -> module. Images are constants of the executable
+  // that owns this cache, so their addresses are stable keys.
+  std::map<std::pair<cuda::CUcontext, const void *>, Loaded> modules;
+
+  ~CudaModuleCache() {
+    std::string why;
+    if (!cuda::driverAvailable(&why))
+      return;
+    const cuda::Driver &d = cuda::driver();
+    for (auto &entry : modules)
+      if (entry.second.module)
+        d.cuModuleUnload(entry.second.module); // errors ignored at teardown
+  }
+};
+
+std::shared_ptr<CudaModuleCache> makeCudaModuleCache() {
+  return std::make_shared<CudaModuleCache>();
+}
+
+void copyDevice(void *stream, void *dst, const void *src, size_t bytes) {
+  if (bytes == 0)
+    return;
+  cuda::check(cuda::driver().cuMemcpyDtoDAsync(
+                  reinterpret_cast<cuda::CUdeviceptr>(dst),
+                  reinterpret_cast<cuda::CUdeviceptr>(src), bytes,
+                  static_cast<cuda::CUstream>(stream)),
+              "cuMemcpyDtoDAsync");
+}
+
+bool cudaDriverAvailable(std::string *why) {
+  return cuda::driverAvailable(why);
+}
+
+namespace cuda {
+
+KernelImage parseKernelImage(const void *data, int64_t bytes) {
+  auto fail = [](const std::string &why) -> KernelImage {
+    throw RuntimeError("malformed kernel image: " + why);
+  };
+  const char *p = static_cast<const char *>(data);
+  if (bytes < 16 || std::memcmp(p, "DISCGPU1", 8) != 0)
+    return fail("no DISCGPU1 header");
+  auto readInt = [&](int64_t offset) {
+    int64_t v;
+    std::memcpy(&v, p + offset, 8);
+    return v;
+  };
+  int64_t count = readInt(8);
+  if (count < 1 || count > 64)
+    return fail("object count " + std::to_string(count));
+  KernelImage image;
+  int64_t offset = 16;
+  for (int64_t i = 0; i < count; ++i) {
+    if (offset + 16 > bytes)
+      return fail("truncated object header");
+    KernelImage::Object object;
+    object.sm = readInt(offset);
+    int64_t size = readInt(offset + 8);
+    offset += 16;
+    if (size < 0 || size > bytes - offset)
+      return fail("object size " + std::to_string(size) + " past the end");
+    object.data = p + offset;
+    object.bytes = size;
+    offset += size;
+    image.objects.push_back(object);
+  }
+  return image;
+}
+
+const KernelImage::Object *selectObject(const KernelImage &image, int sm) {
+  const KernelImage::Object *best = nullptr;
+  for (const KernelImage::Object &object : image.objects)
+    if (object.sm <= sm && (!best || object.sm > best->sm))
+      best = &object;
+  return best;
+}
+
+} // namespace cuda
+
+namespace {
+
+cuda::CUfunction lookupKernel(ExecutionContext &ectx, const void *image,
+                              int64_t imageBytes, const char *name) {
+  if (!ectx.cudaModules)
+    throw RuntimeError("the call has no CUDA module cache (an executable "
+                       "compiled for cuda run as a CPU one?)");
+  cuda::CUcontext context = cuda::currentContext();
+  CudaModuleCache &cache = *ectx.cudaModules;
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  CudaModuleCache::Loaded &loaded = cache.modules[{context, image}];
+  if (!loaded.module) {
+    cuda::KernelImage parsed = cuda::parseKernelImage(image, imageBytes);
+    int sm = cuda::currentSmVersion();
+    const cuda::KernelImage::Object *object = cuda::selectObject(parsed, sm);
+    if (!object) {
+      std::string have;
+      for (const auto &o : parsed.objects)
+        have += (have.empty() ? "sm_" : ", sm_") + std::to_string(o.sm);
+      throw RuntimeError("the kernels were compiled for " + have +
+                         ", but the device is sm_" + std::to_string(sm));
+    }
+    cuda::check(cuda::driver().cuModuleLoadData(&loaded.module, object->data),
+                "cuModuleLoadData (sm_" + std::to_string(object->sm) + ")");
+  }
+  cuda::CUfunction &function = loaded.functions[name];
+  if (!function)
+    cuda::check(
+        cuda::driver().cuModuleGetFunction(&function, loaded.module, name),
+        "cuModuleGetFunction");
+  return function;
+}
+
+} // namespace
+
+void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
+  void *result = nullptr;
+  bool ok = guardedCall(*ectx, "disc_ral_cuda_alloc", [&] {
+    if (bytes < 0)
+      throw RuntimeError("negative size " + std::to_string(bytes));
+    cuda::CUdeviceptr ptr = 0;
+    auto stream = static_cast<cuda::CUstream>(ectx->cudaStream);
+    // cuMemAllocAsync rejects 0 bytes; a 1-byte block keeps pointers unique.
+    cuda::check(cuda::driver().cuMemAllocAsync(
+                    &ptr, bytes == 0 ? 1 : (size_t)bytes, stream),
+                "cuMemAllocAsync(" + std::to_string(bytes) + " bytes)");
+    result = reinterpret_cast<void *>(ptr);
+    try {
+      ectx->live.emplace(result, bytes);
+    } catch (...) {
+      cuda::driver().cuMemFreeAsync(ptr, stream);
+      throw;
+    }
+  });
+  return ok ? result : nullptr;
+}
+
+bool launchKernel(ExecutionContext &ectx, const void *image,
+                  int64_t imageBytes, const char *kernelName, int64_t gridX,
+                  int64_t gridY, int64_t gridZ, int64_t blockX, int64_t blockY,
+                  int64_t blockZ, int32_t sharedBytes, void **args) noexcept {
+  std::string opName;
+  try {
+    opName = std::string("kernel ") + (kernelName ? kernelName : "<unnamed>");
+  } catch (...) {
+  }
+  return guardedCall(ectx, opName.c_str(), [&] {
+    if (gridX == 0 || gridY == 0 || gridZ == 0)
+      return; // an empty tensor: nothing to run
+    const int64_t limit = (1ll << 31) - 1;
+    if (gridX < 0 || gridY < 0 || gridZ < 0 || gridX > limit ||
+        gridY > 65535 || gridZ > 65535)
+      throw RuntimeError("grid " + std::to_string(gridX) + "x" +
+                         std::to_string(gridY) + "x" + std::to_string(gridZ) +
+                         " is out of the device's range");
+    if (blockX < 1 || blockY < 1 || blockZ < 1 ||
+        blockX * blockY * blockZ > 1024)
+      throw RuntimeError("block " + std::to_string(blockX) + "x" +
+                         std::to_string(blockY) + "x" + std::to_string(blockZ) +
+                         " is out of the device's range");
+    cuda::CUfunction function =
+        lookupKernel(ectx, image, imageBytes, kernelName);
+    cuda::check(cuda::driver().cuLaunchKernel(
+                    function, (unsigned)gridX, (unsigned)gridY,
+                    (unsigned)gridZ, (unsigned)blockX, (unsigned)blockY,
+                    (unsigned)blockZ, (unsigned)sharedBytes,
+                    static_cast<cuda::CUstream>(ectx.cudaStream), args,
+                    nullptr),
+                "cuLaunchKernel");
+    ++ectx.cudaLaunches;
+  });
+}
+
+bool freeDeviceForCall(ExecutionContext &ectx, void *ptr) noexcept {
+  if (!ptr)
+    return true;
+  auto it = ectx.live.find(ptr);
+  if (it == ectx.live.end()) {
+    try {
+      ectx.errorMessage = "disc_ral_cuda_free: pointer was not allocated by "
+                          "this call (or was already freed)";
+    } catch (...) {
+    }
+    return false;
+  }
+  ectx.live.erase(it);
+  freeDevice(ectx.cudaStream, ptr);
+  return true;
+}
+
+void freeDevice(void *stream, void *ptr) noexcept {
+  std::string why;
+  if (!ptr || !cuda::driverAvailable(&why))
+    return;
+  cuda::driver().cuMemFreeAsync(reinterpret_cast<cuda::CUdeviceptr>(ptr),
+                                static_cast<cuda::CUstream>(stream));
+}
+
+} // namespace ral
+} // namespace disc
+
+using disc::ral::asExecutionContext;
+using disc::ral::ExecutionContext;
+using disc::ral::ralFailNoReturn;
+
+extern "C" {
+
+void disc_ral_cuda_launch(void *ctx, const void *image, int64_t imageBytes,
+                          const char *kernelName, int64_t gridX, int64_t gridY,
+                          int64_t gridZ, int64_t blockX, int64_t blockY,
+                          int64_t blockZ, int32_t sharedBytes, void **args,
+                          int64_t numArgs) {
+  (void)numArgs;
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  if (!disc::ral::launchKernel(*ectx, image, imageBytes, kernelName, gridX,
+                               gridY, gridZ, blockX, blockY, blockZ,
+                               sharedBytes, args))
+    ralFailNoReturn(ectx);
+}
+
+void *disc_ral_cuda_alloc(void *ctx, int64_t bytes) {
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  void *ptr = disc::ral::allocateDeviceForCall(ectx, bytes);
+  if (!ptr)
+    ralFailNoReturn(ectx);
+  return ptr;
+}
+
+void disc_ral_cuda_free(void *ctx, void *ptr) {
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  if (!disc::ral::freeDeviceForCall(*ectx, ptr))
+    ralFailNoReturn(ectx);
+}
+
+} // extern "C"

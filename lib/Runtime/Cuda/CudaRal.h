@@ -1,0 +1,42 @@
+//===- CudaRal.h - the RAL's CUDA internals (private) -----------*- C++ -*-===//
+#ifndef DISC_LIB_RUNTIME_CUDA_CUDARAL_H
+#define DISC_LIB_RUNTIME_CUDA_CUDARAL_H
+
+#include "disc/Runtime/Runtime.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace disc {
+namespace ral {
+struct ExecutionContext;
+
+namespace cuda {
+/// A kernel image as disc-ral-lower-gpu-launch emits it: "DISCGPU1", the
+/// object count, then per object {sm (i64), bytes (i64), bytes...}.
+struct KernelImage {
+  struct Object {
+    int64_t sm = 0;
+    const void *data = nullptr;
+    int64_t bytes = 0;
+  };
+  std::vector<Object> objects;
+};
+/// Throws RuntimeError on a malformed image.
+KernelImage parseKernelImage(const void *data, int64_t bytes);
+/// The object of the newest chip not newer than `sm`, or null.
+const KernelImage::Object *selectObject(const KernelImage &image, int sm);
+} // namespace cuda
+
+/// A device buffer for the call (stream-ordered on its stream), recorded in
+/// its live set; null with the error message set on failure.
+void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept;
+/// Returns a device buffer, stream-ordered after the work on `stream`.
+void freeDevice(void *stream, void *ptr) noexcept;
+/// Device-to-device copy on `stream` (throws RuntimeError).
+void copyDevice(void *stream, void *dst, const void *src, size_t bytes);
+
+} // namespace ral
+} // namespace disc
+
+#endif // DISC_LIB_RUNTIME_CUDA_CUDARAL_H

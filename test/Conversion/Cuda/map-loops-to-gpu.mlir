@@ -1,0 +1,184 @@
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(disc-map-loops-to-gpu{block-size=128}))' -verify-diagnostics | FileCheck %s
+
+// A 2-d elementwise nest: one grid over rows * cols, innermost dim fastest.
+// CHECK-LABEL: func.func @elementwise
+// CHECK:         %[[TOTAL:.*]] = arith.muli
+// CHECK:         %[[C128:.*]] = arith.constant 128 : index
+// CHECK:         %[[BLOCKS:.*]] = arith.ceildivui %[[TOTAL]], %[[C128]]
+// CHECK:         scf.parallel (%[[BX:.*]]) = (%{{.*}}) to (%[[BLOCKS]])
+// CHECK:           scf.parallel (%[[TX:.*]]) = (%{{.*}}) to (%[[C128]])
+// CHECK:             %[[START:.*]] = arith.muli %[[BX]], %[[C128]]
+// CHECK:             %[[LIN:.*]] = arith.addi %[[START]], %[[TX]]
+// CHECK:             %[[IN:.*]] = arith.cmpi ult, %[[LIN]], %[[TOTAL]]
+// CHECK:             scf.if %[[IN]]
+// CHECK:               arith.remui %[[LIN]]
+// CHECK:               arith.divui %[[LIN]]
+// CHECK:               memref.load
+// CHECK:               math.exp
+// CHECK:               memref.store
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// CHECK-NOT:     scf.parallel
+func.func @elementwise(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %a[%i, %j] : memref<?x?xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %b[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A stitch-style row nest: one thread per row; the per-row parallel stage
+// becomes a sequential loop in the thread (no nested parallel loop left).
+// CHECK-LABEL: func.func @row_per_thread
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.if
+// CHECK:               scf.for
+// CHECK:               scf.for
+// CHECK-NOT:           scf.parallel
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x
+func.func @row_per_thread(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    %acc = memref.alloca() : memref<1xf32>
+    %s = scf.for %j = %c0 to %n step %c1 iter_args(%x = %zero) -> (f32) {
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      %y = arith.addf %x, %v : f32
+      scf.yield %y : f32
+    }
+    memref.store %s, %acc[%c0] : memref<1xf32>
+    scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      %t = memref.load %acc[%c0] : memref<1xf32>
+      %d = arith.divf %v, %t : f32
+      memref.store %d, %b[%i, %j] : memref<?x?xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A whole-tensor reduction in the host code (no parallel loop): the
+// stores, the loop and the loads run as one single-thread grid, a host
+// stack buffer becomes a device allocation, and a copy becomes a grid.
+// CHECK-LABEL: func.func @host_serial
+// CHECK:         %[[ACC:.*]] = memref.alloc() : memref<f32>
+// CHECK-NOT:     memref.alloca
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.if
+// CHECK:               memref.store %{{.*}}, %[[ACC]][]
+// CHECK:               scf.for
+// CHECK:               memref.store %{{.*}}, %[[ACC]][]
+// CHECK:               %[[V:.*]] = memref.load %[[ACC]][]
+// CHECK:               memref.store %[[V]], %{{.*}}[]
+// CHECK:         {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK-NOT:     scf.parallel
+// CHECK-NOT:     memref.copy
+func.func @host_serial(%a: memref<?xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloca() : memref<f32>
+  memref.store %zero, %acc[] : memref<f32>
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %init = memref.load %acc[] : memref<f32>
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init) -> (f32) {
+    %v = memref.load %a[%i] : memref<?xf32>
+    %y = arith.addf %x, %v : f32
+    scf.yield %y : f32
+  }
+  memref.store %s, %acc[] : memref<f32>
+  memref.copy %acc, %out : memref<f32> to memref<f32>
+  return
+}
+
+// -----
+
+// Bounds with a lower bound and a step: trip count ceildiv(ub - lb, step),
+// induction variable lb + index * step.
+// CHECK-LABEL: func.func @strided
+// CHECK:         %[[EXT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK:         %[[POS:.*]] = arith.maxsi %[[EXT]], %{{.*}} : index
+// CHECK:         arith.ceildivui %[[POS]], %{{.*}} : index
+// CHECK:         scf.if
+// CHECK:           %[[SCALED:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:           %[[IV:.*]] = arith.addi %{{.*}}, %[[SCALED]] : index
+// CHECK:           memref.store %{{.*}}, %{{.*}}[%[[IV]]]
+func.func @strided(%b: memref<?xf32>, %lb: index, %ub: index) {
+  %c3 = arith.constant 3 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%lb) to (%ub) step (%c3) {
+    memref.store %one, %b[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A constant single-iteration nest gets a one-thread block.
+// CHECK-LABEL: func.func @single
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}}) step
+func.func @single(%b: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
+    memref.store %one, %b[] : memref<f32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Must not: a library call cannot run on the GPU yet.
+func.func private @disc_ral_matmul_f32(memref<?x?xf32>)
+func.func @library_call(%a: memref<?x?xf32>) {
+  // expected-error @+1 {{calls @disc_ral_matmul_f32 (a library or runtime call), which the cuda target does not support yet}}
+  func.call @disc_ral_matmul_f32(%a) : (memref<?x?xf32>) -> ()
+  return
+}
+
+// -----
+
+// Must not: heap allocation per iteration.
+func.func @alloc_in_loop(%a: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    // expected-error @+1 {{inside a loop nest cannot run in a GPU kernel}}
+    %t = memref.alloc(%n) : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Must not: a value read from device memory steering host code (a
+// data-dependent size).
+func.func @data_dependent(%a: memref<index>) -> memref<?xf32> {
+  %n = memref.load %a[] : memref<index>
+  // expected-error @+1 {{uses a value that host code reads from device memory}}
+  %b = memref.alloc(%n) : memref<?xf32>
+  return %b : memref<?xf32>
+}
