@@ -10,7 +10,7 @@ BUILD_DIR   := build
 # Parallel pytest workers (pytest-xdist); CI machines have 2 cores.
 PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: help setup build test test-lit test-unit test-python test-libfuzzer test-sanitize fuzz fuzz-libfuzzer demo bench bench-graphnet clean
+.PHONY: help setup build test test-lit test-unit test-python test-cuda-emulated test-libfuzzer test-sanitize fuzz fuzz-libfuzzer demo bench bench-graphnet clean
 
 help:
 	@echo "make demo    set up, build, run the bundled example at several shapes"
@@ -34,7 +34,7 @@ build: setup
 	  2> >(grep -v "^WARNING: Location" >&2)
 
 test: build
-	@$(MAKE) --no-print-directory test-lit test-unit test-python test-libfuzzer
+	@$(MAKE) --no-print-directory test-lit test-unit test-python test-cuda-emulated test-libfuzzer
 
 test-lit:
 	@echo "[test] lit + FileCheck"
@@ -47,6 +47,18 @@ test-unit:
 test-python:
 	@echo "[test] pytest"
 	@$(PYTHON) -m pytest -q -n $(PYTEST_JOBS) python/tests
+
+# The cuda target without a GPU (docs/cuda.md): the op suites run through
+# target cuda-emulated (the cuda grid mapping executed on the CPU, checked
+# against PyTorch), and every program is also compiled for target cuda
+# (ptxas must accept each kernel for sm_80 and sm_90).
+CUDA_EMULATED_TESTS = python/tests/test_elementwise.py \
+  python/tests/test_data_movement.py python/tests/test_reduce_gather_scatter.py \
+  python/tests/frontend/test_stitch_fusion.py python/tests/frontend/test_aten_ops.py
+test-cuda-emulated:
+	@echo "[test] cuda target without a GPU: cuda-emulated runs + cuda compiles"
+	@DISC_TARGET=cuda-emulated DISC_TEST_CUDA_COMPILE=1 \
+	  $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) $(CUDA_EMULATED_TESTS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: a build of its own in
 # build-sanitize/ (about 25 min from scratch on 2 cores), then lit, gtest and

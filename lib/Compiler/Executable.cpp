@@ -420,7 +420,7 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
                   "directory with bin/ptxas, bin/fatbinary and "
                   "nvvm/libdevice");
     toKernels = cudaLowerToKernelsPipeline(runtimeChecks, options.logFusion);
-    toLlvm = cudaKernelsToLlvmPipeline(toolkit);
+    toLlvm = cudaKernelsToLlvmPipeline(toolkit, dumpDir);
     result->impl->device = ral::Device::Cuda;
     result->impl->cudaModules = ral::makeCudaModuleCache();
   } else {

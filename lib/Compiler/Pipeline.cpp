@@ -201,7 +201,8 @@ std::string disc::cpuKernelsToLlvmPipeline() {
 std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
                                                      bool logFusion) {
   return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda") +
-         ",func.func(disc-map-loops-to-gpu)," + cpuOutlineKernelsPipeline();
+         ",convert-math-to-funcs,func.func(disc-map-loops-to-gpu)," +
+         cpuOutlineKernelsPipeline();
 }
 
 std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
@@ -211,12 +212,18 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          // before convert-parallel-loops-to-gpu: it would fold the
          // one-iteration loops of one-thread grids away), then gpu.launch,
          // then one gpu.func per launch.
-         ",func.func(disc-map-loops-to-gpu),"
-         "func.func(convert-parallel-loops-to-gpu),gpu-kernel-outlining,"
+         // Integer powers become helper functions (cloned into the kernels'
+         // modules by outlining).
+         ",convert-math-to-funcs,func.func(disc-map-loops-to-gpu),"
+         "func.func(convert-parallel-loops-to-gpu),"
+         // Constants and index arithmetic move into the kernels (known
+         // there, not passed as arguments).
+         "func.func(gpu-launch-sink-index-computations),gpu-kernel-outlining,"
          "func.func(disc-free-after-last-use)";
 }
 
-std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath) {
+std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath,
+                                            const std::string &dumpDir) {
   std::string toolkit =
       toolkitPath.empty() ? "" : " toolkit=" + toolkitPath;
   return
@@ -234,7 +241,9 @@ std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath) {
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "gpu-to-llvm,reconcile-unrealized-casts,"
       "gpu-module-to-binary{format=fatbin" + toolkit + "},"
-      "disc-ral-lower-gpu-launch,disc-ral-inject-context{device=cuda}";
+      "disc-ral-lower-gpu-launch" +
+      (dumpDir.empty() ? "" : "{dump-dir=" + dumpDir + "}") +
+      ",disc-ral-inject-context{device=cuda}";
 }
 
 void disc::registerAllPasses() {

@@ -151,8 +151,19 @@ class Executable:
         return f"<disc.Executable @{self.entry_name} args={args} results={results}>"
 
 
+def default_target() -> str:
+    """The target of CPU programs: DISC_TARGET ("cpu", the default, or
+    "cuda-emulated", which runs every CPU program through the cuda target's
+    block/thread mapping to test its index arithmetic without a GPU)."""
+    value = os.environ.get("DISC_TARGET", "") or "cpu"
+    if value not in ("cpu", "cuda-emulated"):
+        raise ValueError(f"DISC_TARGET must be 'cpu' or 'cuda-emulated', got {value!r} "
+                         "(CUDA tensors select the cuda target by themselves)")
+    return value
+
+
 def compile_mlir(text: str, *, dump_dir: str | None = None,
-                 source_name: str = "input.mlir", target: str = "cpu",
+                 source_name: str = "input.mlir", target: str | None = None,
                  _exact_dump_dir: bool = False) -> Executable:
     """Compiles the public function of an MLIR module (the one named `main`
     if there are several) to native code, once for all shapes.
@@ -168,7 +179,11 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
     cubins plus PTX; compiling needs the CUDA toolkit's ptxas, not a GPU;
     calling needs one: docs/cuda.md) or "cuda-emulated" (the CPU program
     with the cuda target's block/thread mapping, to test it without a GPU).
+    Without `target`, the environment variable DISC_TARGET picks "cpu"
+    (the default) or "cuda-emulated" (docs/debugging.md).
     """
+    if target is None:
+        target = default_target()
     if target not in ("cpu", "cuda", "cuda-emulated"):
         raise ValueError(f"target must be 'cpu', 'cuda' or 'cuda-emulated', got {target!r}")
     if not isinstance(text, str):

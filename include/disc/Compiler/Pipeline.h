@@ -39,7 +39,9 @@ std::string cudaLowerToKernelsPipeline(bool runtimeChecks = false,
 /// gpu.module -> NVVM -> fatbins for sm_80 and sm_90 (ptxas and fatbinary
 /// from `toolkitPath`, or MLIR's default search when empty); the host code
 /// -> LLVM with RAL CUDA launches and device allocations.
-std::string cudaKernelsToLlvmPipeline(const std::string &toolkitPath = "");
+/// With `dumpDir`, every kernel object is written there too.
+std::string cudaKernelsToLlvmPipeline(const std::string &toolkitPath = "",
+                                      const std::string &dumpDir = "");
 /// The CPU pipeline with the CUDA target's grid mapping inserted: the
 /// block/thread loops run as CPU loops, to test the mapping's index
 /// arithmetic without a GPU (target "cuda-emulated").

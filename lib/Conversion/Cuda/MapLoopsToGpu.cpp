@@ -6,7 +6,9 @@
 #include "disc/Conversion/Cuda/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -58,6 +60,7 @@ struct MapLoopsToGpuPass
                        << blockSize;
       return signalPassFailure();
     }
+    forwardHostScalars(func);
     if (failed(checkSupported(func)) || failed(hostAllocasToAllocs(func)) ||
         failed(copiesToLoops(func)) || failed(wrapHostMemoryAccesses(func)))
       return signalPassFailure();
@@ -76,10 +79,78 @@ struct MapLoopsToGpuPass
     }
   }
 
+  /// Whether `value` is computed on the host without reading memory
+  /// (shapes, constants and arithmetic on them).
+  static bool isHostComputable(Value value, int depth = 0) {
+    if (depth > 64)
+      return false;
+    if (isa<BlockArgument>(value))
+      return isa<IndexType, IntegerType, FloatType>(value.getType());
+    Operation *def = value.getDefiningOp();
+    if (!isa<func::FuncOp>(def->getParentOp()))
+      return false; // inside a loop or a grid
+    if (isa<memref::DimOp>(def))
+      return true;
+    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0)
+      return false;
+    return llvm::all_of(def->getOperands(), [&](Value operand) {
+      return isHostComputable(operand, depth + 1);
+    });
+  }
+
+  /// A one-element buffer of the host code written once with a value the
+  /// host computes (a row length converted to a float, a scalar constant)
+  /// and otherwise only read: its reads take the value instead. On a GPU
+  /// the write would need a one-thread grid of its own, and the read
+  /// values become kernel arguments.
+  void forwardHostScalars(func::FuncOp func) {
+    DominanceInfo dominance(func);
+    for (auto alloc : llvm::to_vector(func.getBody().getOps<memref::AllocOp>())) {
+      auto type = alloc.getType();
+      if (!type.hasStaticShape() || type.getNumElements() != 1)
+        continue;
+      memref::StoreOp store;
+      SmallVector<memref::LoadOp> loads;
+      bool forwardable = true;
+      for (Operation *user : alloc->getUsers()) {
+        if (auto s = dyn_cast<memref::StoreOp>(user);
+            s && s.getMemRef() == alloc && !store &&
+            s->getBlock() == alloc->getBlock()) {
+          store = s;
+          continue;
+        }
+        if (auto l = dyn_cast<memref::LoadOp>(user)) {
+          loads.push_back(l);
+          continue;
+        }
+        forwardable = false; // returned, copied, passed on, stored twice
+      }
+      if (!forwardable || !store || !isHostComputable(store.getValue()))
+        continue;
+      if (!llvm::all_of(loads, [&](memref::LoadOp l) {
+            return dominance.properlyDominates(store.getOperation(), l);
+          }))
+        continue;
+      for (memref::LoadOp l : loads) {
+        l.replaceAllUsesWith(store.getValue());
+        l.erase();
+      }
+      store.erase();
+      alloc.erase();
+    }
+  }
+
   /// Loop nests that cannot run as a GPU kernel.
   LogicalResult checkSupported(func::FuncOp func) {
     WalkResult result = func.walk([&](Operation *op) {
       if (auto call = dyn_cast<func::CallOp>(op)) {
+        // A helper with a body (convert-math-to-funcs: integer powers) is
+        // cloned into the kernel's module by outlining.
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        if (callee && !callee.isExternal() &&
+            op->getParentOfType<LoopLikeOpInterface>())
+          return WalkResult::advance();
         op->emitOpError() << "calls @" << call.getCallee()
                           << " (a library or runtime call), which the cuda "
                              "target does not support yet";
@@ -88,10 +159,9 @@ struct MapLoopsToGpuPass
       bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
       if (!inLoop)
         return WalkResult::advance();
-      if (isa<memref::AllocOp, memref::DeallocOp, memref::ReallocOp,
-              CallOpInterface>(op)) {
+      if (isa<memref::AllocOp, memref::DeallocOp, memref::ReallocOp>(op)) {
         op->emitOpError() << "inside a loop nest cannot run in a GPU kernel "
-                             "(heap allocation or call per iteration)";
+                             "(heap allocation per iteration)";
         return WalkResult::interrupt();
       }
       if (auto alloca = dyn_cast<memref::AllocaOp>(op))
@@ -197,6 +267,13 @@ struct MapLoopsToGpuPass
           continue;
         }
         bool pure = isMemoryEffectFree(&op) && op.getNumRegions() == 0;
+        // A check of values read from memory (indices in bounds) runs on
+        // the device with them: a failing one traps the kernel.
+        if (usesRun && isa<cf::AssertOp>(op)) {
+          run.push_back(&op);
+          inRun.insert(&op);
+          continue;
+        }
         if (usesRun && !pure && !touchesMemory(&op))
           return op.emitOpError()
                  << "uses a value that host code reads from device memory "
@@ -217,8 +294,29 @@ struct MapLoopsToGpuPass
     return success();
   }
 
-  LogicalResult wrap(ArrayRef<Operation *> run,
-                     const llvm::SmallPtrSetImpl<Operation *> &inRun) {
+  LogicalResult wrap(SmallVector<Operation *> &run,
+                     llvm::SmallPtrSetImpl<Operation *> &inRun) {
+    // A later check of a condition the run computes (CSE shares one check
+    // value between two ops) moves into the run: the condition cannot
+    // change in between, and a failing check ends the call either way.
+    llvm::SetVector<Operation *> laterChecks;
+    for (Operation *op : run)
+      for (Operation *user : op->getUsers())
+        if (isa<cf::AssertOp>(user) && user->getBlock() == op->getBlock() &&
+            !inRun.contains(user))
+          laterChecks.insert(user);
+    for (Operation *check : laterChecks) {
+      bool duplicate = llvm::any_of(run, [&](Operation *op) {
+        return isa<cf::AssertOp>(op) &&
+               op->getOperand(0) == check->getOperand(0);
+      });
+      if (duplicate) {
+        check->erase();
+        continue;
+      }
+      run.push_back(check);
+      inRun.insert(check);
+    }
     for (Operation *op : run)
       for (Operation *user : op->getUsers()) {
         Operation *top = user;
@@ -230,7 +328,12 @@ struct MapLoopsToGpuPass
                     "(a data-dependent shape or scalar), which the cuda "
                     "target does not support";
       }
-    Operation *last = run.back();
+    // The grid goes where the last op of the run was (a moved check stays
+    // where the run ended).
+    Operation *last = nullptr;
+    for (Operation *op : run)
+      if (!laterChecks.contains(op))
+        last = op;
     OpBuilder b(last);
     Location loc = last->getLoc();
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);

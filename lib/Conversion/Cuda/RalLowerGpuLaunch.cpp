@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace disc {
 #define GEN_PASS_DEF_DISCRALLOWERGPULAUNCH
@@ -54,6 +55,7 @@ LLVM::GlobalOp constantBytes(ModuleOp module, Location loc, StringRef name,
 
 struct RalLowerGpuLaunchPass
     : public disc::impl::DiscRalLowerGpuLaunchBase<RalLowerGpuLaunchPass> {
+  using DiscRalLowerGpuLaunchBase::DiscRalLowerGpuLaunchBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
@@ -78,6 +80,14 @@ struct RalLowerGpuLaunchPass
         }
         appendInt64(image, *sm);
         StringRef bytes = object.getObject().getValue();
+        if (!dumpDir.empty()) {
+          std::error_code error;
+          llvm::raw_fd_ostream out(dumpDir + "/" + binary.getSymName().str() +
+                                       ".sm_" + std::to_string(*sm) + ".fatbin",
+                                   error);
+          if (!error)
+            out << bytes;
+        }
         appendInt64(image, bytes.size());
         image.append(bytes.begin(), bytes.end());
       }

@@ -514,6 +514,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
             exe = disc.compile_mlir(imported.text, dump_dir=os.path.join(dump_root, name)
                                     if dump_root else None,
                                     source_name=f"graph{graph_id}-{name}.mlir",
+                                    target=_partition_target(sub),
                                     _exact_dump_dir=True)
         except Exception as e:
             # ImportError_ (an op pattern the importer does not handle) and
@@ -577,6 +578,24 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
     _emit_report(report)
     fused.recompile()
     return fused.forward
+
+
+def _partition_target(sub: fx.GraphModule) -> str:
+    """"cuda" when the partition's tensors live on a CUDA device, else the
+    CPU target (disc.default_target(): DISC_TARGET)."""
+    import disc
+    devices = set()
+    for n in sub.graph.nodes:
+        val = n.meta.get("val") if n.op == "placeholder" else None
+        if isinstance(val, torch.Tensor):
+            devices.add(str(val.device) if val.device.type == "cuda" else "cpu")
+    cuda = {d for d in devices if d.startswith("cuda")}
+    if cuda:
+        if len(devices) > 1:
+            raise ImportError_(f"the partition's inputs are on several devices "
+                               f"({', '.join(sorted(devices))})")
+        return "cuda"
+    return disc.default_target()
 
 
 def _propagate_placeholder_meta(sub: fx.GraphModule, call: fx.Node) -> None:

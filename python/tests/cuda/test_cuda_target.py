@@ -1,0 +1,163 @@
+"""The cuda target on a machine without a GPU (CI is one): programs compile
+to kernels for sm_80 and sm_90 (ptxas accepts each one), the block/thread
+mapping's index arithmetic runs on the CPU (target cuda-emulated) against
+PyTorch, and using a cuda executable without a GPU is a clear error.
+
+GPU runs are in test_cuda_gpu.py (`pytest -m cuda`)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import disc
+from conftest import compilations, compile_once, run_shapes
+
+# Row softmax numerator (row max, subtract, exp) and the sum of everything:
+# a row reduction, a loop kernel and a whole-tensor reduction (which runs as
+# a one-thread grid).
+PROGRAM = """
+func.func @main(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = disc.reduce %x, dims = [1], kind = max : (tensor<?x?xf32>) -> tensor<?xf32>
+  %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %s = tensor.from_elements %d0, %d1 : tensor<2xindex>
+  %mb = disc.dynamic_broadcast_in_dim %m, %s, dims = [0] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %y = disc.subtract %x, %mb : tensor<?x?xf32>
+  %e = disc.exponential %y : tensor<?x?xf32>
+  %t = disc.reduce %x, dims = [0, 1], kind = sum : (tensor<?x?xf32>) -> tensor<f32>
+  return %e, %t : tensor<?x?xf32>, tensor<f32>
+}
+"""
+
+
+def reference(x):
+    return torch.exp(x - x.amax(1, keepdim=True)), x.sum()
+
+
+FATBIN_MAGIC = bytes.fromhex("50ed55ba")
+
+
+def test_compiles_to_fatbins_for_sm80_and_sm90(tmp_path):
+    before = compilations()
+    exe = disc.compile_mlir(PROGRAM, target="cuda", dump_dir=str(tmp_path),
+                            _exact_dump_dir=True)
+    assert compilations() == before + 1
+    assert exe.target == "cuda"
+    # row max, exp, and the whole sum (its initial store folds into the
+    # one-thread grid with the loop): one gpu.launch each.
+    loops = exe.kernel_counts["loops"]
+    assert loops >= 3
+    fatbins = sorted(p.name for p in tmp_path.glob("*.fatbin"))
+    modules = {name.split(".")[0] for name in fatbins}
+    assert len(modules) == loops, fatbins
+    # One fatbin per kernel module and chip, each with ptxas's cubin and
+    # the PTX for newer GPUs.
+    assert fatbins == sorted(f"{m}.{chip}.fatbin" for m in modules for chip in ("sm_80", "sm_90"))
+    for name in fatbins:
+        data = (tmp_path / name).read_bytes()
+        assert data[:4] == FATBIN_MAGIC, name
+        assert len(data) > 256, name
+
+
+def test_calling_without_a_gpu_is_a_clear_error():
+    exe = disc.compile_mlir(PROGRAM, target="cuda")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(disc.DiscError, match="compiled for target cuda, but PyTorch sees no CUDA device"):
+        exe(torch.randn(4, 8))
+
+
+def test_cpu_tensors_are_rejected_by_a_cuda_executable():
+    exe = disc.compile_mlir(PROGRAM, target="cuda")
+    x = torch.randn(4, 8)
+    with pytest.raises(disc.InvocationError, match="argument 0 is not on the executable's CUDA device"):
+        exe._impl.run([torch._C._to_dlpack(x)])
+
+
+def test_missing_driver_is_reported_not_crashed():
+    """A process with no driver (DISC_CUDA_DRIVER points nowhere) says why."""
+    code = ("import disc; ok, why = disc._C.cuda_driver_available(); "
+            "print(ok); print(why)")
+    env = dict(os.environ, DISC_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "False"
+    assert "the cuda target needs the NVIDIA driver" in lines[1]
+    assert "/nonexistent/libcuda.so.1" in lines[1]
+
+
+def test_library_call_is_a_compile_error_naming_it():
+    text = """
+func.func @main(%a: tensor<?x8xf32>, %b: tensor<8x4xf32>) -> tensor<?x4xf32> {
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x8xf32>, tensor<8x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}"""
+    with pytest.raises(disc.CompileError,
+                       match=r"(?s)input.mlir:3:8: error: .*calls @disc_ral_matmul_f32 .*"
+                             r"which the cuda target does not support yet"):
+        disc.compile_mlir(text, target="cuda")
+    # The CPU target is unaffected.
+    assert disc.compile_mlir(text).target == "cpu"
+
+
+def test_shape_read_from_tensor_data_is_a_compile_error():
+    text = """
+func.func @main(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
+  %0 = disc.dynamic_reshape %x, %shape : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}"""
+    with pytest.raises(disc.CompileError, match="host code reads from device memory"):
+        disc.compile_mlir(text, target="cuda")
+
+
+def test_target_names_are_checked(monkeypatch):
+    with pytest.raises(ValueError, match="target must be"):
+        disc.compile_mlir(PROGRAM, target="gpu")
+    monkeypatch.setenv("DISC_TARGET", "cuda")
+    with pytest.raises(ValueError, match="DISC_TARGET must be 'cpu' or 'cuda-emulated'"):
+        disc.compile_mlir(PROGRAM)
+
+
+# Totals around the block size (256) and its multiples: the guard of the
+# last, partial block, one-element and empty tensors.
+EMULATED_SHAPES = [(1, 1), (3, 5), (16, 16), (1, 257), (257, 3), (64, 129), (0, 7), (5, 0)]
+
+
+def test_emulated_grid_mapping_matches_pytorch():
+    exe = disc.compile_mlir(PROGRAM, target="cuda-emulated")
+    before = compilations()
+    for shape in EMULATED_SHAPES:
+        x = torch.randn(shape)
+        got = exe(x)
+        if x.numel() == 0:  # amax of an empty row is an error in PyTorch
+            assert got[0].shape == x.shape
+            assert got[1].item() == 0
+            continue
+        want = reference(x)
+        torch.testing.assert_close(got[0], want[0])
+        torch.testing.assert_close(got[1], want[1], rtol=1e-5, atol=1e-4)
+    assert compilations() == before
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (1, 300, 1), (7, 1, 513)])
+def test_emulated_3d_delinearisation(shape):
+    """A 3-d elementwise nest with a transpose: each thread's linear index
+    delinearised into three induction variables."""
+    text = """
+func.func @main(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = disc.transpose %x, dims = [2, 0, 1] : (tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %1 = disc.tanh %0 : tensor<?x?x?xf32>
+  return %1 : tensor<?x?x?xf32>
+}"""
+    exe = disc.compile_mlir(text, target="cuda-emulated")
+    x = torch.randn(shape)
+    (got,) = exe(x)
+    torch.testing.assert_close(got, torch.tanh(x.permute(2, 0, 1)))
