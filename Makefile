@@ -43,6 +43,7 @@ test-lit:
 test-unit:
 	@echo "[test] GoogleTest (runtime)"
 	@$(BUILD_DIR)/unittests/disc-runtime-tests --gtest_brief=1
+	@$(BUILD_DIR)/unittests/disc-cuda-host-tests --gtest_brief=1
 
 test-python:
 	@echo "[test] pytest"

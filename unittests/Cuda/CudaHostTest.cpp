@@ -1,0 +1,212 @@
+//===- CudaHostTest.cpp - the cuda target's host code, without a GPU ------===//
+//
+// Programs compiled for target cuda run against a fake libcuda
+// (FakeCudaDriver.cpp, loaded through DISC_CUDA_DRIVER): the kernels do not
+// run, but every launch, module load and allocation the host code makes is
+// recorded. Checks launch dimensions against shapes, module caching and
+// selection by compute capability, the stream, buffer balance and errors.
+//
+//===----------------------------------------------------------------------===//
+#include "FakeCudaDriver.h"
+
+#include "disc/Compiler/Executable.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <map>
+
+using namespace disc;
+
+namespace {
+
+FakeCudaState &fake() {
+  static FakeCudaState *state = [] {
+    setenv("DISC_CUDA_DRIVER", DISC_FAKE_CUDA_DRIVER, 1);
+    void *library = dlopen(DISC_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      throw std::runtime_error(dlerror());
+    auto get = reinterpret_cast<FakeCudaState *(*)()>(
+        dlsym(library, "fake_cuda_state"));
+    return get();
+  }();
+  return *state;
+}
+
+void resetFake() {
+  FakeCudaState &s = fake();
+  s.sm = 90;
+  s.failLaunches = false;
+  s.moduleLoads = s.moduleUnloads = 0;
+  s.numLaunches = 0;
+  s.allocations = s.frees = s.copies = 0;
+  s.lastAllocStream = nullptr;
+}
+
+// Row max, subtract and exp (a row reduction and an elementwise kernel) and
+// the sum of everything (a one-thread grid).
+const char *kProgram = R"(
+func.func @main(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = disc.reduce %x, dims = [1], kind = max : (tensor<?x?xf32>) -> tensor<?xf32>
+  %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %s = tensor.from_elements %d0, %d1 : tensor<2xindex>
+  %mb = disc.dynamic_broadcast_in_dim %m, %s, dims = [0] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %y = disc.subtract %x, %mb : tensor<?x?xf32>
+  %e = disc.exponential %y : tensor<?x?xf32>
+  %t = disc.reduce %x, dims = [0, 1], kind = sum : (tensor<?x?xf32>) -> tensor<f32>
+  return %e, %t : tensor<?x?xf32>, tensor<f32>
+}
+)";
+
+std::unique_ptr<Executable> compileCuda() {
+  CompileOptions options;
+  options.target = "cuda";
+  return Executable::compile(kProgram, options);
+}
+
+void *const kStream = reinterpret_cast<void *>(0x5157);
+
+std::vector<ral::OutputTensor> runAt(Executable &exe,
+                                     std::vector<float> &storage,
+                                     int64_t rows, int64_t cols) {
+  storage.assign(std::max<int64_t>(rows * cols, 1), 1.0f);
+  ral::TensorView x;
+  x.data = storage.data(); // "device" memory of the fake driver
+  x.dtype = ral::DType::F32;
+  x.shape = {rows, cols};
+  return exe.run({x}, kStream);
+}
+
+TEST(CudaHost, CompilesWithoutADriverAndRunsOnTheCudaDevice) {
+  resetFake();
+  auto exe = compileCuda();
+  EXPECT_EQ(exe->device(), ral::Device::Cuda);
+  EXPECT_GE(exe->kernelCounts().loopKernels, 3);
+}
+
+TEST(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
+  resetFake();
+  auto exe = compileCuda();
+  std::vector<float> storage;
+  const int64_t rows = 300, cols = 5;
+  auto outputs = runAt(*exe, storage, rows, cols);
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{rows, cols}));
+  EXPECT_TRUE(outputs[1].shape.empty());
+  FakeCudaState &s = fake();
+  ASSERT_EQ(s.numLaunches, exe->kernelCounts().loopKernels);
+  std::map<int64_t, int> covered; // element count -> launches
+  for (int i = 0; i < s.numLaunches; ++i) {
+    const FakeLaunch &l = s.launches[i];
+    EXPECT_EQ(l.grid[1], 1u) << l.kernel;
+    EXPECT_EQ(l.grid[2], 1u) << l.kernel;
+    EXPECT_EQ(l.block[1], 1u) << l.kernel;
+    EXPECT_EQ(l.block[2], 1u) << l.kernel;
+    EXPECT_LE(l.block[0], 256u) << l.kernel;
+    EXPECT_EQ(l.stream, kStream) << l.kernel;
+    // Each grid is ceil(total / block) blocks for one of the totals.
+    bool matched = false;
+    for (int64_t total : {rows * cols, rows, int64_t(1)})
+      if (l.block[0] == std::min<int64_t>(256, total) &&
+          l.grid[0] == (total + l.block[0] - 1) / l.block[0]) {
+        ++covered[total];
+        matched = true;
+        break;
+      }
+    EXPECT_TRUE(matched) << l.kernel << " grid " << l.grid[0] << " block "
+                         << l.block[0];
+  }
+  EXPECT_GE(covered[rows * cols], 1); // the exp: one thread per element
+  EXPECT_GE(covered[rows], 1);        // the row max: one thread per row
+  EXPECT_EQ(covered[1], 1);           // the whole sum: one thread
+  EXPECT_EQ(s.lastAllocStream, kStream);
+}
+
+TEST(CudaHost, ModulesLoadOncePerExecutable) {
+  resetFake();
+  auto exe = compileCuda();
+  std::vector<float> storage;
+  runAt(*exe, storage, 4, 8);
+  int loads = fake().moduleLoads;
+  EXPECT_EQ(loads, exe->kernelCounts().loopKernels); // one module per kernel
+  runAt(*exe, storage, 40, 3);
+  runAt(*exe, storage, 1, 1);
+  EXPECT_EQ(fake().moduleLoads, loads);
+  exe.reset();
+  EXPECT_EQ(fake().moduleUnloads, loads);
+}
+
+TEST(CudaHost, EmptyTensorsLaunchNothingButTheOneThreadGrid) {
+  resetFake();
+  auto exe = compileCuda();
+  std::vector<float> storage;
+  auto outputs = runAt(*exe, storage, 0, 7);
+  EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{0, 7}));
+  ASSERT_EQ(fake().numLaunches, 1); // the sum's initialisation and loop
+  EXPECT_EQ(fake().launches[0].grid[0], 1u);
+}
+
+TEST(CudaHost, EveryDeviceBufferIsFreed) {
+  resetFake();
+  auto exe = compileCuda();
+  std::vector<float> storage;
+  {
+    auto outputs = runAt(*exe, storage, 33, 17);
+    // Outputs are device buffers the caller owns until they go.
+    EXPECT_GT(fake().allocations, fake().frees);
+  }
+  EXPECT_EQ(fake().allocations, fake().frees);
+}
+
+TEST(CudaHost, OlderGpuThanEveryObjectIsAClearError) {
+  resetFake();
+  fake().sm = 75;
+  auto exe = compileCuda();
+  std::vector<float> storage;
+  try {
+    runAt(*exe, storage, 4, 4);
+    FAIL() << "expected an error";
+  } catch (const ral::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "the kernels were compiled for sm_80, sm_90, but the "
+                  "device is sm_75"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("kernel main_kernel"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fake().allocations, fake().frees);
+  // An sm_86 device takes the sm_80 object (a cubin of the same major
+  // version); an sm_100 device the sm_90 object's PTX.
+  for (int sm : {86, 100}) {
+    resetFake();
+    fake().sm = sm;
+    auto newer = compileCuda();
+    EXPECT_NO_THROW(runAt(*newer, storage, 4, 4)) << "sm_" << sm;
+  }
+}
+
+TEST(CudaHost, FailedLaunchNamesTheKernelAndFreesTheCallsBuffers) {
+  resetFake();
+  auto exe = compileCuda();
+  fake().failLaunches = true;
+  std::vector<float> storage;
+  try {
+    runAt(*exe, storage, 8, 8);
+    FAIL() << "expected an error";
+  } catch (const ral::InvocationError &e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("kernel main_kernel"), std::string::npos) << what;
+    EXPECT_NE(what.find("cuLaunchKernel: CUDA_ERROR_ILLEGAL_ADDRESS"),
+              std::string::npos)
+        << what;
+  }
+  EXPECT_EQ(fake().allocations, fake().frees);
+}
+
+} // namespace

@@ -1,0 +1,29 @@
+//===- FakeCudaDriver.h - what the fake libcuda records ---------*- C++ -*-===//
+#ifndef DISC_UNITTESTS_CUDA_FAKECUDADRIVER_H
+#define DISC_UNITTESTS_CUDA_FAKECUDADRIVER_H
+
+#include <cstdint>
+
+struct FakeLaunch {
+  char kernel[64] = {};
+  unsigned grid[3] = {}, block[3] = {};
+  unsigned sharedBytes = 0;
+  void *stream = nullptr;
+  void **params = nullptr;
+};
+
+struct FakeCudaState {
+  static constexpr int kMaxLaunches = 256;
+  int sm = 90;               // the device's compute capability, 10 * major + minor
+  bool failLaunches = false; // cuLaunchKernel returns CUDA_ERROR_ILLEGAL_ADDRESS
+  int moduleLoads = 0, moduleUnloads = 0;
+  const void *lastImage = nullptr;
+  int numLaunches = 0;
+  FakeLaunch launches[kMaxLaunches];
+  int64_t allocations = 0, frees = 0, copies = 0;
+  void *lastAllocStream = nullptr;
+};
+
+extern "C" FakeCudaState *fake_cuda_state();
+
+#endif // DISC_UNITTESTS_CUDA_FAKECUDADRIVER_H
