@@ -449,8 +449,8 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimizer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  SmallVector<StringRef, 1> libs{DISC_MLIR_C_RUNNER_UTILS};
-  engineOptions.sharedLibPaths = libs;
+  // No shared libraries: the one runner-utility the lowering may call
+  // (memrefCopy) is a RAL symbol, registered with the others below.
   engineOptions.enableGDBNotificationListener = false;
   // DISC_PERF=1: tell `perf` the JIT's symbols (jit-PID.dump for
   // `perf inject --jit`; docs/debugging.md).

@@ -12,6 +12,7 @@
 
 #include "Cuda/CudaRal.h"
 #include "ExecutionContext.h"
+#include "StridedCopy.h"
 #include "Attention.h"
 #include "OneDnn.h"
 #include "Sort.h"
@@ -263,6 +264,17 @@ DISC_RAL_FOR_EACH_SORT_TYPE(DISC_RAL_DEFINE_SORT)
 
 } // extern "C"
 
+extern "C" void disc_ral_memref_copy(int64_t elemSize,
+                                     disc::ral::UnrankedMemRef *src,
+                                     disc::ral::UnrankedMemRef *dst) {
+  disc::ral::MemRefView from = disc::ral::viewOf(src);
+  disc::ral::MemRefView to = disc::ral::viewOf(dst);
+  disc::ral::stridedCopy(
+      static_cast<char *>(to.aligned) + to.offset * elemSize, to.strides,
+      static_cast<const char *>(from.aligned) + from.offset * elemSize,
+      from.strides, to.sizes, to.rank, static_cast<size_t>(elemSize));
+}
+
 namespace disc {
 namespace ral {
 
@@ -271,6 +283,10 @@ const RalSymbol *ralSymbols(int64_t *count) {
   static const RalSymbol symbols[] = {
       DISC_RAL_SYMBOL(disc_ral_alloc),
       DISC_RAL_SYMBOL(disc_ral_free),
+      // memref.copy that LLVM lowering leaves as a call (MLIR's runner
+      // utilities' ABI): served here, so no MLIR library is loaded at run
+      // time.
+      {"memrefCopy", reinterpret_cast<void *>(&disc_ral_memref_copy)},
       DISC_RAL_SYMBOL(disc_ral_cuda_launch),
       DISC_RAL_SYMBOL(disc_ral_cuda_alloc),
       DISC_RAL_SYMBOL(disc_ral_cuda_free),

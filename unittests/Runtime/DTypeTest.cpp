@@ -77,10 +77,33 @@ TEST(StridedCopyTest, TransposeAndBroadcast) {
   EXPECT_EQ(scalar, 7);
 }
 
+TEST(RalApiTest, MemrefCopyServesMlirsRunnerUtilityAbi) {
+  // A [2, 3] transposed view copied into a contiguous [2, 3] buffer.
+  float src[6] = {0, 1, 2, 3, 4, 5}; // [3, 2] row-major
+  float dst[6] = {};
+  int64_t srcDesc[7] = {reinterpret_cast<int64_t>(src),
+                        reinterpret_cast<int64_t>(src), 0, 2, 3, 1, 2};
+  int64_t dstDesc[7] = {reinterpret_cast<int64_t>(dst),
+                        reinterpret_cast<int64_t>(dst), 0, 2, 3, 3, 1};
+  UnrankedMemRef from{2, srcDesc}, to{2, dstDesc};
+  int64_t count = 0;
+  const RalSymbol *symbols = ralSymbols(&count);
+  void *copy = nullptr;
+  for (int64_t i = 0; i < count; ++i)
+    if (std::string(symbols[i].name) == "memrefCopy")
+      copy = symbols[i].address;
+  ASSERT_NE(copy, nullptr);
+  reinterpret_cast<void (*)(int64_t, UnrankedMemRef *, UnrankedMemRef *)>(
+      copy)(sizeof(float), &from, &to);
+  const float expected[6] = {0, 2, 4, 1, 3, 5};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(dst[i], expected[i]) << i;
+}
+
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 25);
+  ASSERT_EQ(count, 29);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
@@ -100,7 +123,8 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
         "_mlir_ciface_disc_ral_sort_f16", "_mlir_ciface_disc_ral_sort_bf16",
         "_mlir_ciface_disc_ral_sort_i1", "_mlir_ciface_disc_ral_sort_i8",
         "_mlir_ciface_disc_ral_sort_i16", "_mlir_ciface_disc_ral_sort_i32",
-        "_mlir_ciface_disc_ral_sort_i64"})
+        "_mlir_ciface_disc_ral_sort_i64", "memrefCopy",
+        "disc_ral_cuda_launch", "disc_ral_cuda_alloc", "disc_ral_cuda_free"})
     EXPECT_TRUE(names.count(name)) << name;
   for (int64_t i = 0; i < count; ++i) {
     if (std::string(symbols[i].name) == "disc_ral_alloc") {
