@@ -1,0 +1,131 @@
+"""The cuda target on a GPU (`pytest -m cuda`; skipped without one):
+programs and torch.compile graphs against PyTorch on the device at several
+shapes with one compilation each, the caller's stream, device buffers
+returned to the pool, and errors.
+
+scripts/gpu-check.sh runs these on the GPU machine."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import disc
+from conftest import compilations
+
+pytestmark = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU"),
+]
+
+SHAPES = [(1, 1), (3, 5), (64, 130), (257, 1000), (1024, 4096), (0, 7)]
+
+PROGRAMS = {
+    # row softmax: a stitch kernel (max, exp-sum, divide per row)
+    "softmax": ("""
+func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = disc.reduce %x, dims = [1], kind = max : (tensor<?x?xf32>) -> tensor<?xf32>
+  %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %s = tensor.from_elements %d0, %d1 : tensor<2xindex>
+  %mb = disc.dynamic_broadcast_in_dim %m, %s, dims = [0] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %y = disc.subtract %x, %mb : tensor<?x?xf32>
+  %e = disc.exponential %y : tensor<?x?xf32>
+  %t = disc.reduce %e, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
+  %tb = disc.dynamic_broadcast_in_dim %t, %s, dims = [0] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %r = disc.divide %e, %tb : tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}""", lambda x: torch.softmax(x, -1), 1e-5),
+    # elementwise chain with a transcendental (erf through libdevice)
+    "gelu": ("""
+func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %half = disc.constant dense<0.5> : tensor<f32>
+  %one = disc.constant dense<1.0> : tensor<f32>
+  %k = disc.constant dense<0.707106769> : tensor<f32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %s = tensor.from_elements %d0, %d1 : tensor<2xindex>
+  %hb = disc.dynamic_broadcast_in_dim %half, %s, dims = [] : (tensor<f32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %ob = disc.dynamic_broadcast_in_dim %one, %s, dims = [] : (tensor<f32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %kb = disc.dynamic_broadcast_in_dim %k, %s, dims = [] : (tensor<f32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %a = disc.multiply %x, %kb : tensor<?x?xf32>
+  %e = disc.erf %a : tensor<?x?xf32>
+  %p = disc.add %e, %ob : tensor<?x?xf32>
+  %h = disc.multiply %x, %hb : tensor<?x?xf32>
+  %r = disc.multiply %h, %p : tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}""", lambda x: torch.nn.functional.gelu(x), 1e-5),
+    # whole-tensor sum (a one-thread grid for now)
+    "sum": ("""
+func.func @main(%x: tensor<?x?xf32>) -> tensor<f32> {
+  %t = disc.reduce %x, dims = [0, 1], kind = sum : (tensor<?x?xf32>) -> tensor<f32>
+  return %t : tensor<f32>
+}""", lambda x: x.sum(), 1e-3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program_on_gpu_matches_pytorch(name):
+    text, reference, tol = PROGRAMS[name]
+    exe = disc.compile_mlir(text, target="cuda")
+    before = compilations()
+    for shape in SHAPES:
+        x = torch.randn(shape, device="cuda")
+        if name == "softmax" and x.numel() == 0:
+            continue
+        (got,) = exe(x)
+        assert got.device == x.device
+        torch.testing.assert_close(got, reference(x), rtol=tol, atol=tol)
+    assert compilations() == before
+
+
+def test_torch_compile_on_cuda_tensors_compiles_once_for_all_shapes():
+    def f(x, w, b):
+        y = torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
+        return torch.nn.functional.gelu(y) * torch.sigmoid(x)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before = disc.stats()
+    for rows, cols in ((4, 32), (33, 32), (512, 32)):
+        x = torch.randn(rows, cols, device="cuda")
+        w, b = torch.randn(cols, device="cuda"), torch.randn(cols, device="cuda")
+        torch.testing.assert_close(compiled(x, w, b), f(x, w, b), rtol=1e-4, atol=1e-4)
+    after = disc.stats()
+    assert after["compilations"] - before["compilations"] == 1
+    assert after["fallback_nodes"] == before["fallback_nodes"]
+
+
+def test_work_runs_on_the_callers_stream():
+    text, reference, tol = PROGRAMS["gelu"]
+    exe = disc.compile_mlir(text, target="cuda")
+    side = torch.cuda.Stream()
+    x = torch.randn(2048, 2048, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        (got,) = exe(x)
+    side.synchronize()
+    torch.testing.assert_close(got, reference(x), rtol=tol, atol=tol)
+
+
+def test_cpu_tensor_to_a_cuda_executable_is_an_invocation_error():
+    exe = disc.compile_mlir(PROGRAMS["gelu"][0], target="cuda")
+    with pytest.raises(disc.InvocationError, match="not on the executable's CUDA device"):
+        exe(torch.randn(3, 3))
+
+
+def test_repeated_calls_reuse_device_memory():
+    exe = disc.compile_mlir(PROGRAMS["softmax"][0], target="cuda")
+    x = torch.randn(1024, 1024, device="cuda")
+    for _ in range(3):
+        exe(x)
+    torch.cuda.synchronize()
+    free_before = torch.cuda.mem_get_info()[0]
+    for _ in range(50):
+        exe(x)
+    torch.cuda.synchronize()
+    # The stream-ordered pool reuses blocks: 50 calls do not take 50 x 4 MB.
+    assert torch.cuda.mem_get_info()[0] > free_before - 64 * 2**20
