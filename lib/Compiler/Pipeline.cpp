@@ -82,9 +82,10 @@ static std::string profileStep() {
 }
 
 /// Stages 1-6 shared by every target: graph-level rewrites, disc -> linalg,
-/// fusion, library calls, bufferization, loop nests. `target` is "cpu" or
-/// "cuda": the GPU has no per-thread scratch buffers (a kernel's row
-/// temporaries must fit on its stack).
+/// fusion, library calls, bufferization, loop nests. `target` is "cpu",
+/// "cuda-emulated" or "cuda": only the CPU has per-thread scratch buffers
+/// (a GPU kernel's row temporaries must fit on its stack); library calls
+/// run on the GPU for cuda (no epilogues there yet), on the CPU otherwise.
 static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
                                         const std::string &target) {
 
@@ -103,7 +104,7 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // Library ops with epilogues (DISC_LIBRARY_EPILOGUES, default 1:
          // the profitable chains): a convolution's bias and activation run
          // inside its call.
-         libraryEpiloguesStep(logFusion) +
+         (target == "cuda" ? std::string() : libraryEpiloguesStep(logFusion)) +
          // 3. placement: host shape code and device work share the CPU
          "disc-add-ral-context,disc-read-only-inputs,"
          // 4. (fusion planning)
@@ -131,7 +132,9 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // tensor and hide the second call's read, so bufferization could
          // reuse the buffer in place before that call ran. The second
          // legalize converts the transposes/reshapes the calls introduce.
-         "disc-lower-library-calls,disc-legalize-to-linalg,"
+         "disc-lower-library-calls," +
+         std::string(target == "cuda" ? "disc-cuda-library-calls," : "") +
+         "disc-legalize-to-linalg,"
          // 6. bufferization (memory: per-call arena in the RAL). A stitch
          // kernel writes each row straight into its output slice (no
          // row-sized temporary); its per-row scalars go on the stack.
@@ -200,7 +203,7 @@ std::string disc::cpuKernelsToLlvmPipeline() {
 
 std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
                                                      bool logFusion) {
-  return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda") +
+  return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda-emulated") +
          ",convert-math-to-funcs,func.func(disc-map-loops-to-gpu)," +
          cpuOutlineKernelsPipeline();
 }

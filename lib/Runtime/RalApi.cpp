@@ -288,6 +288,9 @@ const RalSymbol *ralSymbols(int64_t *count) {
       // time.
       {"memrefCopy", reinterpret_cast<void *>(&disc_ral_memref_copy)},
       DISC_RAL_SYMBOL(disc_ral_cuda_launch),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_f32),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_f16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_bf16),
       DISC_RAL_SYMBOL(disc_ral_cuda_alloc),
       DISC_RAL_SYMBOL(disc_ral_cuda_free),
       DISC_RAL_SYMBOL(disc_ral_fail),

@@ -62,15 +62,15 @@ def compile_once(text: str) -> disc.Executable:
     """Compiles `text` for disc.default_target() (DISC_TARGET: cpu or
     cuda-emulated), asserting one compilation. With DISC_TEST_CUDA_COMPILE=1
     the program is first compiled for target cuda as well (ptxas must
-    accept every kernel for sm_80 and sm_90; no GPU needed)."""
+    accept every kernel for sm_80 and sm_90; no GPU needed). A program
+    the cuda target rejects on purpose (docs/cuda.md) still runs."""
     target = disc.default_target()
     if os.environ.get("DISC_TEST_CUDA_COMPILE") == "1":
         try:
-            cuda = disc.compile_mlir(text, target="cuda")
+            assert disc.compile_mlir(text, target="cuda").target == "cuda"
         except disc.CompileError as e:
-            _skip_if_cuda_unsupported(e, "cuda")
-            raise
-        assert cuda.target == "cuda"
+            if not any(m in str(e) for m in CUDA_UNSUPPORTED):
+                raise
     before = compilations()
     try:
         exe = disc.compile_mlir(text)

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "FakeCudaDriver.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -113,6 +114,134 @@ int cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src,
   std::memcpy(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
               bytes);
   ++state.copies;
+  return 0;
+}
+
+// ---- cuBLASLt, column-major, computed on the host (f32) -------------------
+
+struct FakeDesc {
+  int transA = 0, transB = 0;
+};
+struct FakeLayout {
+  int type = 0;
+  uint64_t rows = 0, cols = 0;
+  int64_t ld = 0;
+  int32_t batch = 1;
+  int64_t batchOffset = 0;
+};
+int cublasLtCreate(void **handle) {
+  *handle = &contextToken;
+  return 0;
+}
+int cublasLtMatmulDescCreate(FakeDesc **desc, int computeType, int scaleType) {
+  if (computeType != 68 || scaleType != 0)
+    return 7; // CUBLAS_STATUS_INVALID_VALUE
+  *desc = new FakeDesc;
+  return 0;
+}
+int cublasLtMatmulDescDestroy(FakeDesc *desc) {
+  delete desc;
+  return 0;
+}
+int cublasLtMatmulDescSetAttribute(FakeDesc *desc, int attribute,
+                                   const void *value, size_t bytes) {
+  if (bytes != sizeof(int))
+    return 7;
+  int op = *static_cast<const int *>(value);
+  if (op != 0 && op != 1)
+    return 7;
+  if (attribute == 3)
+    desc->transA = op;
+  else if (attribute == 4)
+    desc->transB = op;
+  else
+    return 7;
+  return 0;
+}
+int cublasLtMatrixLayoutCreate(FakeLayout **layout, int type, uint64_t rows,
+                               uint64_t cols, int64_t ld) {
+  if (ld < (int64_t)rows || ld < 1)
+    return 7; // column-major: ld >= rows
+  *layout = new FakeLayout{type, rows, cols, ld};
+  return 0;
+}
+int cublasLtMatrixLayoutDestroy(FakeLayout *layout) {
+  delete layout;
+  return 0;
+}
+int cublasLtMatrixLayoutSetAttribute(FakeLayout *layout, int attribute,
+                                     const void *value, size_t bytes) {
+  if (attribute == 5 && bytes == 4)
+    layout->batch = *static_cast<const int32_t *>(value);
+  else if (attribute == 6 && bytes == 8)
+    layout->batchOffset = *static_cast<const int64_t *>(value);
+  else
+    return 7;
+  return 0;
+}
+int cublasLtMatmulPreferenceCreate(void **preference) {
+  *preference = &moduleToken;
+  return 0;
+}
+int cublasLtMatmulPreferenceDestroy(void *) { return 0; }
+int cublasLtMatmulPreferenceSetAttribute(void *, int attribute, const void *,
+                                         size_t bytes) {
+  return attribute == 1 && bytes == 8 ? 0 : 7;
+}
+struct FakeHeuristic {
+  uint64_t algo[8];
+  size_t workspaceSize;
+  int state;
+  float waves;
+  int reserved[4];
+};
+int cublasLtMatmulAlgoGetHeuristic(void *, FakeDesc *, FakeLayout *,
+                                   FakeLayout *, FakeLayout *, FakeLayout *,
+                                   void *, int requested,
+                                   FakeHeuristic *results, int *found) {
+  if (requested < 1)
+    return 7;
+  std::memset(results, 0, sizeof(FakeHeuristic));
+  results[0].workspaceSize = 4096; // exercises the workspace allocation
+  *found = 1;
+  return 0;
+}
+int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const float *a,
+                   FakeLayout *la, const float *b, FakeLayout *lb,
+                   const float *beta, const float *c, FakeLayout *lc,
+                   float *d, FakeLayout *ld, const void *, void *workspace,
+                   size_t workspaceBytes, void *stream) {
+  if (la->type != 0 || lb->type != 0 || lc->type != 0 || ld->type != 0)
+    return 15; // CUBLAS_STATUS_NOT_SUPPORTED: the fake does f32 only
+  if (workspaceBytes && !workspace)
+    return 7;
+  // op(A): m x k, op(B): k x n, D: m x n, all column-major.
+  uint64_t m = desc->transA ? la->cols : la->rows;
+  uint64_t k = desc->transA ? la->rows : la->cols;
+  uint64_t kb = desc->transB ? lb->cols : lb->rows;
+  uint64_t n = desc->transB ? lb->rows : lb->cols;
+  if (k != kb || ld->rows != m || ld->cols != n || lc->rows != m ||
+      lc->cols != n || la->batch != ld->batch || lb->batch != ld->batch)
+    return 7;
+  for (int32_t batch = 0; batch < ld->batch; ++batch) {
+    const float *ab = a + batch * la->batchOffset;
+    const float *bb = b + batch * lb->batchOffset;
+    const float *cb = c + batch * lc->batchOffset;
+    float *db = d + batch * ld->batchOffset;
+    for (uint64_t i = 0; i < m; ++i)
+      for (uint64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (uint64_t p = 0; p < k; ++p) {
+          float x = desc->transA ? ab[p + i * la->ld] : ab[i + p * la->ld];
+          float y = desc->transB ? bb[j + p * lb->ld] : bb[p + j * lb->ld];
+          sum += double(x) * y;
+        }
+        float prior = *beta != 0 ? cb[i + j * lc->ld] : 0.0f;
+        db[i + j * ld->ld] = *alpha * float(sum) + *beta * prior;
+      }
+  }
+  ++state.matmuls;
+  state.lastMatmulStream = stream;
   return 0;
 }
 

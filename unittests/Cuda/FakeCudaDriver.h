@@ -22,6 +22,10 @@ struct FakeCudaState {
   FakeLaunch launches[kMaxLaunches];
   int64_t allocations = 0, frees = 0, copies = 0;
   void *lastAllocStream = nullptr;
+  // The fake cuBLASLt (the same library, DISC_CUBLASLT_LIBRARY): matmuls
+  // computed on the host, f32 only.
+  int matmuls = 0;
+  void *lastMatmulStream = nullptr;
 };
 
 extern "C" FakeCudaState *fake_cuda_state();

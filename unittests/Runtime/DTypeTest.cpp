@@ -103,7 +103,7 @@ TEST(RalApiTest, MemrefCopyServesMlirsRunnerUtilityAbi) {
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 29);
+  ASSERT_EQ(count, 32);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
@@ -124,7 +124,10 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
         "_mlir_ciface_disc_ral_sort_i1", "_mlir_ciface_disc_ral_sort_i8",
         "_mlir_ciface_disc_ral_sort_i16", "_mlir_ciface_disc_ral_sort_i32",
         "_mlir_ciface_disc_ral_sort_i64", "memrefCopy",
-        "disc_ral_cuda_launch", "disc_ral_cuda_alloc", "disc_ral_cuda_free"})
+        "disc_ral_cuda_launch", "disc_ral_cuda_alloc", "disc_ral_cuda_free",
+        "_mlir_ciface_disc_ral_cuda_matmul_f32",
+        "_mlir_ciface_disc_ral_cuda_matmul_f16",
+        "_mlir_ciface_disc_ral_cuda_matmul_bf16"})
     EXPECT_TRUE(names.count(name)) << name;
   for (int64_t i = 0; i < count; ++i) {
     if (std::string(symbols[i].name) == "disc_ral_alloc") {

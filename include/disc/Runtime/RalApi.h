@@ -177,6 +177,22 @@ void disc_ral_cuda_launch(void *ctx, const void *image, int64_t imageBytes,
                           int64_t gridZ, int64_t blockX, int64_t blockY,
                           int64_t blockZ, int32_t sharedBytes, void **args,
                           int64_t numArgs);
+/// dot_general on the GPU (cuBLASLt), operands as the CPU matmul's.
+void _mlir_ciface_disc_ral_cuda_matmul_f32(void *ctx,
+                                           disc::ral::UnrankedMemRef *a,
+                                           disc::ral::UnrankedMemRef *b,
+                                           disc::ral::UnrankedMemRef *c,
+                                           int64_t transA, int64_t transB);
+void _mlir_ciface_disc_ral_cuda_matmul_f16(void *ctx,
+                                           disc::ral::UnrankedMemRef *a,
+                                           disc::ral::UnrankedMemRef *b,
+                                           disc::ral::UnrankedMemRef *c,
+                                           int64_t transA, int64_t transB);
+void _mlir_ciface_disc_ral_cuda_matmul_bf16(void *ctx,
+                                            disc::ral::UnrankedMemRef *a,
+                                            disc::ral::UnrankedMemRef *b,
+                                            disc::ral::UnrankedMemRef *c,
+                                            int64_t transA, int64_t transB);
 /// Device memory for the call, stream-ordered on its stream.
 void *disc_ral_cuda_alloc(void *ctx, int64_t bytes);
 void disc_ral_cuda_free(void *ctx, void *ptr);

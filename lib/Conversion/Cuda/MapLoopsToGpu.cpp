@@ -144,12 +144,17 @@ struct MapLoopsToGpuPass
   LogicalResult checkSupported(func::FuncOp func) {
     WalkResult result = func.walk([&](Operation *op) {
       if (auto call = dyn_cast<func::CallOp>(op)) {
+        bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
         // A helper with a body (convert-math-to-funcs: integer powers) is
         // cloned into the kernel's module by outlining.
         auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
             call, call.getCalleeAttr());
-        if (callee && !callee.isExternal() &&
-            op->getParentOfType<LoopLikeOpInterface>())
+        if (callee && !callee.isExternal() && inLoop)
+          return WalkResult::advance();
+        // A library call of the host code (disc-cuda-library-calls kept
+        // only those the target supports) runs on the host between grids.
+        if (callee && callee.isExternal() && !inLoop &&
+            call.getCallee().starts_with("disc_ral_"))
           return WalkResult::advance();
         op->emitOpError() << "calls @" << call.getCallee()
                           << " (a library or runtime call), which the cuda "

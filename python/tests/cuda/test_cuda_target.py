@@ -94,18 +94,28 @@ def test_missing_driver_is_reported_not_crashed():
     assert "/nonexistent/libcuda.so.1" in lines[1]
 
 
-def test_library_call_is_a_compile_error_naming_it():
+def test_unsupported_library_call_is_a_compile_error_naming_it():
+    text = """
+func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  return %0 : tensor<?x8x?x?xf32>
+}"""
+    with pytest.raises(disc.CompileError,
+                       match=r"(?s)input.mlir:3:8: error: .*calls @disc_ral_conv_f32 .*"
+                             r"which the cuda target does not support yet"):
+        disc.compile_mlir(text, target="cuda")
+    # The CPU target is unaffected.
+    assert disc.compile_mlir(text).target == "cpu"
+
+
+def test_matmul_compiles_to_a_cublaslt_call():
     text = """
 func.func @main(%a: tensor<?x8xf32>, %b: tensor<8x4xf32>) -> tensor<?x4xf32> {
   %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x8xf32>, tensor<8x4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }"""
-    with pytest.raises(disc.CompileError,
-                       match=r"(?s)input.mlir:3:8: error: .*calls @disc_ral_matmul_f32 .*"
-                             r"which the cuda target does not support yet"):
-        disc.compile_mlir(text, target="cuda")
-    # The CPU target is unaffected.
-    assert disc.compile_mlir(text).target == "cpu"
+    exe = disc.compile_mlir(text, target="cuda")
+    assert exe.kernel_counts["library_calls"] == 1
 
 
 def test_shape_read_from_tensor_data_is_a_compile_error():

@@ -149,11 +149,29 @@ func.func @single(%b: memref<f32>) {
 
 // -----
 
-// Must not: a library call cannot run on the GPU yet.
-func.func private @disc_ral_matmul_f32(memref<?x?xf32>)
+// A library call of the host code stays on the host, between the grids;
+// one inside a loop nest cannot run in a kernel.
+// CHECK-LABEL: func.func @library_call
+// CHECK:         call @disc_ral_cuda_matmul_f32
+// CHECK-NEXT:    return
+func.func private @disc_ral_cuda_matmul_f32(memref<?x?xf32>)
 func.func @library_call(%a: memref<?x?xf32>) {
-  // expected-error @+1 {{calls @disc_ral_matmul_f32 (a library or runtime call), which the cuda target does not support yet}}
-  func.call @disc_ral_matmul_f32(%a) : (memref<?x?xf32>) -> ()
+  func.call @disc_ral_cuda_matmul_f32(%a) : (memref<?x?xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @disc_ral_cuda_matmul_f32(memref<?x?xf32>)
+func.func @library_call_in_loop(%a: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    // expected-error @+1 {{calls @disc_ral_cuda_matmul_f32 (a library or runtime call), which the cuda target does not support yet}}
+    func.call @disc_ral_cuda_matmul_f32(%a) : (memref<?x?xf32>) -> ()
+    scf.reduce
+  }
   return
 }
 

@@ -29,9 +29,10 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::func::FuncOp"> {
       the grids around them; a stack buffer (`memref.alloca`) of the host
       code becomes a device allocation.
 
-    Errors name the op: a loop nest that allocates heap memory, calls a
-    function or holds a library call, or a device value the host code needs
-    (a data-dependent shape), is not supported on the GPU.
+    Library calls (`disc_ral_*`) of the host code stay where they are,
+    between the grids. Errors name the op: a loop nest that allocates heap
+    memory or calls an external function, or a device value the host code
+    needs (a data-dependent shape), is not supported on the GPU.
 
     With `B` = `block-size` (default 256). The result runs on the CPU too
     (the mapping attributes are ignored there): the CPU pipeline with this
@@ -46,6 +47,19 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::func::FuncOp"> {
                            "mlir::gpu::GPUDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::scf::SCFDialect"];
+}
+
+def DiscCudaLibraryCalls : Pass<"disc-cuda-library-calls", "mlir::ModuleOp"> {
+  let summary = "Point library calls at the RAL's CUDA implementations";
+  let description = [{
+    Runs right after disc-lower-library-calls in the cuda pipeline. A call
+    of `disc_ral_matmul_<f32|f16|bf16>` (dot_general) becomes a call of
+    `disc_ral_cuda_matmul_<...>` with the same operands: cuBLASLt on the
+    call's stream, operands in device memory. Every other library call
+    (convolution, attention, sort, matmuls with epilogues) is an error
+    naming the op: the cuda target does not support it yet.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
 def DiscRalLowerGpuLaunch

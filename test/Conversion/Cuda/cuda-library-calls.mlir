@@ -1,0 +1,49 @@
+// RUN: disc-opt %s -split-input-file -disc-cuda-library-calls -verify-diagnostics | FileCheck %s
+
+// dot_general's call goes to the RAL's cuBLASLt implementation, operands
+// unchanged; the CPU declaration goes.
+// CHECK-NOT:   func.func private @disc_ral_matmul_f32
+// CHECK:       func.func private @disc_ral_cuda_matmul_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @matmul
+// CHECK:         call @disc_ral_cuda_matmul_f32(%arg0, %arg1, %arg2, %arg3, %c0_i64, %c1_i64)
+// CHECK-NOT:     call @disc_ral_matmul_f32
+func.func private @disc_ral_matmul_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64) attributes {llvm.emit_c_interface}
+func.func @matmul(%ctx: !llvm.ptr, %a: memref<*xf32>, %b: memref<*xf32>, %c: memref<*xf32>) {
+  %c0_i64 = arith.constant 0 : i64
+  %c1_i64 = arith.constant 1 : i64
+  call @disc_ral_matmul_f32(%ctx, %a, %b, %c, %c0_i64, %c1_i64) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// bf16 too.
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK:         call @disc_ral_cuda_matmul_bf16
+func.func private @disc_ral_matmul_bf16(!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64) attributes {llvm.emit_c_interface}
+func.func @matmul_bf16(%ctx: !llvm.ptr, %a: memref<*xbf16>, %b: memref<*xbf16>, %c: memref<*xbf16>) {
+  %c0_i64 = arith.constant 0 : i64
+  call @disc_ral_matmul_bf16(%ctx, %a, %b, %c, %c0_i64, %c0_i64) : (!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// Must not: a convolution has no cuda implementation yet.
+func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func @conv(%ctx: !llvm.ptr, %a: memref<*xf32>) {
+  // expected-error @+1 {{calls @disc_ral_conv_f32 (a library call), which the cuda target does not support yet}}
+  call @disc_ral_conv_f32(%ctx, %a) : (!llvm.ptr, memref<*xf32>) -> ()
+  return
+}
+
+// -----
+
+// Must not touch calls that are not library calls.
+// CHECK-LABEL: func.func @helper_call
+// CHECK:         call @helper()
+func.func private @helper()
+func.func @helper_call() {
+  call @helper() : () -> ()
+  return
+}
