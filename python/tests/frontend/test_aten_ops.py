@@ -333,14 +333,6 @@ def test_conv1d():
 # multiplications by inserted zeros), the bias its epilogue. Where
 # output_padding exceeds padding the deconvolution would need a negative
 # padding, and a pad op dilates the input instead.
-def _skip_library_calls_on_cuda():
-    """These tests count compilations of convolution programs: convolution is
-    a library call, which the cuda target does not support yet."""
-    if disc.default_target() != "cpu":
-        pytest.skip(f"target {disc.default_target()}: convolution is a library call, "
-                    "not on the cuda target yet")
-
-
 CONV_TRANSPOSE_MODULES = {
     # convtasnet's decoder: kernel 16, stride 8
     "1d_stride8": (lambda: torch.nn.ConvTranspose1d(4, 2, 16, stride=8), 1, True),
@@ -357,7 +349,6 @@ CONV_TRANSPOSE_MODULES = {
 @pytest.mark.parametrize("name", sorted(CONV_TRANSPOSE_MODULES))
 def test_conv_transpose_module(name, tmp_path):
     import functools
-    _skip_library_calls_on_cuda()
     make, spatial, deconvolution = CONV_TRANSPOSE_MODULES[name]
     torch.manual_seed(0)
     module = make().eval()
@@ -394,7 +385,6 @@ CONV_TRANSPOSE_KERNEL_INPUTS = {
 @pytest.mark.parametrize("name", sorted(CONV_TRANSPOSE_KERNEL_INPUTS))
 def test_conv_transpose_with_a_kernel_input(name, tmp_path):
     import functools
-    _skip_library_calls_on_cuda()
     fn, shapes = CONV_TRANSPOSE_KERNEL_INPUTS[name]
     torch.manual_seed(0)
     torch._dynamo.reset()
@@ -418,7 +408,6 @@ def test_conv_transpose_kernel_input_too_small_for_its_padding():
     convolution) recompiles, and that graph's cropping transposed
     convolution with a symbolic kernel stays in eager, counted with its
     reason. The results are right at every call."""
-    _skip_library_calls_on_cuda()
     fn = lambda x, w: F.conv_transpose1d(x, w, stride=4, padding=3)
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend="disc", dynamic=True)
