@@ -111,10 +111,15 @@ TEST(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
     EXPECT_EQ(l.block[2], 1u) << l.kernel;
     EXPECT_LE(l.block[0], 256u) << l.kernel;
     EXPECT_EQ(l.stream, kStream) << l.kernel;
-    // Each grid is ceil(total / block) blocks for one of the totals.
+    // Each grid is ceil(total / block) blocks for one of the totals (the
+    // first match: the sum's 24 threads and the row max's 300 rows both
+    // take one or two 256-thread blocks, so the totals are chosen apart).
     bool matched = false;
-    for (int64_t total : {rows * cols, rows, int64_t(1)})
-      if (l.block[0] == std::min<int64_t>(256, total) &&
+    // rows * cols: the exp; rows: the row max; 1: the sum's initial store;
+    // ceil(rows * cols / 64): the sum's threads (64 elements each at least).
+    for (int64_t total : {rows * cols, rows, int64_t(1), (rows * cols + 63) / 64})
+      // 256 threads a block; a total known to be 1 at compile time: one.
+      if (l.block[0] == (total == 1 ? 1u : 256u) &&
           l.grid[0] == (total + l.block[0] - 1) / l.block[0]) {
         ++covered[total];
         matched = true;
@@ -125,7 +130,8 @@ TEST(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   }
   EXPECT_GE(covered[rows * cols], 1); // the exp: one thread per element
   EXPECT_GE(covered[rows], 1);        // the row max: one thread per row
-  EXPECT_EQ(covered[1], 1);           // the whole sum: one thread
+  EXPECT_EQ(covered[1], 1);           // the sum's initial value: one thread
+  EXPECT_EQ(covered[(rows * cols + 63) / 64], 1); // the sum: atomics
   EXPECT_EQ(s.lastAllocStream, kStream);
 }
 
@@ -149,7 +155,7 @@ TEST(CudaHost, EmptyTensorsLaunchNothingButTheOneThreadGrid) {
   std::vector<float> storage;
   auto outputs = runAt(*exe, storage, 0, 7);
   EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{0, 7}));
-  ASSERT_EQ(fake().numLaunches, 1); // the sum's initialisation and loop
+  ASSERT_EQ(fake().numLaunches, 1); // the sum's initial value only
   EXPECT_EQ(fake().launches[0].grid[0], 1u);
 }
 

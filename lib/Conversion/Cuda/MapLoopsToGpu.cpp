@@ -61,6 +61,7 @@ struct MapLoopsToGpuPass
       return signalPassFailure();
     }
     forwardHostScalars(func);
+    parallelizeWholeReductions(func);
     if (failed(checkSupported(func)) || failed(hostAllocasToAllocs(func)) ||
         failed(copiesToLoops(func)) || failed(wrapHostMemoryAccesses(func)))
       return signalPassFailure();
@@ -138,6 +139,153 @@ struct MapLoopsToGpuPass
       store.erase();
       alloc.erase();
     }
+  }
+
+  /// The atomic kind and identity of a reduction step `combine(acc, x)`,
+  /// for the combiners a GPU has atomics for (floats: an addition marked
+  /// reassociable; integers: add, or, and, min, max). None otherwise.
+  static std::optional<std::pair<arith::AtomicRMWKind, TypedAttr>>
+  atomicCombiner(Operation *combine) {
+    Type type = combine->getResult(0).getType();
+    Builder b(combine->getContext());
+    if (auto add = dyn_cast<arith::AddFOp>(combine)) {
+      if (!(type.isF32() || type.isF64()) ||
+          !bitEnumContainsAll(add.getFastmath(),
+                              arith::FastMathFlags::reassoc))
+        return std::nullopt;
+      // -0.0: the identity of addition for every x, -0.0 included.
+      return std::make_pair(arith::AtomicRMWKind::addf,
+                            (TypedAttr)b.getFloatAttr(type, -0.0));
+    }
+    auto intType = dyn_cast<IntegerType>(type);
+    if (!intType || (intType.getWidth() != 32 && intType.getWidth() != 64))
+      return std::nullopt;
+    unsigned w = intType.getWidth();
+    auto value = [&](APInt v) { return (TypedAttr)b.getIntegerAttr(type, v); };
+    if (isa<arith::AddIOp>(combine))
+      return std::make_pair(arith::AtomicRMWKind::addi, value(APInt(w, 0)));
+    if (isa<arith::OrIOp>(combine))
+      return std::make_pair(arith::AtomicRMWKind::ori, value(APInt(w, 0)));
+    if (isa<arith::AndIOp>(combine))
+      return std::make_pair(arith::AtomicRMWKind::andi,
+                            value(APInt::getAllOnes(w)));
+    if (isa<arith::MaxSIOp>(combine))
+      return std::make_pair(arith::AtomicRMWKind::maxs,
+                            value(APInt::getSignedMinValue(w)));
+    if (isa<arith::MinSIOp>(combine))
+      return std::make_pair(arith::AtomicRMWKind::mins,
+                            value(APInt::getSignedMaxValue(w)));
+    if (isa<arith::MaxUIOp>(combine))
+      return std::make_pair(arith::AtomicRMWKind::maxu, value(APInt(w, 0)));
+    if (isa<arith::MinUIOp>(combine))
+      return std::make_pair(arith::AtomicRMWKind::minu,
+                            value(APInt::getMaxValue(w)));
+    return std::nullopt;
+  }
+
+  /// A reduction of a whole range into one element in the host code
+  ///   %init = memref.load %acc[]
+  ///   %r = scf.for %i = lb to ub step s iter_args(%x = %init) {
+  ///     ... reads only ...; scf.yield combine(%x, ...)
+  ///   }
+  ///   memref.store %r, %acc[]
+  /// would run on one GPU thread. It becomes a parallel loop of up to
+  /// 65536 threads (64 elements each at least), each reducing a strided
+  /// part of the range from the identity and combining its partial result
+  /// into %acc with one atomic. Float sums then add in another order (the
+  /// addition is marked reassociable; PyTorch's own GPU sums differ from
+  /// its CPU ones the same way). Max/min of floats keep one thread (their
+  /// NaN rule has no atomic).
+  void parallelizeWholeReductions(func::FuncOp func) {
+    for (Block &block : func.getBody())
+      for (auto loop : llvm::to_vector(block.getOps<scf::ForOp>()))
+        parallelizeWholeReduction(loop);
+  }
+
+  void parallelizeWholeReduction(scf::ForOp loop) {
+    if (loop.getNumRegionIterArgs() != 1)
+      return;
+    auto load = loop.getInitArgs()[0].getDefiningOp<memref::LoadOp>();
+    if (!load || !load->hasOneUse() || load->getBlock() != loop->getBlock())
+      return;
+    Value acc = load.getMemRef();
+    auto accType = cast<MemRefType>(acc.getType());
+    if (!accType.hasStaticShape() || accType.getNumElements() != 1)
+      return;
+    Value result = loop.getResult(0);
+    if (!result.hasOneUse())
+      return;
+    auto store = dyn_cast<memref::StoreOp>(*result.getUsers().begin());
+    if (!store || store.getMemRef() != acc ||
+        store->getBlock() != loop->getBlock() ||
+        store.getIndices() != load.getIndices())
+      return;
+    BlockArgument iterArg = loop.getRegionIterArgs()[0];
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    Operation *combine = yield.getOperand(0).getDefiningOp();
+    if (!combine || combine->getBlock() != loop.getBody() ||
+        combine->getNumOperands() != 2 || !iterArg.hasOneUse() ||
+        !llvm::is_contained(combine->getOperands(), iterArg))
+      return;
+    auto combiner = atomicCombiner(combine);
+    if (!combiner)
+      return;
+    // Nothing in the loop, or between the load and the store, writes memory.
+    auto writes = [](Operation *op) {
+      return op
+          ->walk([](Operation *nested) {
+            if (isa<memref::StoreOp, memref::AtomicRMWOp,
+                    memref::GenericAtomicRMWOp, memref::CopyOp,
+                    CallOpInterface>(nested))
+              return WalkResult::interrupt();
+            return WalkResult::advance();
+          })
+          .wasInterrupted();
+    };
+    for (Operation *op = load->getNextNode(); op != store.getOperation();
+         op = op->getNextNode())
+      if (writes(op))
+        return;
+
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+          step = loop.getStep();
+    Value extent = b.createOrFold<arith::SubIOp>(loc, ub, lb);
+    extent = b.createOrFold<arith::MaxSIOp>(loc, extent, zero);
+    Value count = b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
+    Value perThread = arith::ConstantIndexOp::create(b, loc, 64);
+    Value threads = b.createOrFold<arith::CeilDivUIOp>(loc, count, perThread);
+    threads = b.createOrFold<arith::MinUIOp>(
+        loc, threads, arith::ConstantIndexOp::create(b, loc, 65536));
+    Value identity =
+        arith::ConstantOp::create(b, loc, combiner->second).getResult();
+    SmallVector<Value> indices(load.getIndices());
+    scf::ParallelOp::create(
+        b, loc, ValueRange{zero}, ValueRange{threads}, ValueRange{one},
+        [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+          Value offset = arith::MulIOp::create(pb, ploc, ivs[0], step);
+          Value start = arith::AddIOp::create(pb, ploc, lb, offset);
+          Value stride = arith::MulIOp::create(pb, ploc, step, threads);
+          auto part = scf::ForOp::create(
+              pb, ploc, start, ub, stride, ValueRange{identity},
+              [&](OpBuilder &fb, Location floc, Value iv, ValueRange args) {
+                IRMapping mapping;
+                mapping.map(loop.getInductionVar(), iv);
+                mapping.map(iterArg, args[0]);
+                for (Operation &op : loop.getBody()->without_terminator())
+                  fb.clone(op, mapping);
+                scf::YieldOp::create(
+                    fb, floc, ValueRange{mapping.lookup(yield.getOperand(0))});
+              });
+          memref::AtomicRMWOp::create(pb, ploc, combiner->first,
+                                      part.getResult(0), acc, indices);
+        });
+    store.erase();
+    loop.erase();
+    load.erase();
   }
 
   /// Loop nests that cannot run as a GPU kernel.

@@ -17,8 +17,9 @@ import disc
 from conftest import compilations, compile_once, run_shapes
 
 # Row softmax numerator (row max, subtract, exp) and the sum of everything:
-# a row reduction, a loop kernel and a whole-tensor reduction (which runs as
-# a one-thread grid).
+# a row reduction, a loop kernel and a whole-tensor reduction (strided
+# partial sums combined with atomics, after a one-thread grid for the
+# initial value).
 PROGRAM = """
 func.func @main(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<f32>) {
   %c0 = arith.constant 0 : index
@@ -49,8 +50,8 @@ def test_compiles_to_fatbins_for_sm80_and_sm90(tmp_path):
                             _exact_dump_dir=True)
     assert compilations() == before + 1
     assert exe.target == "cuda"
-    # row max, exp, and the whole sum (its initial store folds into the
-    # one-thread grid with the loop): one gpu.launch each.
+    # row max (and its initial value), exp, the whole sum and its initial
+    # value: one gpu.launch each.
     loops = exe.kernel_counts["loops"]
     assert loops >= 3
     fatbins = sorted(p.name for p in tmp_path.glob("*.fatbin"))

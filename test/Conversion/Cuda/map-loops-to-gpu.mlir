@@ -251,3 +251,87 @@ func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
   memref.store %nf, %out[] : memref<f32>
   return %out : memref<f32>
 }
+
+// -----
+
+// A reassociable sum of a whole range into one element: up to 65536
+// threads, each reducing a strided part from the identity (-0.0), then one
+// atomic add each. The initial store stays a one-thread grid before it.
+// CHECK-LABEL: func.func @whole_sum
+// CHECK:         %[[ACC:.*]] = memref.alloc() : memref<f32>
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             memref.store %{{.*}}, %[[ACC]][]
+// CHECK:         %[[MINUS_ZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.if
+// CHECK:               %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[P:.*]] = %[[MINUS_ZERO]])
+// CHECK:                 arith.addf %[[P]], %{{.*}} fastmath<reassoc>
+// CHECK:               memref.atomic_rmw addf %[[PART]], %[[ACC]][]
+// CHECK-NOT:     scf.for
+func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<f32>
+  memref.store %zero, %acc[] : memref<f32>
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %init = memref.load %acc[] : memref<f32>
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init) -> (f32) {
+    %v = memref.load %a[%i] : memref<?xf32>
+    %y = arith.addf %x, %v fastmath<reassoc> : f32
+    scf.yield %y : f32
+  }
+  memref.store %s, %acc[] : memref<f32>
+  return %acc : memref<f32>
+}
+
+// -----
+
+// Integer max: an atomic max from the smallest i64.
+// CHECK-LABEL: func.func @whole_max_i64
+// CHECK:         arith.constant -9223372036854775808 : i64
+// CHECK:         memref.atomic_rmw maxs
+func.func @whole_max_i64(%a: memref<?xi64>, %acc: memref<i64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xi64>
+  %init = memref.load %acc[] : memref<i64>
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init) -> (i64) {
+    %v = memref.load %a[%i] : memref<?xi64>
+    %y = arith.maxsi %x, %v : i64
+    scf.yield %y : i64
+  }
+  memref.store %s, %acc[] : memref<i64>
+  return
+}
+
+// -----
+
+// Must not: a float max (its NaN rule has no atomic), a sum not marked
+// reassociable, or a loop that also writes memory stay one-thread grids.
+// CHECK-LABEL: func.func @not_parallelized
+// CHECK-NOT:     memref.atomic_rmw
+// CHECK:         return
+func.func @not_parallelized(%a: memref<?xf32>, %acc: memref<f32>, %acc2: memref<f32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %init = memref.load %acc[] : memref<f32>
+  %m = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init) -> (f32) {
+    %v = memref.load %a[%i] : memref<?xf32>
+    %y = arith.maxnumf %x, %v : f32
+    scf.yield %y : f32
+  }
+  memref.store %m, %acc[] : memref<f32>
+  %init2 = memref.load %acc2[] : memref<f32>
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init2) -> (f32) {
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %out[%i] : memref<?xf32>
+    %y = arith.addf %x, %v fastmath<reassoc> : f32
+    scf.yield %y : f32
+  }
+  memref.store %s, %acc2[] : memref<f32>
+  return
+}
