@@ -10,7 +10,7 @@ BUILD_DIR   := build
 # Parallel pytest workers (pytest-xdist); CI machines have 2 cores.
 PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: help setup build test test-lit test-unit test-python test-cuda-emulated test-libfuzzer test-sanitize fuzz fuzz-libfuzzer demo bench bench-graphnet clean
+.PHONY: help setup build test test-lit test-unit test-python test-cuda-emulated test-libfuzzer test-sanitize fuzz fuzz-libfuzzer wheel-portable demo bench bench-graphnet clean
 
 help:
 	@echo "make demo    set up, build, run the bundled example at several shapes"
@@ -82,6 +82,11 @@ fuzz-libfuzzer: setup
 test-libfuzzer:
 	@echo "[test] libFuzzer: parse -> verify -> compile, 60 s"
 	@DISC_LIBFUZZER_SECONDS=60 scripts/fuzz_libfuzzer.sh
+
+# The portable wheel for CPython 3.12 (docs/cuda.md): MLIR/LLVM static,
+# oneDNN bundled; what scripts/gpu-check.sh installs on the GPU machine.
+wheel-portable: setup
+	@scripts/build_portable_wheel.sh
 
 demo: build
 	@$(PYTHON) examples/demo.py

@@ -7,7 +7,10 @@
 #   scripts/gpu-check.sh            # pytest -m cuda + GraphNet dev set
 #   GPU_CHECK_GRAPHNET=0 scripts/gpu-check.sh   # pytest only
 #
-# It installs the wheel into /tmp/disc-site (no network, no LLVM needed),
+# The device tool copies the working tree; carry the ignored dist/ file:
+#   run(command="scripts/gpu-check.sh", carry=["dist/disc-portable-cp312.tar.xz"])
+#
+# It installs the package into /tmp/disc-site (no network, no LLVM needed),
 # runs `pytest -m cuda` (python/tests/cuda/test_cuda_gpu.py), then the
 # GraphNet harness with --device cuda --dynamic true on the shared dev set
 # (eager, Inductor and DISC in one run). Logs and reports go to $OUT (the
@@ -17,12 +20,16 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
-WHEEL=$(ls dist/disc-*-cp312-*.whl 2>/dev/null | head -1)
-[[ -n "$WHEEL" ]] || { echo "no dist/disc-*-cp312-*.whl: run scripts/build_portable_wheel.sh first" >&2; exit 2; }
-
 SITE=/tmp/disc-site
 rm -rf "$SITE"
-"$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$WHEEL" || exit 2
+mkdir -p "$SITE"
+if [[ -f dist/disc-portable-cp312.tar.xz ]]; then   # what fits a device call
+  tar -xJf dist/disc-portable-cp312.tar.xz -C "$SITE" || exit 2
+else
+  WHEEL=$(ls dist/disc-*-cp312-*.whl 2>/dev/null | head -1)
+  [[ -n "$WHEEL" ]] || { echo "no dist/disc-portable-cp312.tar.xz or dist/disc-*-cp312-*.whl: run scripts/build_portable_wheel.sh first" >&2; exit 2; }
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$WHEEL" || exit 2
+fi
 export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONUNBUFFERED=1
 # ptxas, fatbinary and libdevice for compiling kernels there.
