@@ -65,7 +65,7 @@ def compile_once(text: str) -> disc.Executable:
     accept every kernel for sm_80 and sm_90; no GPU needed). A program
     the cuda target rejects on purpose (docs/cuda.md) still runs."""
     target = disc.default_target()
-    if os.environ.get("DISC_TEST_CUDA_COMPILE") == "1":
+    if os.environ.get("DISC_TEST_CUDA_COMPILE") == "1" and disc._C.cuda_toolkit_path():
         try:
             assert disc.compile_mlir(text, target="cuda").target == "cuda"
         except disc.CompileError as e:

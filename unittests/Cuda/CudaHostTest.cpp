@@ -47,6 +47,15 @@ void resetFake() {
   s.lastMatmulStream = nullptr;
 }
 
+/// Compiling for cuda needs the CUDA toolkit's ptxas (not a GPU).
+class CudaHost : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (cudaToolkitPath().empty())
+      GTEST_SKIP() << "no CUDA toolkit (ptxas): set DISC_CUDA_TOOLKIT";
+  }
+};
+
 // Row max, subtract and exp (a row reduction and an elementwise kernel) and
 // the sum of everything (a one-thread grid).
 const char *kProgram = R"(
@@ -84,14 +93,14 @@ std::vector<ral::OutputTensor> runAt(Executable &exe,
   return exe.run({x}, kStream);
 }
 
-TEST(CudaHost, CompilesWithoutADriverAndRunsOnTheCudaDevice) {
+TEST_F(CudaHost, CompilesWithoutADriverAndRunsOnTheCudaDevice) {
   resetFake();
   auto exe = compileCuda();
   EXPECT_EQ(exe->device(), ral::Device::Cuda);
   EXPECT_GE(exe->kernelCounts().loopKernels, 3);
 }
 
-TEST(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
+TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   resetFake();
   auto exe = compileCuda();
   std::vector<float> storage;
@@ -135,7 +144,7 @@ TEST(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   EXPECT_EQ(s.lastAllocStream, kStream);
 }
 
-TEST(CudaHost, ModulesLoadOncePerExecutable) {
+TEST_F(CudaHost, ModulesLoadOncePerExecutable) {
   resetFake();
   auto exe = compileCuda();
   std::vector<float> storage;
@@ -149,7 +158,7 @@ TEST(CudaHost, ModulesLoadOncePerExecutable) {
   EXPECT_EQ(fake().moduleUnloads, loads);
 }
 
-TEST(CudaHost, EmptyTensorsLaunchNothingButTheOneThreadGrid) {
+TEST_F(CudaHost, EmptyTensorsLaunchNothingButTheOneThreadGrid) {
   resetFake();
   auto exe = compileCuda();
   std::vector<float> storage;
@@ -159,7 +168,7 @@ TEST(CudaHost, EmptyTensorsLaunchNothingButTheOneThreadGrid) {
   EXPECT_EQ(fake().launches[0].grid[0], 1u);
 }
 
-TEST(CudaHost, EveryDeviceBufferIsFreed) {
+TEST_F(CudaHost, EveryDeviceBufferIsFreed) {
   resetFake();
   auto exe = compileCuda();
   std::vector<float> storage;
@@ -171,7 +180,7 @@ TEST(CudaHost, EveryDeviceBufferIsFreed) {
   EXPECT_EQ(fake().allocations, fake().frees);
 }
 
-TEST(CudaHost, OlderGpuThanEveryObjectIsAClearError) {
+TEST_F(CudaHost, OlderGpuThanEveryObjectIsAClearError) {
   resetFake();
   fake().sm = 75;
   auto exe = compileCuda();
@@ -200,7 +209,7 @@ TEST(CudaHost, OlderGpuThanEveryObjectIsAClearError) {
   }
 }
 
-TEST(CudaHost, FailedLaunchNamesTheKernelAndFreesTheCallsBuffers) {
+TEST_F(CudaHost, FailedLaunchNamesTheKernelAndFreesTheCallsBuffers) {
   resetFake();
   auto exe = compileCuda();
   fake().failLaunches = true;
@@ -229,7 +238,7 @@ struct MatmulCase {
   bool transB, batched;
 };
 
-TEST(CudaHost, MatmulThroughCublasLtMatchesAHostReference) {
+TEST_F(CudaHost, MatmulThroughCublasLtMatchesAHostReference) {
   const MatmulCase cases[] = {
       {"x @ w.T (transB)", R"(
 func.func @main(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>) -> tensor<?x?xf32> {
@@ -293,7 +302,8 @@ func.func @main(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf3
   }
 }
 
-TEST(CudaHost, ConvolutionIsACompileErrorOnCuda) {
+TEST_F(CudaHost, ConvolutionIsACompileErrorOnCuda) {
+  resetFake();
   CompileOptions options;
   options.target = "cuda";
   try {

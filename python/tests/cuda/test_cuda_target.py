@@ -43,7 +43,12 @@ def reference(x):
 
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
 
+# Compiling for cuda needs the CUDA toolkit's ptxas (not a GPU).
+needs_toolkit = pytest.mark.skipif(not disc._C.cuda_toolkit_path(),
+                                   reason="no CUDA toolkit (ptxas): set DISC_CUDA_TOOLKIT")
 
+
+@needs_toolkit
 def test_compiles_to_fatbins_for_sm80_and_sm90(tmp_path):
     before = compilations()
     exe = disc.compile_mlir(PROGRAM, target="cuda", dump_dir=str(tmp_path),
@@ -66,6 +71,7 @@ def test_compiles_to_fatbins_for_sm80_and_sm90(tmp_path):
         assert len(data) > 256, name
 
 
+@needs_toolkit
 def test_calling_without_a_gpu_is_a_clear_error():
     exe = disc.compile_mlir(PROGRAM, target="cuda")
     if torch.cuda.is_available():
@@ -74,6 +80,7 @@ def test_calling_without_a_gpu_is_a_clear_error():
         exe(torch.randn(4, 8))
 
 
+@needs_toolkit
 def test_cpu_tensors_are_rejected_by_a_cuda_executable():
     exe = disc.compile_mlir(PROGRAM, target="cuda")
     x = torch.randn(4, 8)
@@ -95,6 +102,7 @@ def test_missing_driver_is_reported_not_crashed():
     assert "/nonexistent/libcuda.so.1" in lines[1]
 
 
+@needs_toolkit
 def test_unsupported_library_call_is_a_compile_error_naming_it():
     text = """
 func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
@@ -109,6 +117,7 @@ func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x
     assert disc.compile_mlir(text).target == "cpu"
 
 
+@needs_toolkit
 def test_matmul_compiles_to_a_cublaslt_call():
     text = """
 func.func @main(%a: tensor<?x8xf32>, %b: tensor<8x4xf32>) -> tensor<?x4xf32> {
@@ -119,6 +128,7 @@ func.func @main(%a: tensor<?x8xf32>, %b: tensor<8x4xf32>) -> tensor<?x4xf32> {
     assert exe.kernel_counts["library_calls"] == 1
 
 
+@needs_toolkit
 def test_shape_read_from_tensor_data_is_a_compile_error():
     text = """
 func.func @main(%x: tensor<?xf32>, %shape: tensor<2xi64>) -> tensor<?x?xf32> {
