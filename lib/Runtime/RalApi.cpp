@@ -20,6 +20,8 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <cmath>
 
 namespace disc {
 namespace ral {
@@ -264,6 +266,50 @@ DISC_RAL_FOR_EACH_SORT_TYPE(DISC_RAL_DEFINE_SORT)
 
 } // extern "C"
 
+namespace {
+/// bf16 bits of `f`, rounded to nearest even; NaN stays a (quiet) NaN.
+uint16_t bf16BitsOf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+/// On x86-64 a bf16 travels in an SSE register like a float (MLIR's
+/// runner utilities use the same convention): the bits in the low half.
+float asBf16Register(uint16_t bf16) {
+  uint32_t word = bf16;
+  float f;
+  std::memcpy(&f, &word, sizeof(f));
+  return f;
+}
+} // namespace
+
+// f32/f64 -> bf16 conversions LLVM emits as libcalls on x86 (libgcc has
+// them only from GCC 13). MLIR's runner utilities served them when the JIT
+// loaded that library; the RAL serves them now.
+extern "C" float disc_ral_truncsfbf2(float f) {
+  return asBf16Register(bf16BitsOf(f));
+}
+
+extern "C" float disc_ral_truncdfbf2(double d) {
+  if (std::isnan(d))
+    return asBf16Register(0x7fc0);
+  // Round to odd into f32 (truncate, then set the sticky bit when inexact),
+  // then to nearest even into bf16: no double rounding.
+  float t = static_cast<float>(d);
+  if (std::fabs(static_cast<double>(t)) > std::fabs(d))
+    t = std::nextafter(t, 0.0f);
+  if (static_cast<double>(t) != d && std::isfinite(t)) {
+    uint32_t bits;
+    std::memcpy(&bits, &t, sizeof(bits));
+    bits |= 1u;
+    std::memcpy(&t, &bits, sizeof(bits));
+  }
+  return asBf16Register(bf16BitsOf(t));
+}
+
 extern "C" void disc_ral_memref_copy(int64_t elemSize,
                                      disc::ral::UnrankedMemRef *src,
                                      disc::ral::UnrankedMemRef *dst) {
@@ -287,6 +333,8 @@ const RalSymbol *ralSymbols(int64_t *count) {
       // utilities' ABI): served here, so no MLIR library is loaded at run
       // time.
       {"memrefCopy", reinterpret_cast<void *>(&disc_ral_memref_copy)},
+      {"__truncsfbf2", reinterpret_cast<void *>(&disc_ral_truncsfbf2)},
+      {"__truncdfbf2", reinterpret_cast<void *>(&disc_ral_truncdfbf2)},
       DISC_RAL_SYMBOL(disc_ral_cuda_launch),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_f16),

@@ -326,12 +326,27 @@ func.func @reshape_static_meets_dynamic(%a: tensor<1x?x3x64xf32> {disc.dims = ["
 
 // -----
 
+// A pad (static attributes) of a dynamic operand typed with a static
+// result dim: the size the operand gives is asserted; a pad of a static
+// operand is not checked.
+// CHECK-LABEL: func.func @static_pad_of_dynamic_operand
+// CHECK: cf.assert %{{.*}}, "disc.pad: result dim 0 is 9 in its type, but its operands give another size"
+// CHECK-NOT: cf.assert {{.*}}result dim
+// CHECK: return
+func.func @static_pad_of_dynamic_operand(%a: tensor<?xf32>, %b: tensor<3xf32>, %z: tensor<f32>) -> (tensor<9xf32>, tensor<9xf32>) {
+  %0 = disc.pad %a, %z, low = [13], high = [2], interior = [1] : (tensor<?xf32>, tensor<f32>) -> tensor<9xf32>
+  %1 = disc.pad %b, %z, low = [2], high = [2], interior = [1] : (tensor<3xf32>, tensor<f32>) -> tensor<9xf32>
+  return %0, %1 : tensor<9xf32>, tensor<9xf32>
+}
+
+// -----
+
 // A dynamic op whose type declares a static dim: the size its shape operand
 // gives is asserted equal before the op (the allocation follows the type).
 // CHECK-LABEL: func.func @dynamic_iota_static_dim
 // CHECK: %[[N:.*]] = tensor.dim
 // CHECK: %[[EQ:.*]] = arith.cmpi eq, %[[N]], %c7
-// CHECK: cf.assert %[[EQ]], "disc.dynamic_iota: result dim 0 is 7 in its type, but its shape operand gives another size"
+// CHECK: cf.assert %[[EQ]], "disc.dynamic_iota: result dim 0 is 7 in its type, but its operands give another size"
 // CHECK-NOT: cf.assert {{.*}}result dim 1
 func.func @dynamic_iota_static_dim(%x: tensor<?xi64>) -> tensor<7x256xi64> {
   %c0 = arith.constant 0 : index

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -100,10 +103,45 @@ TEST(RalApiTest, MemrefCopyServesMlirsRunnerUtilityAbi) {
     EXPECT_EQ(dst[i], expected[i]) << i;
 }
 
+TEST(RalApiTest, Bf16TruncationsRoundToNearestEven) {
+  int64_t count = 0;
+  const RalSymbol *symbols = ralSymbols(&count);
+  void *fromF32 = nullptr, *fromF64 = nullptr;
+  for (int64_t i = 0; i < count; ++i) {
+    if (std::string(symbols[i].name) == "__truncsfbf2")
+      fromF32 = symbols[i].address;
+    if (std::string(symbols[i].name) == "__truncdfbf2")
+      fromF64 = symbols[i].address;
+  }
+  ASSERT_NE(fromF32, nullptr);
+  ASSERT_NE(fromF64, nullptr);
+  auto bitsOf = [](float reg) {
+    uint32_t w;
+    std::memcpy(&w, &reg, 4);
+    return w;
+  };
+  auto f32 = reinterpret_cast<float (*)(float)>(fromF32);
+  auto f64 = reinterpret_cast<float (*)(double)>(fromF64);
+  EXPECT_EQ(bitsOf(f32(1.0f)), 0x3f80u);
+  EXPECT_EQ(bitsOf(f32(-2.5f)), 0xc020u);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
+  EXPECT_EQ(bitsOf(f32(1.00390625f)), 0x3f80u);
+  // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: to even.
+  EXPECT_EQ(bitsOf(f32(1.01171875f)), 0x3f82u);
+  EXPECT_EQ(bitsOf(f32(std::numeric_limits<float>::infinity())), 0x7f80u);
+  EXPECT_EQ(bitsOf(f32(std::nanf(""))) & 0x7fc0u, 0x7fc0u);
+  // Just above the tie: a double that f32 would round down to the tie
+  // itself must still round up (no double rounding).
+  EXPECT_EQ(bitsOf(f64(1.00390625 + 1e-12)), 0x3f81u);
+  EXPECT_EQ(bitsOf(f64(1.00390625)), 0x3f80u);
+  EXPECT_EQ(bitsOf(f64(1e300)), 0x7f80u);
+  EXPECT_EQ(bitsOf(f64(-3.0)), 0xc040u);
+}
+
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 32);
+  ASSERT_EQ(count, 34);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
@@ -123,7 +161,8 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
         "_mlir_ciface_disc_ral_sort_f16", "_mlir_ciface_disc_ral_sort_bf16",
         "_mlir_ciface_disc_ral_sort_i1", "_mlir_ciface_disc_ral_sort_i8",
         "_mlir_ciface_disc_ral_sort_i16", "_mlir_ciface_disc_ral_sort_i32",
-        "_mlir_ciface_disc_ral_sort_i64", "memrefCopy",
+        "_mlir_ciface_disc_ral_sort_i64", "memrefCopy", "__truncsfbf2",
+        "__truncdfbf2",
         "disc_ral_cuda_launch", "disc_ral_cuda_alloc", "disc_ral_cuda_free",
         "_mlir_ciface_disc_ral_cuda_matmul_f32",
         "_mlir_ciface_disc_ral_cuda_matmul_f16",
