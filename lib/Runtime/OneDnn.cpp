@@ -647,36 +647,10 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
             bool transB, const EpilogueArgs *epilogueArgs) {
   const memory::data_type dt = toDnnl(dtype);
   const size_t elemSize = dtypeSize(dtype);
-  Operand a = readOperand("A", aRef, 3, elemSize);
-  Operand b = readOperand("B", bRef, 3, elemSize);
-  Operand c = readOperand("C", cRef, 3, elemSize);
-  const std::vector<int64_t> aShape = a.sizes, bShape = b.sizes;
-  // Logical views A: [B, M, K], B: [B, K, N] (swap the last two dims of a
-  // transposed operand, sizes and strides alike).
-  if (transA) {
-    std::swap(a.sizes[1], a.sizes[2]);
-    std::swap(a.strides[1], a.strides[2]);
-  }
-  if (transB) {
-    std::swap(b.sizes[1], b.sizes[2]);
-    std::swap(b.strides[1], b.strides[2]);
-  }
-  const int64_t batch = a.sizes[0], m = a.sizes[1], k = a.sizes[2],
-                n = b.sizes[2];
-  auto describe = [&]() {
-    return "A is " + shapeString(aShape) +
-           " (transA=" + std::to_string(transA) + "), B is " +
-           shapeString(bShape) + " (transB=" + std::to_string(transB) +
-           "), C is " + shapeString(c.sizes);
-  };
-  if (b.sizes[1] != k)
-    throw OpError("contraction sizes differ (" + std::to_string(k) + " vs " +
-                  std::to_string(b.sizes[1]) + "): " + describe());
-  if (b.sizes[0] != batch)
-    throw OpError("batch sizes differ: " + describe());
-  if (c.sizes != std::vector<int64_t>{batch, m, n})
-    throw OpError("C must be " + shapeString({batch, m, n}) + ": " +
-                  describe());
+  MatmulOperands ops =
+      readMatmulOperands(aRef, bRef, cRef, transA, transB, elemSize);
+  Operand &a = ops.a, &b = ops.b, &c = ops.c;
+  const int64_t batch = ops.batch, m = ops.m, k = ops.k, n = ops.n;
   const Epilogue epilogue = readEpilogue(epilogueArgs, c.sizes, elemSize);
   if (!epilogue.empty() && dtype != DType::F32)
     throw OpError("an epilogue needs f32 operands");

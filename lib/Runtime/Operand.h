@@ -41,6 +41,19 @@ struct Operand {
 Operand readOperand(const char *role, const UnrankedMemRef *memref,
                     int64_t expectedRank, size_t elemSize);
 
+/// A dot_general's operands as its library calls take them: A [batch, M, K]
+/// and B [batch, K, N] after the transpose flags (last two dims swapped,
+/// sizes and strides alike), C [batch, M, N]. Throws OpError naming the
+/// operands when the sizes disagree.
+struct MatmulOperands {
+  Operand a, b, c;
+  int64_t batch = 0, m = 0, k = 0, n = 0;
+};
+MatmulOperands readMatmulOperands(const UnrankedMemRef *aRef,
+                                  const UnrankedMemRef *bRef,
+                                  const UnrankedMemRef *cRef, bool transA,
+                                  bool transB, size_t elemSize);
+
 } // namespace ral
 } // namespace disc
 

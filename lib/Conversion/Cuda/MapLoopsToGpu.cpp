@@ -22,10 +22,6 @@ using namespace mlir;
 
 namespace {
 
-bool isLoop(Operation *op) {
-  return isa<scf::ForOp, scf::ParallelOp, scf::WhileOp, scf::ForallOp>(op);
-}
-
 /// Whether `op` reads or writes memref contents (itself or nested ops).
 bool touchesMemory(Operation *op) {
   if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op))

@@ -230,24 +230,10 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
                 const UnrankedMemRef *cRef, bool transA, bool transB) {
   using namespace cublaslt;
   const size_t elemSize = dtypeSize(dtype);
-  Operand a = readOperand("A", aRef, 3, elemSize);
-  Operand b = readOperand("B", bRef, 3, elemSize);
-  Operand c = readOperand("C", cRef, 3, elemSize);
-  if (transA) {
-    std::swap(a.sizes[1], a.sizes[2]);
-    std::swap(a.strides[1], a.strides[2]);
-  }
-  if (transB) {
-    std::swap(b.sizes[1], b.sizes[2]);
-    std::swap(b.strides[1], b.strides[2]);
-  }
-  const int64_t batch = a.sizes[0], m = a.sizes[1], k = a.sizes[2],
-                n = b.sizes[2];
-  if (b.sizes[1] != k || b.sizes[0] != batch ||
-      c.sizes != std::vector<int64_t>{batch, m, n})
-    throw OpError("operand shapes do not match: A " + shapeString(a.sizes) +
-                  ", B " + shapeString(b.sizes) + ", C " +
-                  shapeString(c.sizes));
+  MatmulOperands ops =
+      readMatmulOperands(aRef, bRef, cRef, transA, transB, elemSize);
+  Operand &a = ops.a, &b = ops.b, &c = ops.c;
+  const int64_t batch = ops.batch, m = ops.m, k = ops.k, n = ops.n;
   if (batch == 0 || m == 0 || n == 0)
     return;
   void *stream = ectx.cudaStream;

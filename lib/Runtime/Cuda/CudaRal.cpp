@@ -22,7 +22,9 @@ namespace ral {
 struct CudaModuleCache {
   struct Loaded {
     cuda::CUmodule module = nullptr;
-    std::map<std::string, cuda::CUfunction> functions;
+    // Keyed by the name's address: names are constants of the executable
+    // (no string built per launch).
+    std::map<const char *, cuda::CUfunction> functions;
   };
   std::mutex mutex;
   // (context, image) -> module. Images are constants of the executable
@@ -161,39 +163,50 @@ void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
   return ok ? result : nullptr;
 }
 
+void launchChecked(ExecutionContext &ectx, const void *image,
+                   int64_t imageBytes, const char *kernelName, int64_t gridX,
+                   int64_t gridY, int64_t gridZ, int64_t blockX,
+                   int64_t blockY, int64_t blockZ, int32_t sharedBytes,
+                   void **args) {
+  if (gridX == 0 || gridY == 0 || gridZ == 0)
+    return; // an empty tensor: nothing to run
+  const int64_t limit = (1ll << 31) - 1;
+  if (gridX < 0 || gridY < 0 || gridZ < 0 || gridX > limit ||
+      gridY > 65535 || gridZ > 65535)
+    throw RuntimeError("grid " + std::to_string(gridX) + "x" +
+                       std::to_string(gridY) + "x" + std::to_string(gridZ) +
+                       " is out of the device's range");
+  if (blockX < 1 || blockY < 1 || blockZ < 1 ||
+      blockX * blockY * blockZ > 1024)
+    throw RuntimeError("block " + std::to_string(blockX) + "x" +
+                       std::to_string(blockY) + "x" + std::to_string(blockZ) +
+                       " is out of the device's range");
+  cuda::CUfunction function =
+      lookupKernel(ectx, image, imageBytes, kernelName);
+  cuda::check(cuda::driver().cuLaunchKernel(
+                  function, (unsigned)gridX, (unsigned)gridY,
+                  (unsigned)gridZ, (unsigned)blockX, (unsigned)blockY,
+                  (unsigned)blockZ, (unsigned)sharedBytes,
+                  static_cast<cuda::CUstream>(ectx.cudaStream), args,
+                  nullptr),
+              "cuLaunchKernel");
+  ++ectx.cudaLaunches;
+}
+
 bool launchKernel(ExecutionContext &ectx, const void *image,
                   int64_t imageBytes, const char *kernelName, int64_t gridX,
                   int64_t gridY, int64_t gridZ, int64_t blockX, int64_t blockY,
                   int64_t blockZ, int32_t sharedBytes, void **args) noexcept {
-  std::string opName;
-  try {
-    opName = std::string("kernel ") + (kernelName ? kernelName : "<unnamed>");
-  } catch (...) {
-  }
-  return guardedCall(ectx, opName.c_str(), [&] {
-    if (gridX == 0 || gridY == 0 || gridZ == 0)
-      return; // an empty tensor: nothing to run
-    const int64_t limit = (1ll << 31) - 1;
-    if (gridX < 0 || gridY < 0 || gridZ < 0 || gridX > limit ||
-        gridY > 65535 || gridZ > 65535)
-      throw RuntimeError("grid " + std::to_string(gridX) + "x" +
-                         std::to_string(gridY) + "x" + std::to_string(gridZ) +
-                         " is out of the device's range");
-    if (blockX < 1 || blockY < 1 || blockZ < 1 ||
-        blockX * blockY * blockZ > 1024)
-      throw RuntimeError("block " + std::to_string(blockX) + "x" +
-                         std::to_string(blockY) + "x" + std::to_string(blockZ) +
-                         " is out of the device's range");
-    cuda::CUfunction function =
-        lookupKernel(ectx, image, imageBytes, kernelName);
-    cuda::check(cuda::driver().cuLaunchKernel(
-                    function, (unsigned)gridX, (unsigned)gridY,
-                    (unsigned)gridZ, (unsigned)blockX, (unsigned)blockY,
-                    (unsigned)blockZ, (unsigned)sharedBytes,
-                    static_cast<cuda::CUstream>(ectx.cudaStream), args,
-                    nullptr),
-                "cuLaunchKernel");
-    ++ectx.cudaLaunches;
+  // The error names the kernel; nothing is built on the successful path.
+  return guardedCall(ectx, "disc_ral_cuda_launch", [&] {
+    try {
+      launchChecked(ectx, image, imageBytes, kernelName, gridX, gridY, gridZ,
+                    blockX, blockY, blockZ, sharedBytes, args);
+    } catch (const std::exception &e) {
+      throw RuntimeError(std::string("kernel ") +
+                         (kernelName ? kernelName : "<unnamed>") + ": " +
+                         e.what());
+    }
   });
 }
 
