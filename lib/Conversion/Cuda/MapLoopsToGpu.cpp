@@ -35,6 +35,15 @@ bool touchesMemory(Operation *op) {
   return result.wasInterrupted();
 }
 
+/// max(0, ceildiv(ub - lb, step)), folded where the bounds are constants
+/// (a one-thread grid).
+Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value extent = b.createOrFold<arith::SubIOp>(loc, ub, lb);
+  extent = b.createOrFold<arith::MaxSIOp>(loc, extent, zero);
+  return b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
+}
+
 /// The `#gpu.loop_dim_map` of a loop mapped 1:1 to `processor`.
 Attribute mappingFor(MLIRContext *ctx, gpu::Processor processor) {
   AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
@@ -58,8 +67,11 @@ struct MapLoopsToGpuPass
     }
     forwardHostScalars(func);
     parallelizeWholeReductions(func);
-    if (failed(checkSupported(func)) || failed(hostAllocasToAllocs(func)) ||
-        failed(copiesToLoops(func)) || failed(wrapHostMemoryAccesses(func)))
+    if (failed(checkSupported(func)))
+      return signalPassFailure();
+    hostAllocasToAllocs(func);
+    copiesToLoops(func);
+    if (failed(wrapHostMemoryAccesses(func)))
       return signalPassFailure();
     SmallVector<scf::ParallelOp> outermost;
     func.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -249,9 +261,7 @@ struct MapLoopsToGpuPass
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
           step = loop.getStep();
-    Value extent = b.createOrFold<arith::SubIOp>(loc, ub, lb);
-    extent = b.createOrFold<arith::MaxSIOp>(loc, extent, zero);
-    Value count = b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
+    Value count = tripCount(b, loc, lb, ub, step);
     Value perThread = arith::ConstantIndexOp::create(b, loc, 64);
     Value threads = b.createOrFold<arith::CeilDivUIOp>(loc, count, perThread);
     threads = b.createOrFold<arith::MinUIOp>(
@@ -331,7 +341,7 @@ struct MapLoopsToGpuPass
 
   /// Stack buffers of the host code (outside every loop) become device
   /// allocations: the kernels that use them cannot see the host's stack.
-  LogicalResult hostAllocasToAllocs(func::FuncOp func) {
+  void hostAllocasToAllocs(func::FuncOp func) {
     SmallVector<memref::AllocaOp> allocas;
     func.walk([&](memref::AllocaOp alloca) {
       if (!alloca->getParentOfType<LoopLikeOpInterface>())
@@ -346,12 +356,11 @@ struct MapLoopsToGpuPass
       alloca.replaceAllUsesWith(alloc.getResult());
       alloca.erase();
     }
-    return success();
   }
 
   /// `memref.copy` of the host code -> a parallel loop nest (rank > 0) or
   /// a load and store (rank 0).
-  LogicalResult copiesToLoops(func::FuncOp func) {
+  void copiesToLoops(func::FuncOp func) {
     SmallVector<memref::CopyOp> copies;
     func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     for (memref::CopyOp copy : copies) {
@@ -381,7 +390,6 @@ struct MapLoopsToGpuPass
           });
       copy.erase();
     }
-    return success();
   }
 
   /// Runs of host-level ops that read or write memory outside parallel
@@ -530,10 +538,7 @@ struct MapLoopsToGpuPass
     Value total = one;
     for (auto [lb, ub, step] : llvm::zip(
              loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-      // Folded where the bounds are constants (a one-thread grid).
-      Value extent = b.createOrFold<arith::SubIOp>(loc, ub, lb);
-      extent = b.createOrFold<arith::MaxSIOp>(loc, extent, zero);
-      Value count = b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
+      Value count = tripCount(b, loc, lb, ub, step);
       tripCounts.push_back(count);
       total = b.createOrFold<arith::MulIOp>(loc, total, count);
     }
