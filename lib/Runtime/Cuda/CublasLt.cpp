@@ -77,13 +77,6 @@ struct Library {
                    void *workspace, size_t workspaceBytes, void *stream);
 };
 
-template <typename Fn>
-void resolve(void *library, const char *name, Fn &fn) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (!fn)
-    throw RuntimeError(std::string("cuBLASLt has no entry point ") + name);
-}
-
 const Library &library() {
   static std::mutex mutex;
   static std::unique_ptr<Library> loaded;
@@ -111,25 +104,23 @@ const Library &library() {
     throw RuntimeError(error);
   }
   auto lib = std::make_unique<Library>();
-  try {
-    resolve(handle, "cublasLtCreate", lib->create);
-    resolve(handle, "cublasLtMatmulDescCreate", lib->descCreate);
-    resolve(handle, "cublasLtMatmulDescDestroy", lib->descDestroy);
-    resolve(handle, "cublasLtMatmulDescSetAttribute", lib->descSetAttribute);
-    resolve(handle, "cublasLtMatrixLayoutCreate", lib->layoutCreate);
-    resolve(handle, "cublasLtMatrixLayoutDestroy", lib->layoutDestroy);
-    resolve(handle, "cublasLtMatrixLayoutSetAttribute",
-            lib->layoutSetAttribute);
-    resolve(handle, "cublasLtMatmulPreferenceCreate", lib->preferenceCreate);
-    resolve(handle, "cublasLtMatmulPreferenceDestroy", lib->preferenceDestroy);
-    resolve(handle, "cublasLtMatmulPreferenceSetAttribute",
-            lib->preferenceSetAttribute);
-    resolve(handle, "cublasLtMatmulAlgoGetHeuristic", lib->algoGetHeuristic);
-    resolve(handle, "cublasLtMatmul", lib->matmul);
-  } catch (const RuntimeError &e) {
-    error = e.what();
-    throw;
-  }
+  auto get = [&](const char *name, auto &fn) {
+    cuda::resolveSymbol(handle, "cuBLASLt", name, fn, error);
+  };
+  get("cublasLtCreate", lib->create);
+  get("cublasLtMatmulDescCreate", lib->descCreate);
+  get("cublasLtMatmulDescDestroy", lib->descDestroy);
+  get("cublasLtMatmulDescSetAttribute", lib->descSetAttribute);
+  get("cublasLtMatrixLayoutCreate", lib->layoutCreate);
+  get("cublasLtMatrixLayoutDestroy", lib->layoutDestroy);
+  get("cublasLtMatrixLayoutSetAttribute", lib->layoutSetAttribute);
+  get("cublasLtMatmulPreferenceCreate", lib->preferenceCreate);
+  get("cublasLtMatmulPreferenceDestroy", lib->preferenceDestroy);
+  get("cublasLtMatmulPreferenceSetAttribute", lib->preferenceSetAttribute);
+  get("cublasLtMatmulAlgoGetHeuristic", lib->algoGetHeuristic);
+  get("cublasLtMatmul", lib->matmul);
+  if (!error.empty())
+    throw RuntimeError(error);
   loaded = std::move(lib);
   return *loaded;
 }

@@ -19,11 +19,8 @@ struct Loaded {
 };
 
 template <typename Fn>
-bool resolve(void *library, const char *name, Fn &fn, std::string &error) {
-  fn = reinterpret_cast<Fn>(dlsym(library, name));
-  if (!fn && error.empty())
-    error = std::string("the CUDA driver has no entry point ") + name;
-  return fn != nullptr;
+void resolve(void *library, const char *name, Fn &fn, std::string &error) {
+  resolveSymbol(library, "the CUDA driver", name, fn, error);
 }
 
 const Loaded &load() {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <dlfcn.h>
 #include <string>
 
 namespace disc {
@@ -49,6 +50,18 @@ struct Driver {
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 };
+
+/// `fn` = dlsym(library, name); when missing, `error` (if still empty)
+/// says "<what> has no entry point <name>". Shared by the driver and the
+/// CUDA libraries loaded with dlopen.
+template <typename Fn>
+bool resolveSymbol(void *library, const char *what, const char *name, Fn &fn,
+                   std::string &error) {
+  fn = reinterpret_cast<Fn>(dlsym(library, name));
+  if (!fn && error.empty())
+    error = std::string(what) + " has no entry point " + name;
+  return fn != nullptr;
+}
 
 /// The loaded driver, initialised (cuInit) once per process. Throws
 /// RuntimeError when the library or an entry point is missing, or cuInit
