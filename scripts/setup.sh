@@ -7,15 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools liblld-22-dev
   libdnnl-dev ninja-build ccache libgtest-dev cmake g++ python3-venv
-  clang-22 libclang-rt-22-dev
+  clang-22 libclang-rt-22-dev redis-server
 )
 # torch is pinned: 2.13.0 is the CPU build on this machine's disk; anything
 # else would download a multi-GB CUDA build.
 PIP_PACKAGES=(
   "torch==2.13.0" "numpy" "pytest" "pytest-xdist" "nanobind>=2.0"
-  "scikit-build-core>=0.10" "matplotlib" "tqdm" "expecttest"
+  "scikit-build-core>=0.10" "matplotlib" "tqdm" "expecttest" "redis"
 )
 
 log() { printf '[setup] %s\n' "$*"; }

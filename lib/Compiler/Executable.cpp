@@ -3,6 +3,8 @@
 
 #include "disc/Analysis/ShapeConstraints.h"
 #include "disc/Compiler/Pipeline.h"
+#include "disc/Runtime/Artifact.h"
+#include "SharedObject.h"
 #include "disc/Runtime/RalApi.h"
 #include "disc/Transforms/Passes.h"
 
@@ -10,7 +12,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -43,35 +45,28 @@ static std::atomic<int64_t> numCompilations{0};
 int64_t compilationCount() { return numCompilations.load(); }
 
 struct Executable::Impl {
-  std::unique_ptr<ExecutionEngine> engine;
-  ral::PackedFunction function = nullptr;
-  ral::Signature signature;
-  std::string entryName;
-  std::shared_ptr<ral::Context> context;
+  std::shared_ptr<ral::Program> program;
   double compileSeconds = 0;
   KernelCounts kernels;
-  ral::Device device = ral::Device::Cpu;
-  std::shared_ptr<ral::CudaModuleCache> cudaModules;
 };
 
 Executable::Executable() : impl(std::make_unique<Impl>()) {}
 Executable::~Executable() = default;
 
-const ral::Signature &Executable::signature() const { return impl->signature; }
-const std::string &Executable::entryName() const { return impl->entryName; }
+const ral::Signature &Executable::signature() const {
+  return impl->program->callerSignature();
+}
+const std::string &Executable::entryName() const {
+  return impl->program->artifact().meta("entry");
+}
 double Executable::compileSeconds() const { return impl->compileSeconds; }
 const KernelCounts &Executable::kernelCounts() const { return impl->kernels; }
-
-ral::Device Executable::device() const { return impl->device; }
+ral::Device Executable::device() const { return impl->program->device(); }
+const ral::Program &Executable::program() const { return *impl->program; }
 
 std::vector<ral::OutputTensor>
 Executable::run(const std::vector<ral::TensorView> &inputs, void *cudaStream) {
-  ral::InvokeOptions options;
-  options.device = impl->device;
-  options.cudaStream = cudaStream;
-  options.cudaModules = impl->cudaModules.get();
-  return ral::invoke(*impl->context, impl->function, impl->signature, inputs,
-                     options);
+  return impl->program->run(inputs, cudaStream);
 }
 
 std::string cudaToolkitPath() {
@@ -191,11 +186,6 @@ void initializeOnce() {
       static_cast<llvm::cl::opt<bool> *>(storeMerging->second)->setValue(false);
 
   });
-}
-
-std::shared_ptr<ral::Context> defaultContext() {
-  static std::shared_ptr<ral::Context> context = ral::Context::create();
-  return context;
 }
 
 FailureOr<ral::DType> toDType(Type t) {
@@ -338,10 +328,12 @@ private:
 
 } // namespace
 
-ral::Allocator &defaultAllocator() { return defaultContext()->allocator(); }
+ral::Allocator &defaultAllocator() {
+  return ral::defaultContext()->allocator();
+}
 
-std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
-                                                const CompileOptions &options) {
+ral::Artifact Executable::compileArtifact(const std::string &mlirText,
+                                        const CompileOptions &options) {
   PhaseTimer timer(options.logTiming);
   initializeOnce();
   DialectRegistry registry;
@@ -357,7 +349,7 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
       llvm::MemoryBuffer::getMemBufferCopy(mlirText, options.sourceName),
       llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, diagStream);
-  auto fail = [&](const std::string &what) -> std::unique_ptr<Executable> {
+  auto fail = [&](const std::string &what) -> ral::Artifact {
     diagStream.flush();
     throw CompileError(what + (diagnostics.empty() ? "" : ":\n" + diagnostics));
   };
@@ -391,15 +383,15 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
 
   if (failed(runPipeline(cpuPreparePipeline(), "prepare")))
     return fail("compilation failed (prepare stage)");
-  auto result = std::unique_ptr<Executable>(new Executable());
+  ral::Artifact artifact;
   func::FuncOp entry;
   for (auto func : module->getOps<func::FuncOp>())
     if (func->hasAttr(kEntryAttr))
       entry = func;
   if (!entry)
     return fail("no entry function");
-  result->impl->entryName = entry.getSymName().str();
-  if (failed(buildSignature(entry, result->impl->signature)))
+  const std::string entryName = entry.getSymName().str();
+  if (failed(buildSignature(entry, artifact.signature)))
     return fail("unsupported entry signature");
 
   const char *checksEnv = std::getenv("DISC_RUNTIME_CHECKS");
@@ -422,70 +414,92 @@ std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
                   "nvvm/libdevice");
     toKernels = cudaLowerToKernelsPipeline(runtimeChecks, options.logFusion);
     toLlvm = cudaKernelsToLlvmPipeline(toolkit, dumpDir);
-    result->impl->device = ral::Device::Cuda;
-    result->impl->cudaModules = ral::makeCudaModuleCache();
   } else {
     return fail("unknown target '" + target +
                 "' (expected cpu, cuda or cuda-emulated)");
   }
   if (failed(runPipeline(toKernels, "lower")))
     return fail("compilation failed (lowering to loop kernels)");
-  result->impl->kernels = countKernels(*module);
+  KernelCounts kernels = countKernels(*module);
   if (failed(runPipeline(toLlvm, "lower")))
     return fail("compilation failed (lowering to LLVM)");
   if (!dumpDir.empty())
     writeFile(dumpDir, "999-llvm.mlir", *module);
 
-  // JIT with the host's CPU features so LLVM vectorises for this machine.
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder)
-    return fail("cannot detect the host CPU: " +
-                llvm::toString(tmBuilder.takeError()));
-  auto targetMachine = tmBuilder->createTargetMachine();
-  if (!targetMachine)
-    return fail("cannot create a target machine: " +
-                llvm::toString(targetMachine.takeError()));
-  // ExecutionEngineOptions::transformer is a function_ref: keep it alive.
-  auto optimizer = makeLlvmOptimizer(targetMachine->get(), dumpDir);
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = optimizer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  // No shared libraries: the one runner-utility the lowering may call
-  // (memrefCopy) is a RAL symbol, registered with the others below.
-  engineOptions.enableGDBNotificationListener = false;
-  // DISC_PERF=1: tell `perf` the JIT's symbols (jit-PID.dump for
-  // `perf inject --jit`; docs/debugging.md).
-  engineOptions.enablePerfNotificationListener =
-      std::getenv("DISC_PERF") != nullptr;
-  engineOptions.enableObjectDump = std::getenv("DISC_DUMP_OBJECT") != nullptr;
-  auto engine = ExecutionEngine::create(*module, engineOptions);
-  if (!engine)
-    return fail("JIT compilation failed: " +
-                llvm::toString(engine.takeError()));
-  timer.phase("llvm-ir+opt");
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    int64_t count = 0;
-    const ral::RalSymbol *symbols = ral::ralSymbols(&count);
-    for (int64_t i = 0; i < count; ++i)
-      map[interner(symbols[i].name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(symbols[i].address),
-          llvm::JITSymbolFlags::Exported};
-    return map;
-  });
-  auto function = (*engine)->lookupPacked(result->impl->entryName);
-  if (!function)
-    return fail("cannot find the compiled entry: " +
-                llvm::toString(function.takeError()));
-  timer.phase("codegen");
-  if (const char *obj = std::getenv("DISC_DUMP_OBJECT"))
-    (*engine)->dumpToObjectFile(obj);
-  result->impl->function = *function;
-  result->impl->engine = std::move(*engine);
-  result->impl->context = defaultContext();
-  result->impl->compileSeconds = timer.total();
+  // LLVM IR for this host's CPU, optimised, as a shared object.
+  auto machine = createHostTargetMachine();
+  if (!machine)
+    return fail("cannot create a target machine for this host: " +
+                llvm::toString(machine.takeError()));
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "disc");
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  if (llvm::Error error = addPackedEntry(*llvmModule, entryName))
+    return fail(llvm::toString(std::move(error)));
+  timer.phase("llvm-ir");
+  if (llvm::Error error =
+          makeLlvmOptimizer(machine->get(), dumpDir)(llvmModule.get()))
+    return fail("LLVM optimisation failed: " +
+                llvm::toString(std::move(error)));
+  timer.phase("llvm-opt");
+  auto sharedObject = emitSharedObject(*llvmModule, **machine);
+  if (!sharedObject)
+    return fail("code generation failed: " +
+                llvm::toString(sharedObject.takeError()));
+  timer.phase("codegen+link");
+  if (!dumpDir.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(dumpDir + "/1002-module.so", ec);
+    if (!ec)
+      out << *sharedObject;
+  }
+  artifact.sharedObject = std::move(*sharedObject);
+  artifact.metadata["format"] = "1";
+  artifact.metadata["target"] = target == "cuda" ? "cuda" : "cpu";
+  artifact.metadata["compile.target"] = target;
+  artifact.metadata["entry"] = entryName;
+  artifact.metadata["cpu.features"] = ral::hostCpuFeatures();
+  artifact.metadata["cpu.name"] = (*machine)->getTargetCPU().str();
+  artifact.metadata["compiler.version"] = DISC_VERSION_STRING;
+  artifact.metadata["kernels.loops"] = std::to_string(kernels.loopKernels);
+  artifact.metadata["kernels.library_calls"] =
+      std::to_string(kernels.libraryCalls);
+  artifact.metadata["kernels.copies"] = std::to_string(kernels.copies);
+  artifact.metadata["compile.seconds"] = std::to_string(timer.total());
   timer.report();
   ++numCompilations;
+  return artifact;
+}
+
+std::unique_ptr<Executable> Executable::load(ral::Artifact artifact) {
+  auto result = std::unique_ptr<Executable>(new Executable());
+  auto number = [&](const char *key) -> int64_t {
+    const std::string &value = artifact.meta(key);
+    return value.empty() ? 0 : std::strtoll(value.c_str(), nullptr, 10);
+  };
+  result->impl->kernels.loopKernels = number("kernels.loops");
+  result->impl->kernels.libraryCalls = number("kernels.library_calls");
+  result->impl->kernels.copies = number("kernels.copies");
+  const std::string &seconds = artifact.meta("compile.seconds");
+  result->impl->compileSeconds =
+      seconds.empty() ? 0 : std::strtod(seconds.c_str(), nullptr);
+  result->impl->program =
+      ral::Program::load(std::move(artifact), ral::defaultContext());
+  return result;
+}
+
+std::unique_ptr<Executable> Executable::compile(const std::string &mlirText,
+                                                const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  auto result = load(compileArtifact(mlirText, options));
+  // Compile time includes loading the shared object.
+  result->impl->compileSeconds = std::chrono::duration<double>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count();
   return result;
 }
 

@@ -52,5 +52,40 @@ const char *dtypeName(DType dtype) {
   return "<invalid dtype>";
 }
 
+namespace {
+struct DLPackType {
+  DType dtype;
+  uint8_t code, bits;
+};
+constexpr DLPackType kDLPackTypes[] = {
+    {DType::F16, 2, 16}, {DType::BF16, 4, 16}, {DType::F32, 2, 32},
+    {DType::F64, 2, 64}, {DType::I1, 6, 8},    {DType::I8, 0, 8},
+    {DType::I16, 0, 16}, {DType::I32, 0, 32},  {DType::I64, 0, 64},
+    {DType::U8, 1, 8},
+};
+} // namespace
+
+bool dtypeFromDLPack(uint8_t code, uint8_t bits, uint16_t lanes, DType &out) {
+  if (lanes != 1)
+    return false;
+  for (const DLPackType &t : kDLPackTypes)
+    if (t.code == code && t.bits == bits) {
+      out = t.dtype;
+      return true;
+    }
+  return false;
+}
+
+void dtypeToDLPack(DType dtype, uint8_t &code, uint8_t &bits) {
+  for (const DLPackType &t : kDLPackTypes)
+    if (t.dtype == dtype) {
+      code = t.code;
+      bits = t.bits;
+      return;
+    }
+  code = 2;
+  bits = 32;
+}
+
 } // namespace ral
 } // namespace disc

@@ -95,6 +95,17 @@ void checkInputs(const Signature &signature,
                               std::to_string(d) + " is " +
                               std::to_string(size) + ", expected " +
                               std::to_string(spec.dims[d]));
+      if (d < spec.minSize.size() && size < spec.minSize[d])
+        throw InvocationError(argLabel(signature, i) + " dim " +
+                              std::to_string(d) + " is " +
+                              std::to_string(size) + ", below its minimum " +
+                              std::to_string(spec.minSize[d]));
+      if (d < spec.maxSize.size() && spec.maxSize[d] >= 0 &&
+          size > spec.maxSize[d])
+        throw InvocationError(argLabel(signature, i) + " dim " +
+                              std::to_string(d) + " is " +
+                              std::to_string(size) + ", above its maximum " +
+                              std::to_string(spec.maxSize[d]));
       if (spec.dimClass.empty() || spec.dimClass[d] < 0)
         continue;
       const size_t cls = static_cast<size_t>(spec.dimClass[d]);

@@ -310,6 +310,13 @@ extern "C" float disc_ral_truncdfbf2(double d) {
   return asBf16Register(bf16BitsOf(t));
 }
 
+// The names LLVM's libcalls use: compiled shared objects link against this
+// library for them.
+extern "C" float __truncsfbf2(float)
+    __attribute__((alias("disc_ral_truncsfbf2"), visibility("default")));
+extern "C" float __truncdfbf2(double)
+    __attribute__((alias("disc_ral_truncdfbf2"), visibility("default")));
+
 extern "C" void disc_ral_memref_copy(int64_t elemSize,
                                      disc::ral::UnrankedMemRef *src,
                                      disc::ral::UnrankedMemRef *dst) {

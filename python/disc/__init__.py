@@ -13,11 +13,23 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import time
 
-from . import _C, _log
-from ._C import CompileError, DiscError, InvocationError
+from . import _cache, _log, _runtime
+from ._runtime import ArtifactError, CompileError, DiscError, InvocationError
+
+
+def _compiler():
+    """disc._C, the compiler (MLIR, LLVM): imported the first time
+    something compiles, so that loading and running artifacts never loads
+    it."""
+    from . import _C
+
+    return _C
 
 __all__ = [
+    "Artifact",
+    "ArtifactError",
     "CompileError",
     "DiscError",
     "Executable",
@@ -27,11 +39,14 @@ __all__ = [
     "compile",
     "compile_mlir",
     "explain",
+    "export",
+    "load",
     "memory_stats",
     "profile",
     "profile_table",
     "reset_peak_memory",
     "reset_profile",
+    "runtime_dir",
     "stats",
 ]
 
@@ -103,8 +118,10 @@ def _as_argument(value, index):
 class Executable:
     """A compiled program. Call it with tensors; it returns a tuple of tensors."""
 
-    def __init__(self, impl):
+    def __init__(self, impl, seconds: float = 0.0, cached: bool = False):
         self._impl = impl
+        self._seconds = seconds
+        self._cached = cached
 
     def __call__(self, *args):
         arguments = [_as_argument(a, i) for i, a in enumerate(args)]
@@ -114,7 +131,7 @@ class Executable:
         # asynchronously (nothing here synchronises the device).
         torch = sys.modules.get("torch")
         if torch is None or not torch.cuda.is_available():
-            why = _C.cuda_driver_available()[1]
+            why = _runtime.cuda_driver_available()[1]
             raise DiscError("this executable was compiled for target cuda, but "
                             "PyTorch sees no CUDA device" + (f" ({why})" if why else ""))
         device = torch.cuda.current_device()
@@ -128,23 +145,46 @@ class Executable:
 
     @property
     def entry_name(self) -> str:
-        return self._impl.entry_name
+        return self._impl.metadata.get("entry", "")
 
     @property
     def compile_seconds(self) -> float:
-        return self._impl.compile_seconds
+        """Seconds compile_mlir took for this program in this process
+        (compiling and loading, or, on a compile-cache hit, reading and
+        loading the cached artifact)."""
+        return self._seconds
+
+    @property
+    def from_cache(self) -> bool:
+        """Whether compile_mlir found the program in the compile cache."""
+        return self._cached
+
+    @property
+    def load_seconds(self) -> float:
+        """Seconds loading the compiled shared object took."""
+        return self._impl.load_seconds
+
+    @property
+    def metadata(self) -> dict:
+        """The artifact's metadata (target, cpu.features, compiler.version,
+        kernel counts, ...; docs/artifacts.md)."""
+        return dict(self._impl.metadata)
 
     @property
     def kernel_counts(self) -> dict:
         """What one call runs: {"loops": generated loop kernels (one per
         loop nest after fusion), "library_calls": oneDNN matmul/conv calls,
         "copies": whole-buffer copies}."""
-        return dict(self._impl.kernel_counts)
+        meta = self._impl.metadata
+        return {"loops": int(meta.get("kernels.loops", 0)),
+                "library_calls": int(meta.get("kernels.library_calls", 0)),
+                "copies": int(meta.get("kernels.copies", 0))}
 
     @property
     def signature(self):
         """([(name, dtype, dims, dim_classes)], [(dtype, rank)]); dims -1 = dynamic."""
-        return self._impl.signature
+        args, results = self._impl.signature
+        return [tuple(a[:4]) for a in args], list(results)
 
     def __repr__(self):
         args, results = self.signature
@@ -192,9 +232,21 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
         dump_dir = dump_dir or os.environ.get("DISC_DUMP_DIR", "")
         if dump_dir:
             dump_dir = os.path.join(dump_dir, f"compile-{os.getpid()}-{next(_dump_counter):04d}")
-    return Executable(_C.compile_mlir(text, dump_dir or "", source_name,
-                                      _log.enabled("compile"), _log.enabled("fusion"),
-                                      target))
+    start = time.perf_counter()
+    # The compile cache (docs/artifacts.md), unless the IR is to be dumped
+    # (a dump needs the compiler to run).
+    cache_key = _cache.key(text, target, source_name) if _cache.enabled() and not dump_dir else None
+    if cache_key is not None:
+        program = _cache.lookup(cache_key)
+        if program is not None:
+            return Executable(program, time.perf_counter() - start, cached=True)
+    artifact = _compiler().compile_mlir(text, dump_dir or "", source_name,
+                                        _log.enabled("compile"), _log.enabled("fusion"),
+                                        target)
+    program = _runtime.load_program(artifact, "the compiled artifact")
+    if cache_key is not None:
+        _cache.store(cache_key, artifact)
+    return Executable(program, time.perf_counter() - start)
 
 
 def stats() -> dict:
@@ -221,13 +273,22 @@ def stats() -> dict:
     serial_runs        kernel loops it ran on the calling thread (too little
                        work to pay for a parallel launch): the run-time
                        variant choice of every parallel loop
+    cache_hits         compile_mlir calls served by the compile cache (local
+                       or remote): nothing compiled (docs/artifacts.md)
+    cache_misses       compile_mlir calls the cache could not serve
+    cache_errors       cache entries found unusable (corrupt, truncated,
+                       another build's): logged, removed, compiled again
+    remote_cache_hits  hits served by DISC_REMOTE_CACHE
+    remote_cache_errors  remote cache failures (logged; compiled locally)
     """
     from .frontend import backend as _backend
 
-    launches, serial = _C.parallel_stats()
-    result = {"compilations": _C.compilation_count(),
+    launches, serial = _runtime.parallel_stats()
+    compiler = sys.modules.get(__name__ + "._C")
+    result = {"compilations": compiler.compilation_count() if compiler else 0,
               "parallel_launches": launches, "serial_runs": serial}
     result.update(_backend.stats())
+    result.update(_cache.stats())
     return result
 
 
@@ -249,12 +310,12 @@ def memory_stats() -> dict:
     Sizes are rounded up to the allocator's size buckets (at most 12.5%).
     Peak memory of one call: reset_peak_memory(), call, read the peak.
     """
-    return _C.memory_stats()
+    return _runtime.memory_stats()
 
 
 def reset_peak_memory() -> None:
     """Starts a new peak: peak_bytes_in_use becomes bytes_in_use."""
-    _C.reset_peak_memory()
+    _runtime.reset_peak_memory()
 
 
 def backend(gm, example_inputs, **options):
@@ -265,7 +326,8 @@ def backend(gm, example_inputs, **options):
     return _backend(gm, example_inputs, **options)
 
 
-def compile(model, *, dynamic: bool = True, fullgraph: bool = False, **options):
+def compile(model, *, dynamic: bool = True, fullgraph: bool = False, mode: str | None = None,
+            **options):
     """`torch.compile(model, backend="disc", dynamic=True)`: batch size,
     sequence length, image size or node counts may change between calls
     without recompiling. Sizes 0 and 1 are specialised by PyTorch (a call
@@ -274,16 +336,60 @@ def compile(model, *, dynamic: bool = True, fullgraph: bool = False, **options):
     before the first call: then a batch of 1 and one of 2 share a graph
     (a call needing a size-1 broadcast the trace did not see still fails a
     guard and compiles again). Options (`dump_dir=...`) go to the
-    backend."""
+    backend.
+
+    mode="export": one graph for every shape the model's code allows. The
+    model is traced through disc.export's path (torch.export, every dim
+    dynamic, size-oblivious: no guards that only pick a kernel, no duck
+    sizing, no 0/1 specialisation) and compiled whole, once; a call the
+    program does not accept (a shape-dependent decision in the model's
+    Python) traces again, logged under DISC_LOG=recompiles. Every op must be
+    one DISC compiles (no eager fallback). Inference only."""
     import functools
 
     import torch
+
+    if mode == "export":
+        from .frontend.one_graph import OneGraphModule
+
+        if options:
+            raise TypeError(f"mode='export' takes no backend options, got {sorted(options)}")
+        return OneGraphModule(model)
+    if mode is not None:
+        raise ValueError(f"mode must be None or 'export', got {mode!r}")
 
     from .frontend.backend import Options
 
     Options.from_kwargs(**options)  # reject unknown options now
     be = functools.partial(backend, **options) if options else "disc"
     return torch.compile(model, backend=be, dynamic=dynamic, fullgraph=fullgraph)
+
+
+def export(model, args, kwargs=None, dynamic_shapes=None, *, target: str = "cpu"):
+    """One shape-polymorphic graph of `model` (torch.export; every input dim
+    dynamic unless the model pins it or `dynamic_shapes` says otherwise),
+    compiled once into a disc.Artifact: call it, `artifact.save(path)`,
+    and `disc.load(path)` anywhere the runtime is (no compiler needed;
+    docs/artifacts.md)."""
+    from .frontend.export import export as _export
+
+    return _export(model, args, kwargs, dynamic_shapes, target=target)
+
+
+def load(path):
+    """Loads an artifact written by `disc.export(...).save(path)`: a callable
+    taking and returning torch tensors. Loads no compiler (MLIR, LLVM); a
+    truncated, corrupted or foreign file raises disc.ArtifactError, a CPU
+    without the features the code needs too."""
+    from .frontend.export import load as _load
+
+    return _load(path)
+
+
+def runtime_dir() -> str:
+    """The directory of the standalone runtime: libdisc_runtime.so, bin/disc-run
+    and include/disc/disc_runtime.h(pp) (docs/deployment.md)."""
+    return os.path.dirname(_runtime.__file__)
 
 
 def explain(model, *inputs, dynamic: bool = True):
@@ -297,6 +403,10 @@ def explain(model, *inputs, dynamic: bool = True):
 
 def __getattr__(name):
     # Front-end names that need torch: imported on first use.
+    if name == "Artifact":
+        from .frontend.export import Artifact
+
+        return Artifact
     if name == "VerificationError":
         from .frontend.backend import VerificationError
 
@@ -317,12 +427,12 @@ def profile() -> list:
     compiled with DISC_PROFILE=1.
     """
     return [{"name": name, "calls": calls, "seconds": seconds}
-            for name, calls, seconds in _C.profile_entries()]
+            for name, calls, seconds in _runtime.profile_entries()]
 
 
 def reset_profile() -> None:
     """Forgets the profile collected so far (before timing a call)."""
-    _C.reset_profile()
+    _runtime.reset_profile()
 
 
 def profile_table(limit: int = 25) -> str:

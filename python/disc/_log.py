@@ -6,14 +6,17 @@ graph), ``import`` (the MLIR of each partition), ``fusion`` (the stitch
 kernels of each compilation: row reductions fused with their elementwise
 stages; the epilogues fused into library calls), ``library`` (printed by
 the runtime: each oneDNN convolution primitive it builds, its
-implementation and how its epilogue runs), ``all``.
+implementation and how its epilogue runs), ``cache`` (compile cache hits,
+misses and unusable entries), ``recompiles`` (why disc.compile(mode="export")
+traced a model again), ``all``.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-TOPICS = ("compile", "fallback", "partition", "import", "fusion", "library")
+TOPICS = ("compile", "fallback", "partition", "import", "fusion", "library", "cache",
+          "recompiles")
 
 
 def enabled(topic: str) -> bool:

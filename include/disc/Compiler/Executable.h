@@ -6,6 +6,7 @@
 #ifndef DISC_COMPILER_EXECUTABLE_H
 #define DISC_COMPILER_EXECUTABLE_H
 
+#include "disc/Runtime/Artifact.h"
 #include "disc/Runtime/Runtime.h"
 
 #include <cstdint>
@@ -56,9 +57,15 @@ struct KernelCounts {
 class Executable {
 public:
   /// Compiles the public function of `mlirText` (the one named `main` if
-  /// there are several). Throws CompileError.
+  /// there are several) to an artifact: a native shared object and its
+  /// signature (Artifact.h), not loaded. Throws CompileError.
+  static ral::Artifact compileArtifact(const std::string &mlirText,
+                                       const CompileOptions &options = {});
+  /// compileArtifact, then load.
   static std::unique_ptr<Executable> compile(const std::string &mlirText,
                                              const CompileOptions &options = {});
+  /// Loads an artifact (no compiler runs). Throws ral::ArtifactError.
+  static std::unique_ptr<Executable> load(ral::Artifact artifact);
   ~Executable();
 
   /// Runs the program. Throws ral::InvocationError for bad inputs. A cuda
@@ -70,7 +77,9 @@ public:
   /// Where inputs and outputs live: Cpu, or Cuda for target "cuda".
   ral::Device device() const;
 
+  /// What callers pass (the arguments that are not stored weights).
   const ral::Signature &signature() const;
+  const ral::Program &program() const;
   const std::string &entryName() const;
   /// Seconds spent in compile().
   double compileSeconds() const;

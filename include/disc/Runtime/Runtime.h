@@ -33,6 +33,10 @@ namespace ral {
 enum class DType : uint8_t { F16, BF16, F32, F64, I1, I8, I16, I32, I64, U8 };
 size_t dtypeSize(DType dtype);
 const char *dtypeName(DType dtype); // "f32", "bf16", "i1", ...
+/// DLPack's type codes (kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4,
+/// kDLBool 6) with bit widths, to and from DType. False: no such DType.
+bool dtypeFromDLPack(uint8_t code, uint8_t bits, uint16_t lanes, DType &out);
+void dtypeToDLPack(DType dtype, uint8_t &code, uint8_t &bits);
 
 /// Base of every error the runtime raises.
 class RuntimeError : public std::runtime_error {
@@ -125,6 +129,10 @@ struct ArgSpec {
   DType dtype = DType::F32;
   std::vector<int64_t> dims;
   std::vector<int> dimClass;
+  /// Optional per-dim valid ranges (empty: any size): minSize[d] <= size
+  /// and, when maxSize[d] >= 0, size <= maxSize[d]. Exported programs
+  /// carry the ranges torch.export derived.
+  std::vector<int64_t> minSize, maxSize;
 };
 struct DimClass {
   int64_t staticSize = -1;

@@ -6,7 +6,12 @@
 """
 from __future__ import annotations
 
+import os
 import sys
+
+# Compile times are reported cold: no compile cache unless asked for
+# (DISC_CACHE=1; the warm-start benchmark sets it per process).
+os.environ.setdefault("DISC_CACHE", "0")
 
 COMMANDS = {
     "graphnet": "disc.bench.harness",

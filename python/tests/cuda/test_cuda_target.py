@@ -44,7 +44,7 @@ def reference(x):
 FATBIN_MAGIC = bytes.fromhex("50ed55ba")
 
 # Compiling for cuda needs the CUDA toolkit's ptxas (not a GPU).
-needs_toolkit = pytest.mark.skipif(not disc._C.cuda_toolkit_path(),
+needs_toolkit = pytest.mark.skipif(not disc._compiler().cuda_toolkit_path(),
                                    reason="no CUDA toolkit (ptxas): set DISC_CUDA_TOOLKIT")
 
 
@@ -90,7 +90,7 @@ def test_cpu_tensors_are_rejected_by_a_cuda_executable():
 
 def test_missing_driver_is_reported_not_crashed():
     """A process with no driver (DISC_CUDA_DRIVER points nowhere) says why."""
-    code = ("import disc; ok, why = disc._C.cuda_driver_available(); "
+    code = ("import disc; ok, why = disc._runtime.cuda_driver_available(); "
             "print(ok); print(why)")
     env = dict(os.environ, DISC_CUDA_DRIVER="/nonexistent/libcuda.so.1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

@@ -1,0 +1,247 @@
+//===- RuntimeModule.cpp - the Python module disc._runtime ----------------===//
+//
+// Loads artifacts (the compiler's output, a compile cache entry, an
+// exported file) and runs them: converts between DLPack arrays and the
+// runtime's tensors, and maps C++ errors to Python exceptions. Links only
+// libdisc_runtime.so: importing it loads no MLIR or LLVM (disc._C, the
+// compiler, is imported the first time something compiles).
+//
+//===----------------------------------------------------------------------===//
+#include "disc/Runtime/Artifact.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+namespace nb = nanobind;
+using namespace disc;
+
+namespace {
+
+ral::DType toDType(nb::dlpack::dtype t, size_t argIndex) {
+  ral::DType dtype;
+  if (ral::dtypeFromDLPack(t.code, t.bits, t.lanes, dtype))
+    return dtype;
+  throw ral::InvocationError("argument " + std::to_string(argIndex) +
+                             " has a dtype DISC does not support (DLPack code " +
+                             std::to_string(t.code) + ", " +
+                             std::to_string(t.bits) + " bits)");
+}
+
+nb::dlpack::dtype toDLPack(ral::DType t) {
+  nb::dlpack::dtype d;
+  ral::dtypeToDLPack(t, d.code, d.bits);
+  d.lanes = 1;
+  return d;
+}
+
+using Array = nb::ndarray<nb::ro>;
+using TorchArray = nb::ndarray<nb::pytorch>;
+
+std::vector<TorchArray> run(const ral::Program &exe, std::vector<Array> arrays,
+                            uintptr_t cudaStream, int32_t cudaDevice) {
+  const bool onCuda = exe.device() == ral::Device::Cuda;
+  std::vector<ral::TensorView> inputs;
+  inputs.reserve(arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    Array &a = arrays[i];
+    if (onCuda && (a.device_type() != nb::device::cuda::value ||
+                   a.device_id() != cudaDevice))
+      throw ral::InvocationError(
+          "argument " + std::to_string(i) +
+          " is not on the executable's CUDA device cuda:" +
+          std::to_string(cudaDevice) + " (the program was compiled for "
+          "target cuda)");
+    if (!onCuda && a.device_type() != nb::device::cpu::value)
+      throw ral::InvocationError("argument " + std::to_string(i) +
+                                 " is not on the CPU (the program was "
+                                 "compiled for target cpu)");
+    ral::TensorView view;
+    view.data = const_cast<void *>(a.data());
+    view.dtype = toDType(a.dtype(), i);
+    // Row-major contiguity as PyTorch defines it: strides of size-1 dims
+    // and of empty tensors do not matter.
+    if (a.size() != 0) {
+      int64_t expected = 1;
+      for (size_t d = a.ndim(); d-- > 0;) {
+        if (a.shape(d) != 1 && a.stride(d) != expected)
+          throw ral::InvocationError("argument " + std::to_string(i) +
+                                     " is not contiguous");
+        expected *= a.shape(d);
+      }
+    }
+    for (size_t d = 0; d < a.ndim(); ++d)
+      view.shape.push_back((int64_t)a.shape(d));
+    inputs.push_back(std::move(view));
+  }
+  std::vector<ral::OutputTensor> outputs;
+  {
+    nb::gil_scoped_release release;
+    outputs = exe.run(inputs, reinterpret_cast<void *>(cudaStream));
+  }
+  std::vector<TorchArray> results;
+  for (ral::OutputTensor &out : outputs) {
+    auto *keep = new std::shared_ptr<void>(std::move(out.owner));
+    nb::capsule owner(keep, [](void *p) noexcept {
+      delete static_cast<std::shared_ptr<void> *>(p);
+    });
+    std::vector<size_t> shape(out.shape.begin(), out.shape.end());
+    results.emplace_back(out.data, shape.size(), shape.data(), owner, nullptr,
+                         toDLPack(out.dtype),
+                         onCuda ? nb::device::cuda::value
+                                : nb::device::cpu::value,
+                         onCuda ? cudaDevice : 0);
+  }
+  return results;
+}
+
+
+ral::DType dtypeFromName(const std::string &name) {
+  for (int code = 0; code <= static_cast<int>(ral::DType::U8); ++code)
+    if (name == ral::dtypeName(static_cast<ral::DType>(code)))
+      return static_cast<ral::DType>(code);
+  throw ral::ArtifactError("unknown dtype name '" + name + "'");
+}
+
+nb::tuple signatureTuple(const ral::Signature &signature) {
+  nb::list args;
+  for (const ral::ArgSpec &a : signature.args)
+    args.append(nb::make_tuple(a.name, ral::dtypeName(a.dtype), a.dims,
+                               a.dimClass, a.minSize, a.maxSize));
+  nb::list results;
+  for (const ral::ResultSpec &r : signature.results)
+    results.append(nb::make_tuple(ral::dtypeName(r.dtype), r.rank));
+  return nb::make_tuple(args, results);
+}
+
+std::shared_ptr<ral::Program> loadProgram(nb::bytes data,
+                                          const std::string &origin) {
+  std::string bytes(data.c_str(), data.size());
+  nb::gil_scoped_release release;
+  return ral::Program::load(ral::Artifact::parse(bytes, origin),
+                            ral::defaultContext());
+}
+
+/// A new artifact from `data` (the compiler's): `weights` (argument index,
+/// name, dtype name, shape, contents) stored and bound, argument names and
+/// dim ranges set, `metadata` added.
+nb::bytes bindArtifact(
+    nb::bytes data, const std::map<std::string, std::string> &metadata,
+    const std::vector<std::tuple<int64_t, std::string, std::string,
+                                 std::vector<int64_t>, nb::bytes>> &weights,
+    const std::vector<std::string> &argNames,
+    const std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>
+        &ranges) {
+  ral::Artifact artifact = ral::Artifact::parse(
+      std::string(data.c_str(), data.size()), "the compiled artifact");
+  for (const auto &[key, value] : metadata)
+    artifact.metadata[key] = value;
+  std::vector<ral::ArgSpec> &args = artifact.signature.args;
+  if (argNames.size() > args.size())
+    throw ral::ArtifactError("more argument names than arguments");
+  for (size_t i = 0; i < argNames.size(); ++i)
+    args[i].name = argNames[i];
+  for (const auto &[arg, dim, lo, hi] : ranges) {
+    if (arg < 0 || arg >= (int64_t)args.size() || dim < 0 ||
+        dim >= (int64_t)args[arg].dims.size())
+      throw ral::ArtifactError("a dim range names argument " +
+                               std::to_string(arg) + " dim " +
+                               std::to_string(dim) + ", which does not exist");
+    ral::ArgSpec &spec = args[arg];
+    spec.minSize.resize(spec.dims.size(), 0);
+    spec.maxSize.resize(spec.dims.size(), -1);
+    spec.minSize[dim] = lo;
+    spec.maxSize[dim] = hi;
+  }
+  for (const auto &[arg, name, dtype, shape, contents] : weights) {
+    ral::StoredTensor t;
+    t.argIndex = arg;
+    t.name = name;
+    t.dtype = dtypeFromName(dtype);
+    t.shape = shape;
+    t.bytes.assign(contents.c_str(), contents.size());
+    artifact.weights.push_back(std::move(t));
+  }
+  // Round trip through the parser: the same checks a reader applies.
+  std::string bytes = artifact.serialize();
+  (void)ral::Artifact::parse(bytes, "the bound artifact");
+  return nb::bytes(bytes.data(), bytes.size());
+}
+
+} // namespace
+
+NB_MODULE(_runtime, m) {
+  m.doc() = "DISC runtime: load and run compiled artifacts (internal module; "
+            "use `disc`)";
+  // torch.compile caches keep executables alive until interpreter exit;
+  // that is not a leak worth a warning.
+  nb::set_leak_warnings(false);
+  static nb::exception<ral::RuntimeError> discError(m, "DiscError");
+  nb::exception<ral::InvocationError>(m, "InvocationError", discError);
+  nb::exception<ral::ArtifactError>(m, "ArtifactError", discError);
+  // Raised by disc._C (the compiler), defined here so that `disc` names it
+  // without loading the compiler.
+  m.attr("CompileError") = nb::handle(PyErr_NewException(
+      "disc._runtime.CompileError", discError.ptr(), nullptr));
+
+  nb::class_<ral::Program>(m, "Program")
+      .def("run", &run, nb::arg("inputs"), nb::arg("cuda_stream") = 0,
+           nb::arg("cuda_device") = 0)
+      .def_prop_ro("target",
+                   [](const ral::Program &p) {
+                     return p.device() == ral::Device::Cuda ? "cuda" : "cpu";
+                   })
+      .def_prop_ro("metadata",
+                   [](const ral::Program &p) { return p.artifact().metadata; })
+      .def_prop_ro("load_seconds", &ral::Program::loadSeconds)
+      .def_prop_ro("weight_names",
+                   [](const ral::Program &p) {
+                     std::vector<std::string> names;
+                     for (const ral::StoredTensor &t : p.artifact().weights)
+                       names.push_back(t.name);
+                     return names;
+                   })
+      .def_prop_ro("signature", [](const ral::Program &p) {
+        return signatureTuple(p.callerSignature());
+      });
+
+  m.def("load_program", &loadProgram, nb::arg("data"),
+        nb::arg("origin") = "artifact");
+  m.def("bind_artifact", &bindArtifact, nb::arg("data"), nb::arg("metadata"),
+        nb::arg("weights"), nb::arg("arg_names"), nb::arg("ranges"));
+  m.def("host_cpu_features", &ral::hostCpuFeatures);
+  m.def("cuda_driver_available", [] {
+    std::string why;
+    bool ok = ral::cudaDriverAvailable(&why);
+    return std::make_pair(ok, why);
+  });
+  m.def("memory_stats", [] {
+    ral::Allocator::Stats stats = ral::defaultContext()->allocator().stats();
+    nb::dict d;
+    d["bytes_in_use"] = stats.bytesInUse;
+    d["peak_bytes_in_use"] = stats.peakBytesInUse;
+    d["bytes_cached"] = stats.bytesCached;
+    d["allocations"] = stats.numAllocations;
+    d["allocation_cache_hits"] = stats.numCacheHits;
+    d["thread_scratch_bytes"] = ral::threadScratchBytes();
+    return d;
+  });
+  m.def("reset_peak_memory",
+        [] { ral::defaultContext()->allocator().resetPeak(); });
+  m.def("profile_entries", [] {
+    nb::list rows;
+    for (const ral::ProfileEntry &entry : ral::profileEntries())
+      rows.append(nb::make_tuple(entry.name, entry.calls, entry.seconds));
+    return rows;
+  });
+  m.def("reset_profile", [] { ral::resetProfile(); });
+  m.def("parallel_stats", [] {
+    ral::ParallelStats stats = ral::parallelStats();
+    return std::make_pair(stats.parallelLaunches, stats.serialRuns);
+  });
+}

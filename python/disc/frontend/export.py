@@ -1,0 +1,318 @@
+"""disc.export: one shape-polymorphic graph (torch.export), compiled once,
+as an artifact that runs without the compiler (docs/artifacts.md).
+
+    artifact = disc.export(model, (x,))          # every input dim dynamic
+    artifact.save("model.disc")
+    run = disc.load("model.disc")                 # no MLIR/LLVM loaded
+    y = run(torch.randn(7, 128))                  # any valid shape
+
+The exported graph is imported whole (no partitions, no eager fallback: an
+op DISC cannot compile is an error naming it). Parameters, buffers and
+constant tensors become weights stored in the artifact; callers pass the
+model's own inputs, flattened as torch.export flattened them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.fx as fx
+import torch.utils._pytree as pytree
+
+from .. import _log, _runtime
+
+# Nodes torch.export leaves for its own runtime checks: the compiled code
+# checks what it relies on itself.
+_EXPORT_CHECKS = {
+    torch.ops.aten._assert_scalar.default,
+    torch.ops.aten.sym_constrain_range_for_size.default,
+    torch.ops.aten.sym_constrain_range.default,
+    torch.ops.aten._assert_tensor_metadata.default,
+}
+
+
+def _default_dynamic_shapes(args, kwargs):
+    """Every dim of every tensor input Dim.AUTO: dynamic unless the model's
+    code pins it."""
+    auto = torch.export.Dim.AUTO
+
+    def spec(value):
+        if isinstance(value, torch.Tensor):
+            return {d: auto for d in range(value.dim())}
+        return None
+
+    dyn_args = pytree.tree_map(spec, tuple(args), is_leaf=lambda v: isinstance(v, torch.Tensor))
+    if kwargs:
+        dyn_kwargs = pytree.tree_map(spec, dict(kwargs),
+                                     is_leaf=lambda v: isinstance(v, torch.Tensor))
+        return {**{f"__arg{i}": a for i, a in enumerate(dyn_args)}, **dyn_kwargs}, True
+    return dyn_args, False
+
+
+def trace(model, args, kwargs=None, dynamic_shapes=None):
+    """torch.export with every dim dynamic (unless given `dynamic_shapes`)
+    and no 0/1 specialisation, decomposed to core ATen with DISC's table."""
+    from torch.fx.experimental import _config as fx_config
+
+    from .backend import decompositions
+
+    kwargs = kwargs or {}
+    if dynamic_shapes is None:
+        dyn, by_name = _default_dynamic_shapes(args, kwargs)
+        if by_name:
+            # torch.export names positional args by the forward's parameters.
+            import inspect
+
+            params = list(inspect.signature(model.forward).parameters)
+            dyn = {(params[int(k[5:])] if k.startswith("__arg") else k): v
+                   for k, v in dyn.items()}
+        dynamic_shapes = dyn
+    with fx_config.patch(backed_size_oblivious=True):
+        exported = torch.export.export(model, tuple(args), kwargs,
+                                       dynamic_shapes=dynamic_shapes, strict=False)
+        return exported.run_decompositions(decompositions())
+
+
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    t = t.detach().to("cpu").contiguous()
+    if t.numel() == 0:
+        return b""
+    return t.reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+def _finite_int(value):
+    """A sympy bound as an int, or None when it is infinite."""
+    try:
+        return int(value)
+    except (AttributeError, OverflowError, TypeError, ValueError):
+        return None
+
+
+def _ranges(exported, user_placeholders, arg_index):
+    """(arg, dim, min, max) for every user input dim that is a plain symbol
+    with a range torch.export derived; max -1 = unbounded."""
+    import sympy
+
+    ranges = []
+    constraints = exported.range_constraints
+    for node in user_placeholders:
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            continue
+        for d, size in enumerate(val.shape):
+            if not isinstance(size, torch.SymInt):
+                continue
+            expr = size.node.expr
+            if not isinstance(expr, sympy.Symbol) or expr not in constraints:
+                continue
+            vr = constraints[expr]
+            lo, hi = _finite_int(vr.lower), _finite_int(vr.upper)
+            ranges.append((arg_index[node], d, max(lo or 0, 0),
+                           hi if hi is not None and hi < 2**62 else -1))
+    return ranges
+
+
+@dataclass
+class Lowered:
+    """An exported model as one DISC program, before compilation."""
+    exported: object          # torch.export.ExportedProgram (decomposed)
+    text: str                 # the disc-dialect MLIR
+    # Per argument of the program: ("input", i) for the i-th flattened
+    # user input, ("weight", name) for a parameter/buffer/constant.
+    sources: list
+    weights: dict             # name -> tensor
+    user_nodes: list
+    arg_index: dict           # placeholder node -> argument index
+    trace_seconds: float
+
+
+def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
+    """torch.export (trace) and import of the whole graph into one program."""
+    import disc
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    from .emitter import ImportError_
+    from .importer import import_graph
+
+    start = time.perf_counter()
+    with torch.no_grad():
+        exported = trace(model, args, kwargs, dynamic_shapes)
+    trace_seconds = time.perf_counter() - start
+    sig = exported.graph_signature
+    for spec in sig.output_specs:
+        if spec.kind != OutputKind.USER_OUTPUT:
+            raise disc.DiscError(f"the exported model updates {spec.target} "
+                                 f"({spec.kind.name}); export it in eval mode, without "
+                                 "in-place updates of buffers or inputs")
+    gm = exported.graph_module
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target in _EXPORT_CHECKS:
+            gm.graph.erase_node(node)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    state = dict(exported.state_dict)
+    state.update(exported.constants)
+    weight_of = {}   # placeholder -> name
+    user_nodes = []
+    for node, spec in zip(placeholders, sig.input_specs):
+        if spec.kind == InputKind.USER_INPUT:
+            if not isinstance(node.meta.get("val"), torch.Tensor):
+                raise disc.DiscError(f"input {spec.arg.name} is not a tensor; disc.export "
+                                     "takes tensor inputs (make other values constants "
+                                     "of the model)")
+            user_nodes.append(node)
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            weight_of[node] = spec.target
+        else:
+            raise disc.DiscError(f"input {spec.arg.name} is a {spec.kind.name}, which "
+                                 "disc.export does not support")
+    try:
+        imported = import_graph(gm)
+    except ImportError_ as e:
+        raise disc.CompileError(f"disc.export: the exported graph has an op DISC cannot "
+                                f"compile: {e}") from e
+    _log.log("import", f"disc.export:\n{imported.text}")
+    arg_index, sources = {}, []
+    for i, plan in enumerate(imported.args):
+        node = placeholders[plan.placeholder]
+        if plan.kind != "tensor":
+            raise disc.CompileError(f"disc.export: symbol {node.name} is not the size of "
+                                    "any input dim")
+        arg_index[node] = i
+        if node in weight_of:
+            sources.append(("weight", weight_of[node]))
+        else:
+            sources.append(("input", user_nodes.index(node)))
+    weights = {name: state[name] for kind, name in sources if kind == "weight"}
+    return Lowered(exported, imported.text, sources, weights, user_nodes, arg_index,
+                   trace_seconds)
+
+
+def export(model, args, kwargs=None, dynamic_shapes=None, *, target: str = "cpu"):
+    """Traces `model` once with torch.export (every input dim dynamic unless
+    the model pins it, or as `dynamic_shapes` says), compiles the whole
+    graph with DISC and returns a disc.Artifact: call it, `save(path)` it,
+    `disc.load(path)` it in another process."""
+    import disc
+
+    if target != "cpu":
+        raise ValueError("disc.export supports target 'cpu' (cuda artifacts with stored "
+                         "weights are not supported yet)")
+    lowered = lower(model, args, kwargs, dynamic_shapes)
+    compile_start = time.perf_counter()
+    compiled = disc._compiler().compile_mlir(lowered.text, "", "export.mlir",
+                                             _log.enabled("compile"),
+                                             _log.enabled("fusion"), target)
+    compile_seconds = time.perf_counter() - compile_start
+    weights, names = [], []
+    for i, (kind, what) in enumerate(lowered.sources):
+        if kind == "weight":
+            tensor = lowered.weights[what]
+            weights.append((i, what, _DTYPE_NAMES[tensor.dtype], list(tensor.shape),
+                            _tensor_bytes(tensor)))
+            names.append(what)
+        else:
+            names.append(lowered.user_nodes[what].name)
+    exported = lowered.exported
+    metadata = {
+        "python.in_spec": pytree.treespec_dumps(exported.call_spec.in_spec),
+        "python.out_spec": pytree.treespec_dumps(exported.call_spec.out_spec),
+        "python.inputs": json.dumps([n.name for n in lowered.user_nodes]),
+        "torch.version": torch.__version__,
+        "export.trace_seconds": f"{lowered.trace_seconds:.6f}",
+        "model": type(model).__name__,
+    }
+    data = _runtime.bind_artifact(compiled, metadata, weights, names,
+                                  _ranges(exported, lowered.user_nodes, lowered.arg_index))
+    artifact = Artifact(data, "disc.export")
+    artifact.trace_seconds = lowered.trace_seconds
+    artifact.compile_seconds = compile_seconds
+    return artifact
+
+
+_DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
+                torch.float64: "f64", torch.bool: "i1", torch.int8: "i8", torch.int16: "i16",
+                torch.int32: "i32", torch.int64: "i64", torch.uint8: "u8"}
+
+
+class Artifact:
+    """A compiled, shape-polymorphic model: call it with the model's inputs
+    (torch tensors, as the exported call took them); `save(path)` writes it
+    to one file, `disc.load(path)` reads it back without the compiler."""
+
+    def __init__(self, data: bytes, origin: str):
+        self._data = data
+        self._program = _runtime.load_program(data, origin)
+        meta = self._program.metadata
+        self._in_spec = (pytree.treespec_loads(meta["python.in_spec"])
+                         if "python.in_spec" in meta else None)
+        self._out_spec = (pytree.treespec_loads(meta["python.out_spec"])
+                          if "python.out_spec" in meta else None)
+        self.trace_seconds = float(meta.get("export.trace_seconds", 0) or 0)
+        self.compile_seconds = float(meta.get("compile.seconds", 0) or 0)
+
+    def __call__(self, *args, **kwargs):
+        import disc
+
+        if self._in_spec is not None:
+            flat, spec = pytree.tree_flatten((args, kwargs))
+            if spec != self._in_spec:
+                raise disc.InvocationError(
+                    f"the artifact takes inputs structured as {self._in_spec}, got {spec}")
+        else:
+            flat = list(args)
+        outputs = disc.Executable(self._program)(*flat)
+        if self._out_spec is not None:
+            return pytree.tree_unflatten(list(outputs), self._out_spec)
+        return outputs
+
+    def save(self, path) -> None:
+        """Writes the artifact to `path` (a temporary file renamed into
+        place: a reader never sees a partial file)."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp.{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(self._data)
+        os.replace(tmp, path)
+
+    @property
+    def metadata(self) -> dict:
+        return dict(self._program.metadata)
+
+    @property
+    def load_seconds(self) -> float:
+        return self._program.load_seconds
+
+    @property
+    def input_names(self) -> list:
+        return json.loads(self._program.metadata.get("python.inputs", "[]"))
+
+    @property
+    def signature(self):
+        """([(name, dtype, dims, dim_classes, min_sizes, max_sizes)],
+        [(dtype, rank)]) of the inputs callers pass; dims -1 = dynamic,
+        max -1 = unbounded."""
+        return self._program.signature
+
+    def __repr__(self):
+        args, results = self.signature
+        shapes = ", ".join(f"{name}: {dtype}{['?' if d < 0 else d for d in dims]}"
+                           for name, dtype, dims, *_ in args)
+        return f"<disc.Artifact ({shapes}) -> {len(results)} output(s)>"
+
+
+def load(path) -> Artifact:
+    """Reads an artifact written by Artifact.save. Loads no compiler; a
+    truncated, corrupted or foreign file raises disc.ArtifactError."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise _runtime.ArtifactError(f"{path}: cannot read ({e.strerror})") from e
+    return Artifact(data, path)

@@ -1,0 +1,197 @@
+"""disc.export / disc.load: one shape-polymorphic artifact per model, run at
+several shapes against eager, saved, loaded in a fresh process without the
+compiler, and every bad-artifact case a clear disc.ArtifactError."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import disc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import zoo  # noqa: E402
+
+
+def _compilations() -> int:
+    return disc.stats()["compilations"]
+
+
+def _close(got, want, tol=1e-4):
+    assert got.shape == want.shape and got.dtype == want.dtype
+    torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["mlp", "resnet", "transformer", "audio"])
+def test_zoo_model_exports_once_and_runs_at_every_size(name):
+    entry = zoo.ZOO[name]
+    model = zoo.build(name).eval()
+    g = torch.Generator().manual_seed(0)
+    before = _compilations()
+    artifact = disc.export(model, entry.inputs(entry.sizes[0], g))
+    assert _compilations() - before == 1
+    with torch.no_grad():
+        for size in entry.sizes:
+            inputs = entry.inputs(size, g)
+            got, want = artifact(*inputs), model(*inputs)
+            for a, b in zip(pytree_leaves(got), pytree_leaves(want)):
+                _close(a, b, 2e-4)
+    assert _compilations() - before == 1, "one compilation for every size"
+
+
+def pytree_leaves(value):
+    import torch.utils._pytree as pytree
+
+    return pytree.tree_leaves(value)
+
+
+class Small(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 8)
+        self.register_buffer("shift", torch.linspace(-1, 1, 8))
+
+    def forward(self, x, y):
+        return {"sum": torch.tanh(self.fc(x)) + self.shift, "y2": y * 2}
+
+
+def _small_inputs(batch, n):
+    return torch.randn(batch, 16), torch.randn(n, 3)
+
+
+def test_batch_of_one_shares_the_artifact_and_structure_is_kept():
+    model = Small().eval()
+    artifact = disc.export(model, _small_inputs(4, 5))
+    for batch, n in [(1, 1), (2, 7), (9, 1)]:
+        x, y = _small_inputs(batch, n)
+        got, want = artifact(x, y), model(x, y)
+        assert set(got) == {"sum", "y2"}
+        _close(got["sum"], want["sum"])
+        _close(got["y2"], want["y2"])
+    assert [a[0] for a in artifact.signature[0]] == ["x", "y"]
+
+
+def test_wrong_inputs_are_invocation_errors_naming_the_input():
+    artifact = disc.export(Small().eval(), _small_inputs(4, 5))
+    with pytest.raises(disc.InvocationError, match=r"argument 0 \(x\) dim 1 is 15, expected 16"):
+        artifact(torch.randn(3, 15), torch.randn(2, 3))
+    with pytest.raises(disc.InvocationError, match=r"\(y\) has dtype f64"):
+        artifact(torch.randn(3, 16), torch.randn(2, 3, dtype=torch.float64))
+    with pytest.raises(disc.InvocationError, match="structured as"):
+        artifact(torch.randn(3, 16))
+
+
+def test_dim_ranges_from_dynamic_shapes_are_checked():
+    model = Small().eval()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    artifact = disc.export(model, _small_inputs(4, 5),
+                           dynamic_shapes={"x": {0: batch}, "y": {0: torch.export.Dim.AUTO}})
+    for b in (2, 64):
+        inputs = _small_inputs(b, 3)
+        _close(artifact(*inputs)["sum"], model(*inputs)["sum"])
+    with pytest.raises(disc.InvocationError, match=r"\(x\) dim 0 is 65, above its maximum 64"):
+        artifact(*_small_inputs(65, 2))
+    with pytest.raises(disc.InvocationError, match=r"\(x\) dim 0 is 1, below its minimum 2"):
+        artifact(*_small_inputs(1, 2))
+
+
+def test_unsupported_op_is_a_compile_error_naming_it():
+    class Fft(torch.nn.Module):
+        def forward(self, x):
+            return torch.fft.rfft(x).abs()
+
+    with pytest.raises(disc.CompileError, match="cannot compile"):
+        disc.export(Fft(), (torch.randn(4, 8),))
+
+
+def test_saved_artifact_loads_in_a_fresh_process_without_the_compiler(tmp_path):
+    model = zoo.build("mlp").eval()
+    x = torch.randn(5, 64)
+    artifact = disc.export(model, (x,))
+    path = tmp_path / "mlp.disc"
+    artifact.save(path)
+    inputs = [torch.randn(b, 64) for b in (1, 7, 33)]
+    torch.save({"inputs": inputs, "outputs": [artifact(t) for t in inputs]}, tmp_path / "io.pt")
+    code = textwrap.dedent(f"""
+        import sys, time
+        import torch
+        import disc
+        start = time.perf_counter()
+        run = disc.load({str(path)!r})
+        load_ms = (time.perf_counter() - start) * 1e3
+        io = torch.load({str(tmp_path / 'io.pt')!r})
+        for x, want in zip(io["inputs"], io["outputs"]):
+            torch.testing.assert_close(run(x), want, rtol=0, atol=0)
+        maps = open("/proc/self/maps").read()
+        assert "disc._C" not in sys.modules, "the compiler module was imported"
+        assert "libMLIR" not in maps and "libLLVM" not in maps, "MLIR/LLVM were loaded"
+        assert disc.stats()["compilations"] == 0
+        print(f"ok {{load_ms:.1f}}")
+    """)
+    env = dict(os.environ, DISC_CACHE="0")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith("ok")
+
+
+def _artifact_bytes(tmp_path) -> bytes:
+    artifact = disc.export(Small().eval(), _small_inputs(4, 5))
+    path = tmp_path / "small.disc"
+    artifact.save(path)
+    return path.read_bytes()
+
+
+def test_bad_artifacts_are_artifact_errors(tmp_path):
+    data = _artifact_bytes(tmp_path)
+    cases = {
+        "empty": (b"", "truncated"),
+        "foreign": (b"\x7fELF" + b"\0" * 200, "not a DISC artifact"),
+        "truncated": (data[: len(data) // 2], "truncated"),
+        "extended": (data + b"\0" * 64, "truncated or extended"),
+        "flipped code byte": (data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:],
+                              "checksum mismatch"),
+        "flipped header byte": (data[:30] + bytes([data[30] ^ 0x01]) + data[31:],
+                                "corrupted|outside|truncated"),
+    }
+    for name, (content, message) in cases.items():
+        path = tmp_path / f"{name}.disc"
+        path.write_bytes(content)
+        with pytest.raises(disc.ArtifactError, match=message):
+            disc.load(path)
+    with pytest.raises(disc.ArtifactError, match="cannot read"):
+        disc.load(tmp_path / "missing.disc")
+
+
+def test_every_truncation_and_byte_flip_is_detected(tmp_path):
+    """No prefix of an artifact loads, and no single flipped byte goes
+    unnoticed (sampled): a clear error, never a crash."""
+    data = _artifact_bytes(tmp_path)
+    step = max(1, len(data) // 300)
+    for n in list(range(0, len(data), step)) + [len(data) - 1]:
+        with pytest.raises(disc.ArtifactError):
+            disc._runtime.load_program(data[:n], "prefix")
+    for i in range(0, len(data), step):
+        flipped = data[:i] + bytes([data[i] ^ 0x5A]) + data[i + 1:]
+        try:
+            disc._runtime.load_program(flipped, "flipped")
+        except disc.ArtifactError:
+            continue
+        # Only alignment padding may change without being noticed.
+        assert data[i] == 0, f"byte {i} flipped without an error"
+
+
+def test_cpu_without_the_features_is_a_clear_error(tmp_path):
+    data = _artifact_bytes(tmp_path)
+    needs_more = disc._runtime.bind_artifact(
+        data, {"cpu.features": "avx2,disc-test-feature"}, [], [], [])
+    with pytest.raises(disc.ArtifactError, match="lacks features.*disc-test-feature"):
+        disc._runtime.load_program(needs_more, "test")
+    other = disc._runtime.bind_artifact(data, {"target": "tpu"}, [], [], [])
+    with pytest.raises(disc.ArtifactError, match="target is 'tpu'"):
+        disc._runtime.load_program(other, "test")
