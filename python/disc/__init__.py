@@ -118,10 +118,11 @@ def _as_argument(value, index):
 class Executable:
     """A compiled program. Call it with tensors; it returns a tuple of tensors."""
 
-    def __init__(self, impl, seconds: float = 0.0, cached: bool = False):
+    def __init__(self, impl, seconds: float = 0.0, cached: bool = False, artifact=None):
         self._impl = impl
         self._seconds = seconds
         self._cached = cached
+        self._artifact = artifact  # the artifact's bytes (what Artifact.save writes)
 
     def __call__(self, *args):
         arguments = [_as_argument(a, i) for i, a in enumerate(args)]
@@ -204,7 +205,7 @@ def default_target() -> str:
 
 def compile_mlir(text: str, *, dump_dir: str | None = None,
                  source_name: str = "input.mlir", target: str | None = None,
-                 _exact_dump_dir: bool = False) -> Executable:
+                 _exact_dump_dir: bool = False, _bind: dict | None = None) -> Executable:
     """Compiles the public function of an MLIR module (the one named `main`
     if there are several) to native code, once for all shapes.
 
@@ -233,20 +234,27 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
         if dump_dir:
             dump_dir = os.path.join(dump_dir, f"compile-{os.getpid()}-{next(_dump_counter):04d}")
     start = time.perf_counter()
+
+    def load(raw: bytes, origin: str):
+        # `_bind` (export paths): names, dim ranges, stored weights and
+        # metadata added to the compiled artifact before it is loaded.
+        data = _runtime.bind_artifact(raw, **_bind) if _bind else raw
+        return data, _runtime.load_program(data, origin)
+
     # The compile cache (docs/artifacts.md), unless the IR is to be dumped
     # (a dump needs the compiler to run).
     cache_key = _cache.key(text, target, source_name) if _cache.enabled() and not dump_dir else None
     if cache_key is not None:
-        program = _cache.lookup(cache_key)
-        if program is not None:
-            return Executable(program, time.perf_counter() - start, cached=True)
-    artifact = _compiler().compile_mlir(text, dump_dir or "", source_name,
-                                        _log.enabled("compile"), _log.enabled("fusion"),
-                                        target)
-    program = _runtime.load_program(artifact, "the compiled artifact")
+        found = _cache.lookup(cache_key, load)
+        if found is not None:
+            return Executable(found[1], time.perf_counter() - start, cached=True,
+                              artifact=found[0])
+    raw = _compiler().compile_mlir(text, dump_dir or "", source_name,
+                                   _log.enabled("compile"), _log.enabled("fusion"), target)
+    data, program = load(raw, "the compiled artifact")
     if cache_key is not None:
-        _cache.store(cache_key, artifact)
-    return Executable(program, time.perf_counter() - start)
+        _cache.store(cache_key, raw)
+    return Executable(program, time.perf_counter() - start, artifact=data)
 
 
 def stats() -> dict:

@@ -102,20 +102,21 @@ def _path(k: str) -> str:
     return os.path.join(directory(), k[:2], k + ".disc")
 
 
-def _load(data: bytes, origin: str):
-    """The loaded program, or None (logged) when `data` is not a valid
-    artifact."""
+def _load(load, data: bytes, origin: str):
+    """load(data, origin), or None (logged) when `data` is not a valid
+    artifact or does not load."""
     try:
-        return _runtime.load_program(data, origin)
+        return load(data, origin)
     except _runtime.DiscError as e:
         _count("cache_errors")
         _log.log("cache", f"{origin} is unusable, compiling again: {e}")
         return None
 
 
-def lookup(k: str):
-    """A loaded program for key `k`, from the local cache, else the remote
-    one; None on a miss."""
+def lookup(k: str, load):
+    """load(data, origin) of the entry for key `k`, from the local cache,
+    else the remote one; None on a miss. An entry `load` rejects (a
+    disc.DiscError) is logged, counted, removed and treated as a miss."""
     path = _path(k)
     try:
         with open(path, "rb") as f:
@@ -126,24 +127,24 @@ def lookup(k: str):
         _log.log("cache", f"cannot read {path}: {e}")
         data = None
     if data is not None:
-        program = _load(data, f"compile cache entry {path}")
-        if program is not None:
+        loaded = _load(load, data, f"compile cache entry {path}")
+        if loaded is not None:
             _count("cache_hits")
             _log.log("cache", f"hit {path}")
-            return program
+            return loaded
         try:
             os.unlink(path)
         except OSError:
             pass
     data = _remote_get(k)
     if data is not None:
-        program = _load(data, f"remote compile cache entry {k}")
-        if program is not None:
+        loaded = _load(load, data, f"remote compile cache entry {k}")
+        if loaded is not None:
             _count("cache_hits")
             _count("remote_cache_hits")
             _log.log("cache", f"remote hit {k}")
             _store_local(k, data)
-            return program
+            return loaded
     _count("cache_misses")
     _log.log("cache", f"miss {k}")
     return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -24,10 +25,10 @@ import torch.utils._pytree as pytree
 
 from .. import _log, _runtime
 
-# Nodes torch.export leaves for its own runtime checks: the compiled code
-# checks what it relies on itself.
+# Nodes torch.export leaves that check nothing DISC needs (metadata checks,
+# ranges of data-dependent sizes). Its runtime assertions on sizes
+# (aten._assert_scalar) stay: they become host checks in the program.
 _EXPORT_CHECKS = {
-    torch.ops.aten._assert_scalar.default,
     torch.ops.aten.sym_constrain_range_for_size.default,
     torch.ops.aten.sym_constrain_range.default,
     torch.ops.aten._assert_tensor_metadata.default,
@@ -73,7 +74,11 @@ def trace(model, args, kwargs=None, dynamic_shapes=None):
     with fx_config.patch(backed_size_oblivious=True):
         exported = torch.export.export(model, tuple(args), kwargs,
                                        dynamic_shapes=dynamic_shapes, strict=False)
-        return exported.run_decompositions(decompositions())
+        with warnings.catch_warnings():
+            # PyTorch's own deprecation inside run_decompositions (2.13).
+            warnings.filterwarnings("ignore", message=".*isinstance\\(treespec, LeafSpec\\)",
+                                    category=FutureWarning)
+            return exported.run_decompositions(decompositions())
 
 
 def _tensor_bytes(t: torch.Tensor) -> bytes:
@@ -125,7 +130,8 @@ class Lowered:
     sources: list
     weights: dict             # name -> tensor
     user_nodes: list
-    arg_index: dict           # placeholder node -> argument index
+    names: list               # per argument: the input's or the weight's name
+    ranges: list              # (argument, dim, min, max): torch.export's ranges
     trace_seconds: float
 
 
@@ -172,7 +178,7 @@ def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
             raise disc.DiscError(f"input {spec.arg.name} is a {spec.kind.name}, which "
                                  "disc.export does not support")
     try:
-        imported = import_graph(gm)
+        imported = import_graph(gm, strict_asserts=True)
     except ImportError_ as e:
         raise disc.CompileError(f"disc.export: the exported graph has an op DISC cannot "
                                 f"compile: {e}") from e
@@ -189,8 +195,9 @@ def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
         else:
             sources.append(("input", user_nodes.index(node)))
     weights = {name: state[name] for kind, name in sources if kind == "weight"}
-    return Lowered(exported, imported.text, sources, weights, user_nodes, arg_index,
-                   trace_seconds)
+    names = [what if kind == "weight" else user_nodes[what].name for kind, what in sources]
+    return Lowered(exported, imported.text, sources, weights, user_nodes, names,
+                   _ranges(exported, user_nodes, arg_index), trace_seconds)
 
 
 def export(model, args, kwargs=None, dynamic_shapes=None, *, target: str = "cpu"):
@@ -204,20 +211,12 @@ def export(model, args, kwargs=None, dynamic_shapes=None, *, target: str = "cpu"
         raise ValueError("disc.export supports target 'cpu' (cuda artifacts with stored "
                          "weights are not supported yet)")
     lowered = lower(model, args, kwargs, dynamic_shapes)
-    compile_start = time.perf_counter()
-    compiled = disc._compiler().compile_mlir(lowered.text, "", "export.mlir",
-                                             _log.enabled("compile"),
-                                             _log.enabled("fusion"), target)
-    compile_seconds = time.perf_counter() - compile_start
-    weights, names = [], []
+    weights = []
     for i, (kind, what) in enumerate(lowered.sources):
         if kind == "weight":
             tensor = lowered.weights[what]
             weights.append((i, what, _DTYPE_NAMES[tensor.dtype], list(tensor.shape),
                             _tensor_bytes(tensor)))
-            names.append(what)
-        else:
-            names.append(lowered.user_nodes[what].name)
     exported = lowered.exported
     metadata = {
         "python.in_spec": pytree.treespec_dumps(exported.call_spec.in_spec),
@@ -227,11 +226,12 @@ def export(model, args, kwargs=None, dynamic_shapes=None, *, target: str = "cpu"
         "export.trace_seconds": f"{lowered.trace_seconds:.6f}",
         "model": type(model).__name__,
     }
-    data = _runtime.bind_artifact(compiled, metadata, weights, names,
-                                  _ranges(exported, lowered.user_nodes, lowered.arg_index))
-    artifact = Artifact(data, "disc.export")
+    exe = disc.compile_mlir(lowered.text, source_name="export.mlir", target=target,
+                            _bind=dict(metadata=metadata, weights=weights,
+                                       arg_names=lowered.names, ranges=lowered.ranges))
+    artifact = Artifact(exe._artifact, "disc.export", program=exe._impl)
     artifact.trace_seconds = lowered.trace_seconds
-    artifact.compile_seconds = compile_seconds
+    artifact.compile_seconds = exe.compile_seconds
     return artifact
 
 
@@ -245,9 +245,9 @@ class Artifact:
     (torch tensors, as the exported call took them); `save(path)` writes it
     to one file, `disc.load(path)` reads it back without the compiler."""
 
-    def __init__(self, data: bytes, origin: str):
+    def __init__(self, data: bytes, origin: str, program=None):
         self._data = data
-        self._program = _runtime.load_program(data, origin)
+        self._program = program if program is not None else _runtime.load_program(data, origin)
         meta = self._program.metadata
         self._in_spec = (pytree.treespec_loads(meta["python.in_spec"])
                          if "python.in_spec" in meta else None)

@@ -42,10 +42,15 @@ def fake_value(node):
 
 
 class Importer:
-    def __init__(self, gm: fx.GraphModule, func_name: str = "main"):
+    def __init__(self, gm: fx.GraphModule, func_name: str = "main",
+                 strict_asserts: bool = False):
         from . import lowerings
 
         self.gm = gm
+        # Runtime assertions the importer cannot express fail the import
+        # (an exported graph, which no guard protects) instead of being
+        # left to Dynamo's guards.
+        self.strict_asserts = strict_asserts
         self.func_name = func_name
         self.lowerings = lowerings
         self.env: dict[fx.Node, object] = {}
@@ -133,8 +138,31 @@ class Importer:
             return type(arg)(self.value_of(a) for a in arg)
         return arg
 
+    def _check_derived_dims(self) -> None:
+        """An argument dim whose size is an expression of other inputs'
+        sizes (x: [2*s0] next to y: [s0]) is checked against it on every
+        call: nothing else guarantees the relation in an exported graph."""
+        for expr, source in list(self.sources.items()):
+            if source[0] != "dim" or isinstance(expr, sympy.Symbol) or expr.is_Integer:
+                continue
+            try:
+                computed = symbolic.emit_index(self.b, expr)
+            except symbolic.UnsupportedExpr:
+                continue  # its symbols have no other source: nothing to compare
+            actual = self.b.index(expr)
+            flag = self.b.fresh("b")
+            self.b.emit(f"{flag} = arith.cmpi eq, {actual}, {computed} : index")
+            _, arg, dim, _ = source
+            placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+            name = placeholders[self.plan[int(arg[len("%arg"):])].placeholder].name
+            self.b.emit(f'cf.assert {flag}, "input {name} dim {dim} must be {expr} in terms '
+                        f'of the other inputs\' sizes (a relation the model was exported '
+                        f'with)"')
+
     def run(self) -> ImportedFunction:
         self._add_arguments()
+        if self.strict_asserts:
+            self._check_derived_dims()
         outputs = None
         lowered = 0
         for node in self.gm.graph.nodes:
@@ -189,5 +217,6 @@ class Importer:
         return result
 
 
-def import_graph(gm: fx.GraphModule, func_name: str = "main") -> ImportedFunction:
-    return Importer(gm, func_name).run()
+def import_graph(gm: fx.GraphModule, func_name: str = "main",
+                 strict_asserts: bool = False) -> ImportedFunction:
+    return Importer(gm, func_name, strict_asserts).run()

@@ -24,6 +24,7 @@ from typing import Callable, Optional, Sequence
 import sympy
 import torch
 
+from .. import _log
 from . import symbolic
 from .emitter import SUPPORTED_DTYPES, ImportError_, Val, as_expr, is_static, shape_of
 
@@ -1876,9 +1877,30 @@ def _sym(ctx, *args):
     raise ImportError_("symbolic size ops are host computations")
 
 
-@register(aten._assert_scalar.default, aten.sym_constrain_range_for_size.default,
-          aten._assert_tensor_metadata.default)
+@register(aten.sym_constrain_range_for_size.default, aten._assert_tensor_metadata.default)
 def _assert(ctx, *args, **kwargs):
+    return None
+
+
+@register(aten._assert_scalar.default)
+def _assert_scalar(ctx, cond, msg="", *args, **kwargs):
+    """A runtime assertion on sizes (torch.export keeps the relations the
+    trace relied on this way): a host check, a disc.InvocationError when a
+    call breaks it. Under torch.compile Dynamo's guards check them already:
+    one the importer cannot express is skipped there (logged), while an
+    exported graph (importer strict_asserts) fails to import."""
+    if not isinstance(cond, (bool, sympy.Basic)):
+        raise ImportError_(f"_assert_scalar of a {type(cond).__name__}")
+    try:
+        flag = symbolic.emit_condition(ctx.b, cond)
+    except symbolic.UnsupportedExpr as e:
+        if getattr(ctx.importer, "strict_asserts", False):
+            raise ImportError_(f"runtime assertion {cond}: {e}") from e
+        _log.log("import", f"{ctx.node.name}: runtime assertion {cond} not compiled ({e}); "
+                 "Dynamo's guards check it")
+        return None
+    text = str(msg or f"runtime assertion {cond}").replace("\\", "/").replace('"', "'")
+    ctx.b.emit(f'cf.assert {flag}, "{text}"')
     return None
 
 

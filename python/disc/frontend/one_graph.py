@@ -91,7 +91,12 @@ class OneGraphModule:
 
         lowered = lower(self.model, args, kwargs, self.dynamic_shapes)
         self.traces += 1
-        executable = disc.compile_mlir(lowered.text, source_name="one-graph.mlir")
+        # The dim ranges torch.export derived are checked on every call: a
+        # call outside them is the model's Python deciding differently.
+        executable = disc.compile_mlir(
+            lowered.text, source_name="one-graph.mlir",
+            _bind=dict(metadata={}, weights=[], arg_names=lowered.names,
+                       ranges=lowered.ranges))
         # Weights by reference: the live parameter/buffer tensors.
         live = {}
         if isinstance(self.model, torch.nn.Module):

@@ -98,6 +98,46 @@ def emit_index(builder, expr: sympy.Expr) -> str:
     raise UnsupportedExpr(f"size expression {expr} ({type(expr).__name__}) is not supported")
 
 
+_COMPARISONS = {sympy.Eq: "eq", sympy.Ne: "ne", sympy.StrictLessThan: "slt",
+                sympy.LessThan: "sle", sympy.StrictGreaterThan: "sgt",
+                sympy.GreaterThan: "sge"}
+
+
+def emit_condition(builder, expr) -> str:
+    """Emits an i1 for a sympy condition over sizes (a torch.export runtime
+    assertion: Eq(Mod(s0, 2), 0), s0 > 8, And(...)); returns the SSA name."""
+    if expr is True or expr == sympy.true:
+        name = builder.fresh("b")
+        builder.emit(f"{name} = arith.constant true")
+        return name
+    if expr is False or expr == sympy.false:
+        name = builder.fresh("b")
+        builder.emit(f"{name} = arith.constant false")
+        return name
+    for kind, predicate in _COMPARISONS.items():
+        if isinstance(expr, kind):
+            lhs, rhs = builder.index(expr.lhs), builder.index(expr.rhs)
+            name = builder.fresh("b")
+            builder.emit(f"{name} = arith.cmpi {predicate}, {lhs}, {rhs} : index")
+            return name
+    if isinstance(expr, (sympy.And, sympy.Or)):
+        op = "andi" if isinstance(expr, sympy.And) else "ori"
+        parts = [emit_condition(builder, a) for a in expr.args]
+        out = parts[0]
+        for p in parts[1:]:
+            name = builder.fresh("b")
+            builder.emit(f"{name} = arith.{op} {out}, {p} : i1")
+            out = name
+        return out
+    if isinstance(expr, sympy.Not):
+        inner = emit_condition(builder, expr.args[0])
+        true = emit_condition(builder, True)
+        name = builder.fresh("b")
+        builder.emit(f"{name} = arith.xori {inner}, {true} : i1")
+        return name
+    raise UnsupportedExpr(f"condition {expr} ({type(expr).__name__}) is not supported")
+
+
 def emit_float(builder, expr: sympy.Expr) -> str:
     """An f64 SSA value for a float-valued size expression (ToFloat of
     integer sizes, float constants, +, *, true division)."""
