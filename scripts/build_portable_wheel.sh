@@ -60,6 +60,14 @@ for lib in $( (ldd "$EXT"; ldd "$(ldd "$EXT" | awk '/libdnnl/ {print $3}')") |
 done
 patchelf --set-rpath '$ORIGIN' "$EXT"
 strip --strip-unneeded "$EXT"
+# The runtime (libdisc_runtime.so, disc._runtime) and disc-run find the
+# bundled libraries next to them too.
+for f in "$PKG"/disc/libdisc_runtime.so "$PKG"/disc/_runtime*.so; do
+  patchelf --set-rpath '$ORIGIN' "$f"
+  strip --strip-unneeded "$f"
+done
+patchelf --set-rpath '$ORIGIN/..' "$PKG/disc/bin/disc-run"
+strip --strip-unneeded "$PKG/disc/bin/disc-run"
 # Nothing of Debian's LLVM may be needed where the wheel goes.
 if ldd "$EXT" | grep -E "libMLIR|libLLVM|libmlir"; then
   echo "[portable] the extension still links an LLVM/MLIR shared library" >&2
@@ -75,7 +83,7 @@ WHEEL=$(ls "$ROOT"/dist/disc-*-cp312-*.whl)
 (cd "$PKG" && tar -cf - disc disc-*.dist-info | xz -6 -T2 > "$ROOT/dist/disc-portable-cp312.tar.xz")
 # Every symbol the extension leaves undefined must come from Python or a
 # library it names: import it in a fresh interpreter of the target Python.
-(cd "$WORK" && PYTHONPATH="$PKG" "$VENV/bin/python" -c "import disc._C") ||
+(cd "$WORK" && PYTHONPATH="$PKG" "$VENV/bin/python" -c "import disc._runtime, disc._C") ||
   { echo "[portable] the extension does not load" >&2; exit 1; }
 echo "[portable] $WHEEL: $(du -h "$WHEEL" | cut -f1) (extension $(du -h "$EXT" | cut -f1))"
 echo "[portable] dist/disc-portable-cp312.tar.xz: $(du -h "$ROOT/dist/disc-portable-cp312.tar.xz" | cut -f1)"

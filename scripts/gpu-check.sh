@@ -44,7 +44,7 @@ nvidia-smi -L || true
 import disc, torch
 print("disc", disc.__file__)
 print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())
-print("driver", disc._C.cuda_driver_available(), "toolkit", disc._C.cuda_toolkit_path())
+print("driver", disc._runtime.cuda_driver_available(), "toolkit", disc._compiler().cuda_toolkit_path())
 PY
 
 status=0

@@ -73,7 +73,11 @@ void *openSharedObject(const std::string &bytes, std::string &error,
     void *handle = written ? dlopen(name.data(), RTLD_NOW | RTLD_LOCAL)
                            : nullptr;
     std::string why = written ? (handle ? "" : dlerror()) : "write failed";
-    ::unlink(name.data());
+    // DISC_PERF=1 keeps the file, so that `perf report` can read the
+    // kernels' symbols (docs/debugging.md).
+    static const bool keep = std::getenv("DISC_PERF") != nullptr;
+    if (!keep || !handle)
+      ::unlink(name.data());
     if (handle)
       return handle;
     error = why;

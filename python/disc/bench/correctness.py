@@ -102,6 +102,8 @@ def disc_stats_delta(before: dict, after: dict) -> dict:
     and fallback nodes, and the fallback ops with their counts."""
     return {
         "disc_compilations": after["compilations"] - before["compilations"],
+        "disc_compile_s": after.get("compile_seconds", 0) - before.get("compile_seconds", 0),
+        "cache_hits": after.get("cache_hits", 0) - before.get("cache_hits", 0),
         "compiled_nodes": after["compiled_nodes"] - before["compiled_nodes"],
         "kernels": after.get("kernels", 0) - before.get("kernels", 0),
         "fallback_nodes": after["fallback_nodes"] - before["fallback_nodes"],

@@ -227,13 +227,18 @@ def _disc_call_peak_mib(runner, inputs):
 def _make_contender(name: str, module, dynamic):
     import torch
 
+    import disc
+
     if name == "eager":
         return module
     if name == "inductor":
         return torch.compile(module, backend="inductor", dynamic=dynamic)
     if name == "disc":
         return torch.compile(module, backend="disc", dynamic=dynamic)
-    raise ValueError(f"unknown compiler {name!r} (eager, inductor, disc)")
+    if name == "disc-export":
+        # One graph for every shape: disc.compile(mode="export").
+        return disc.compile(module, mode="export")
+    raise ValueError(f"unknown compiler {name!r} (eager, inductor, disc, disc-export)")
 
 
 def _variant_inputs_and_references(module, sample, constraints, variants, expected, config):
@@ -373,6 +378,7 @@ def run_sample(path: str, config: dict, emit) -> None:
             torch._dynamo.utils.counters.clear()
             before = disc.stats()
             failed = None
+            traces_before = 0
             try:
                 runner = _make_contender(name, module, dynamic)
             except Exception as e:
@@ -417,9 +423,22 @@ def run_sample(path: str, config: dict, emit) -> None:
                     graphs_compiled=counts_after["graphs"] - counts_before["graphs"],
                     graph_breaks=counts_after["graph_breaks"],
                     **error_figures(expected[i], actual))
-                if name == "disc":
+                if name in ("disc", "disc-export"):
                     record.update(disc_stats_delta(before, disc.stats()))
                     record["peak_mib"] = _disc_call_peak_mib(runner, inputs[i])
+                if name == "disc-export":
+                    # Traces, not Dynamo graphs: this contender bypasses Dynamo.
+                    record["graphs_compiled"] = runner.traces - traces_before
+                    traces_before = runner.traces
+                    record["traces"] = runner.traces
+                    # What disc.load does with an artifact of these programs
+                    # (weights aside: this mode passes them per call).
+                    t0 = time.perf_counter()
+                    for entry in runner.entries:
+                        disc._runtime.load_program(entry.executable._artifact, "bench")
+                    record["artifact_load_ms"] = (time.perf_counter() - t0) * 1e3
+                    record["artifact_mb"] = sum(len(e.executable._artifact)
+                                                for e in runner.entries) / 1e6
                 emit(record)
 
 
@@ -545,7 +564,8 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="*", help="sample directories or folders of them")
     parser.add_argument("--compilers", default="eager,inductor,disc",
-                        help="comma-separated, from eager, inductor, disc (default: all three)")
+                        help="comma-separated, from eager, inductor, disc, disc-export "
+                        "(disc.compile(mode=\"export\"): one traced graph; default: the first three)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="threads for every contender (default: all cores)")
