@@ -3,7 +3,9 @@
 - compiled ONCE each with `disc.compile(model)` (torch.compile, backend "disc",
 dynamic shapes) and run at several batch sizes, sequence lengths and image
 sizes. Per shape: max error against eager PyTorch, eager and DISC time per
-call (medians), and the DISC compile count, which stays 1.
+call (medians), and the DISC compile count, which stays 1. Then the
+transformer once more through disc.export: saved to one file, loaded back
+with disc.load, run at the same shapes.
 
 The dialect-level example (examples/mlp.mlir through disc.compile_mlir) is
 examples/mlir_demo.py.
@@ -60,14 +62,50 @@ def run_model(name, sizes) -> bool:
             repeats = 20
             eager = median_ms(lambda: model(*args), repeats)
             ours = median_ms(lambda: compiled(*args), repeats)
-        compiles = disc.stats()["compilations"] - before["compilations"]
+        # Programs compiled, or found in the compile cache (a second `make
+        # demo` compiles nothing: docs/artifacts.md).
+        after = disc.stats()
+        compiles = (after["compilations"] - before["compilations"]
+                    + after["cache_hits"] - before["cache_hits"])
         note = f"   (first call {first_ms / 1e3:.1f} s: compile)" if i == 0 else ""
         print(f"  {entry.describe(size):<32} {err:>10.2e} {eager:>9.3f} {ours:>8.3f} "
               f"{eager / ours:>7.2f}x {compiles:>8}{note}")
         ok &= err < TOLERANCE and compiles == 1
     fallback = disc.stats()["fallback_nodes"] - before["fallback_nodes"]
     compiled_nodes = disc.stats()["compiled_nodes"] - before["compiled_nodes"]
-    print(f"  {compiled_nodes} ATen nodes compiled by DISC, {fallback} left to eager\n")
+    hits = disc.stats()["cache_hits"] - before["cache_hits"]
+    print(f"  {compiled_nodes} ATen nodes compiled by DISC, {fallback} left to eager"
+          + (f"; {hits} program(s) from the compile cache" if hits else "") + "\n")
+    return ok
+
+
+def run_exported(name, sizes) -> bool:
+    """The same model through disc.export: one file, loaded back (no
+    compiler needed), at the same shapes."""
+    import os
+    import tempfile
+
+    entry = zoo.ZOO[name]
+    model = zoo.build(name).eval()
+    g = torch.Generator().manual_seed(0)
+    artifact = disc.export(model, entry.inputs(sizes[0], g))
+    path = os.path.join(tempfile.mkdtemp(prefix="disc-demo-"), f"{name}.disc")
+    artifact.save(path)
+    start = time.perf_counter()
+    loaded = disc.load(path)
+    load_ms = (time.perf_counter() - start) * 1e3
+    print(f"{name} via disc.export: {os.path.getsize(path) / 1e6:.1f} MB artifact, "
+          f"trace {artifact.trace_seconds:.1f} s, compile {artifact.compile_seconds:.1f} s, "
+          f"disc.load {load_ms:.1f} ms")
+    ok = True
+    for size in sizes:
+        args = entry.inputs(size, g)
+        with torch.no_grad():
+            err = (loaded(*args) - model(*args)).abs().max().item()
+            ms = median_ms(lambda: loaded(*args), 20)
+        print(f"  {entry.describe(size):<32} max |err| {err:.2e}, {ms:.3f} ms per call")
+        ok &= err < TOLERANCE
+    os.unlink(path)
     return ok
 
 
@@ -77,6 +115,7 @@ def main() -> int:
           f"{torch.__version__}, {torch.get_num_threads()} threads for PyTorch (DISC: oneDNN on "
           f"the same threads, shared with the generated loops)\n")
     ok = all([run_model(name, sizes) for name, sizes in RUNS])
+    ok &= run_exported("transformer", RUNS[0][1])
     print("correct at every shape, one compile per model" if ok else "MISMATCH")
     return 0 if ok else 1
 

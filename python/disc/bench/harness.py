@@ -608,8 +608,9 @@ def main(argv=None) -> int:
 
     compilers = [c.strip() for c in args.compilers.split(",") if c.strip()]
     for c in compilers:
-        if c not in ("eager", "inductor", "disc"):
-            parser.error(f"unknown compiler {c!r}: choose from eager, inductor, disc")
+        if c not in ("eager", "inductor", "disc", "disc-export"):
+            parser.error(f"unknown compiler {c!r}: choose from eager, inductor, disc, "
+                         "disc-export")
     if "eager" not in compilers:
         compilers.insert(0, "eager")  # the baseline of every speedup
     if args.device.startswith("cuda"):
