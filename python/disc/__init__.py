@@ -342,7 +342,7 @@ def backend(gm, example_inputs, **options):
 
 
 def compile(model, *, dynamic: bool = True, fullgraph: bool = False, mode: str | None = None,
-            **options):
+            dynamic_shapes=None, **options):
     """`torch.compile(model, backend="disc", dynamic=True)`: batch size,
     sequence length, image size or node counts may change between calls
     without recompiling. Sizes 0 and 1 are specialised by PyTorch (a call
@@ -359,7 +359,9 @@ def compile(model, *, dynamic: bool = True, fullgraph: bool = False, mode: str |
     sizing, no 0/1 specialisation) and compiled whole, once; a call the
     program does not accept (a shape-dependent decision in the model's
     Python) traces again, logged under DISC_LOG=recompiles. Every op must be
-    one DISC compiles (no eager fallback). Inference only."""
+    one DISC compiles (no eager fallback). Inference only. `dynamic_shapes`
+    (torch.export's argument) narrows which dims are dynamic (default:
+    every input dim)."""
     import functools
 
     import torch
@@ -369,7 +371,9 @@ def compile(model, *, dynamic: bool = True, fullgraph: bool = False, mode: str |
 
         if options:
             raise TypeError(f"mode='export' takes no backend options, got {sorted(options)}")
-        return OneGraphModule(model)
+        return OneGraphModule(model, dynamic_shapes)
+    if dynamic_shapes is not None:
+        raise TypeError("dynamic_shapes is an argument of mode='export'")
     if mode is not None:
         raise ValueError(f"mode must be None or 'export', got {mode!r}")
 

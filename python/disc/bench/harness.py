@@ -224,7 +224,26 @@ def _disc_call_peak_mib(runner, inputs):
     return peak / 2 ** 20
 
 
-def _make_contender(name: str, module, dynamic):
+def _export_dynamic_shapes(sample, constraints, inputs):
+    """disc-export's dynamic_shapes: the dims input_tensor_constraints.py
+    gives as symbolic expressions (as --dynamic marked marks them), every
+    other dim static; None (every dim dynamic) without constraints."""
+    import torch
+
+    if constraints is None:
+        return None
+    shapes = []
+    for name, tensor in zip(sample.arg_names, inputs):
+        shape = constraints.input_shapes.get(name)
+        dims = {}
+        if isinstance(tensor, torch.Tensor) and shape is not None:
+            dims = {d: torch.export.Dim.AUTO for d, size in enumerate(shape)
+                    if not isinstance(size, int) and getattr(size, "free_symbols", None)}
+        shapes.append(dims or None)
+    return tuple(shapes)
+
+
+def _make_contender(name: str, module, dynamic, export_shapes=None):
     import torch
 
     import disc
@@ -237,7 +256,7 @@ def _make_contender(name: str, module, dynamic):
         return torch.compile(module, backend="disc", dynamic=dynamic)
     if name == "disc-export":
         # One graph for every shape: disc.compile(mode="export").
-        return disc.compile(module, mode="export")
+        return disc.compile(module, mode="export", dynamic_shapes=export_shapes)
     raise ValueError(f"unknown compiler {name!r} (eager, inductor, disc, disc-export)")
 
 
@@ -380,7 +399,10 @@ def run_sample(path: str, config: dict, emit) -> None:
             failed = None
             traces_before = 0
             try:
-                runner = _make_contender(name, module, dynamic)
+                runner = _make_contender(
+                    name, module, dynamic,
+                    _export_dynamic_shapes(sample, constraints, inputs[0])
+                    if name == "disc-export" else None)
             except Exception as e:
                 failed = ("compile_error", _describe(e))
             for i, values in enumerate(variants):

@@ -133,6 +133,7 @@ class Lowered:
     names: list               # per argument: the input's or the weight's name
     ranges: list              # (argument, dim, min, max): torch.export's ranges
     trace_seconds: float
+    constants: dict           # flat input index -> the scalar value the graph assumes
 
 
 def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
@@ -165,12 +166,18 @@ def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
     state.update(exported.constants)
     weight_of = {}   # placeholder -> name
     user_nodes = []
+    constants = {}   # flat input index -> the value the trace specialised on
     for node, spec in zip(placeholders, sig.input_specs):
         if spec.kind == InputKind.USER_INPUT:
-            if not isinstance(node.meta.get("val"), torch.Tensor):
-                raise disc.DiscError(f"input {spec.arg.name} is not a tensor; disc.export "
-                                     "takes tensor inputs (make other values constants "
-                                     "of the model)")
+            val = node.meta.get("val")
+            if not isinstance(val, torch.Tensor):
+                if isinstance(val, (bool, int, float)) or val is None:
+                    # A Python scalar input: torch.export specialised the
+                    # graph on its value; calls must pass that value.
+                    constants[len(user_nodes)] = val
+                else:
+                    raise disc.DiscError(f"input {spec.arg.name} is a {type(val).__name__}; "
+                                         "disc.export takes tensors and Python scalars")
             user_nodes.append(node)
         elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             weight_of[node] = spec.target
@@ -197,7 +204,7 @@ def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
     weights = {name: state[name] for kind, name in sources if kind == "weight"}
     names = [what if kind == "weight" else user_nodes[what].name for kind, what in sources]
     return Lowered(exported, imported.text, sources, weights, user_nodes, names,
-                   _ranges(exported, user_nodes, arg_index), trace_seconds)
+                   _ranges(exported, user_nodes, arg_index), trace_seconds, constants)
 
 
 def export(model, args, kwargs=None, dynamic_shapes=None, *, target: str = "cpu"):
@@ -222,6 +229,7 @@ def export(model, args, kwargs=None, dynamic_shapes=None, *, target: str = "cpu"
         "python.in_spec": pytree.treespec_dumps(exported.call_spec.in_spec),
         "python.out_spec": pytree.treespec_dumps(exported.call_spec.out_spec),
         "python.inputs": json.dumps([n.name for n in lowered.user_nodes]),
+        "python.constant_inputs": json.dumps({str(k): v for k, v in lowered.constants.items()}),
         "torch.version": torch.__version__,
         "export.trace_seconds": f"{lowered.trace_seconds:.6f}",
         "model": type(model).__name__,
@@ -253,6 +261,8 @@ class Artifact:
                          if "python.in_spec" in meta else None)
         self._out_spec = (pytree.treespec_loads(meta["python.out_spec"])
                           if "python.out_spec" in meta else None)
+        self._constants = {int(k): v for k, v in
+                           json.loads(meta.get("python.constant_inputs", "{}")).items()}
         self.trace_seconds = float(meta.get("export.trace_seconds", 0) or 0)
         self.compile_seconds = float(meta.get("compile.seconds", 0) or 0)
 
@@ -266,6 +276,8 @@ class Artifact:
                     f"the artifact takes inputs structured as {self._in_spec}, got {spec}")
         else:
             flat = list(args)
+        check_constants(flat, self._constants)
+        flat = [x for i, x in enumerate(flat) if i not in self._constants]
         outputs = disc.Executable(self._program)(*flat)
         if self._out_spec is not None:
             return pytree.tree_unflatten(list(outputs), self._out_spec)
@@ -304,6 +316,18 @@ class Artifact:
         shapes = ", ".join(f"{name}: {dtype}{['?' if d < 0 else d for d in dims]}"
                            for name, dtype, dims, *_ in args)
         return f"<disc.Artifact ({shapes}) -> {len(results)} output(s)>"
+
+
+def check_constants(flat, constants) -> None:
+    """The Python scalar inputs the graph was specialised on must come back
+    with the same values."""
+    import disc
+
+    for i, want in constants.items():
+        got = flat[i] if i < len(flat) else None
+        if got != want or type(got) is not type(want):
+            raise disc.InvocationError(f"input {i} is {got!r}; the graph was traced with "
+                                       f"{want!r} and assumes it")
 
 
 def load(path) -> Artifact:

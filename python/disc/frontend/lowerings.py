@@ -1891,6 +1891,13 @@ def _assert_scalar(ctx, cond, msg="", *args, **kwargs):
     exported graph (importer strict_asserts) fails to import."""
     if not isinstance(cond, (bool, sympy.Basic)):
         raise ImportError_(f"_assert_scalar of a {type(cond).__name__}")
+    unbacked = [str(s) for s in getattr(cond, "free_symbols", ()) if str(s).startswith("u")]
+    if unbacked:
+        # A data-dependent size (nonzero, item): the op that computes it
+        # from the data checks it (index bounds, non-negative sizes).
+        _log.log("import", f"{ctx.node.name}: runtime assertion {cond} on data-dependent "
+                 f"size(s) {', '.join(unbacked)} is left to the ops that compute them")
+        return None
     try:
         flag = symbolic.emit_condition(ctx.b, cond)
     except symbolic.UnsupportedExpr as e:

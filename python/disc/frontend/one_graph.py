@@ -34,6 +34,7 @@ class _Entry:
     in_spec: object
     out_spec: object
     sources: list  # ("input", i) | ("weight", tensor)
+    constants: dict  # flat input index -> the scalar value the graph assumes
 
 
 class OneGraphModule:
@@ -109,9 +110,13 @@ class OneGraphModule:
             else:
                 sources.append(("input", what))
         call_spec = lowered.exported.call_spec
-        return _Entry(executable, call_spec.in_spec, call_spec.out_spec, sources)
+        return _Entry(executable, call_spec.in_spec, call_spec.out_spec, sources,
+                      lowered.constants)
 
     def _run(self, entry: _Entry, flat):
+        from .export import check_constants
+
+        check_constants(flat, entry.constants)
         inputs = [flat[what] if kind == "input" else what.detach()
                   for kind, what in entry.sources]
         outputs = entry.executable(*inputs)

@@ -126,3 +126,23 @@ def test_a_relation_only_a_reshape_relies_on_is_checked():
     torch.testing.assert_close(artifact(x, y), model(x, y))
     with pytest.raises(disc.InvocationError, match="must be 2"):
         artifact(torch.randn(7, 3), torch.randn(4, 3))
+
+
+class Scaled(torch.nn.Module):
+    def forward(self, x, factor):
+        return x * factor
+
+
+def test_python_scalar_inputs_are_specialised_and_checked(tmp_path):
+    artifact = disc.export(Scaled(), (torch.randn(3, 2), 3))
+    x = torch.randn(5, 2)
+    torch.testing.assert_close(artifact(x, 3), x * 3)
+    with pytest.raises(disc.InvocationError, match="traced with 3"):
+        artifact(x, 4)
+    artifact.save(tmp_path / "s.disc")
+    with pytest.raises(disc.InvocationError, match="traced with 3"):
+        disc.load(tmp_path / "s.disc")(x, 4)
+    compiled = disc.compile(Scaled(), mode="export")
+    torch.testing.assert_close(compiled(x, 2), x * 2)
+    torch.testing.assert_close(compiled(x, 5), x * 5)
+    assert compiled.traces == 2
