@@ -17,3 +17,4 @@ extern "C" uint32_t arc4random(void) {
   }
   return value;
 }
+
