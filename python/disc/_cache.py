@@ -205,7 +205,7 @@ def _remote_client():
     return client
 
 
-def _remote_failed(url_client, e: Exception) -> None:
+def _remote_failed(e: Exception) -> None:
     global _remote
     _remote_warn(f"remote cache {os.environ.get('DISC_REMOTE_CACHE')} failed "
                  f"({type(e).__name__}: {e}); compiling locally, remote cache off "
@@ -220,7 +220,7 @@ def _remote_get(k: str):
     try:
         return client.get("disc:" + k)
     except Exception as e:  # ConnectionError, TimeoutError, ...
-        _remote_failed(client, e)
+        _remote_failed(e)
         return None
 
 
@@ -231,4 +231,4 @@ def _remote_set(k: str, data: bytes) -> None:
     try:
         client.set("disc:" + k, data)
     except Exception as e:
-        _remote_failed(client, e)
+        _remote_failed(e)

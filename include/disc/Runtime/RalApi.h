@@ -200,7 +200,9 @@ void disc_ral_cuda_free(void *ctx, void *ptr);
 
 namespace disc {
 namespace ral {
-/// (name, address) of every function above, for a JIT's symbol table.
+/// (name, address) of every function above. Compiled shared objects
+/// resolve these names through the dynamic loader (libdisc_runtime.so
+/// exports them); the table only serves the runtime's own tests now.
 struct RalSymbol {
   const char *name;
   void *address;
