@@ -88,7 +88,30 @@ def decompositions() -> dict:
     for op in (aten.linspace.default, aten.linspace.Tensor_Tensor, aten.linspace.Tensor_Scalar,
                aten.linspace.Scalar_Tensor):
         table[op] = _integral_linspace(table[op])
+    table[aten.meshgrid.default] = _meshgrid
+    table[aten.meshgrid.indexing] = _meshgrid
     return table
+
+
+def _meshgrid(tensors, indexing="ij"):
+    """meshgrid as views and expands. PyTorch's reference decomposition
+    emits prims.broadcast_in_dim, a view op torch.export's functionalisation
+    rejects (disc.export of yolov8n, RTMO-s)."""
+    tensors = list(tensors)
+    swap = indexing == "xy" and len(tensors) >= 2
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', not {indexing!r}")
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    shape = [t.numel() for t in tensors]
+    grids = []
+    for i, t in enumerate(tensors):
+        view = [1] * len(tensors)
+        view[i] = -1
+        grids.append(aten.expand.default(aten.view.default(t, view), shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return grids
 
 
 def _integral_linspace(decomposition):

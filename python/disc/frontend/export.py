@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import contextlib
 import time
 import warnings
 from dataclasses import dataclass
@@ -53,6 +54,86 @@ def _default_dynamic_shapes(args, kwargs):
     return dyn_args, False
 
 
+@contextlib.contextmanager
+def _unguarded_conv_backend():
+    """The fake convolution picks the backend eager would use and that
+    backend's memory format (to give its output eager's strides), and both
+    compare sizes: a batch of 1 takes Slow2d, more takes oneDNN, so the
+    export gets a guard such as `batch <= 1` and a range that stops the
+    artifact at batch 2. DISC picks its own kernels and layouts, so both
+    choices are made on the example's sizes, with no guard."""
+    select = torch._C._select_conv_backend
+    memory_format = torch._C._conv_determine_backend_memory_format
+
+    def hinted(t):
+        if not isinstance(t, torch.Tensor) or not any(
+                isinstance(v, torch.SymInt) for v in (*t.shape, *t.stride())):
+            return t
+        sizes = [s.node.hint if isinstance(s, torch.SymInt) else s for s in t.shape]
+        strides = [s.node.hint if isinstance(s, torch.SymInt) else s for s in t.stride()]
+        if any(v is None for v in sizes + strides):
+            return None
+        return torch.empty_strided(sizes, strides, dtype=t.dtype, device=t.device)
+
+    def on_hints(original):
+        def call(input, weight, *args, **kwargs):
+            hinted_input, hinted_weight = hinted(input), hinted(weight)
+            if hinted_input is None or hinted_weight is None:
+                return original(input, weight, *args, **kwargs)
+            return original(hinted_input, hinted_weight, *args, **kwargs)
+        return call
+
+    torch._C._select_conv_backend = on_hints(select)
+    torch._C._conv_determine_backend_memory_format = on_hints(memory_format)
+    try:
+        yield
+    finally:
+        torch._C._select_conv_backend = select
+        torch._C._conv_determine_backend_memory_format = memory_format
+
+
+def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    # at::group_norm makes its input contiguous in its suggested memory
+    # format, and suggesting one guards batch <= 1 and H, W > 1.
+    n, c = input.shape[0], input.shape[1]
+    hw = 1
+    for size in input.shape[2:]:
+        hw = hw * size
+    return torch.ops.aten.native_group_norm(input, weight, bias, n, c, hw, num_groups, eps)[0]
+
+
+def _adaptive_avg_pool2d(input, output_size):
+    # at::adaptive_avg_pool2d takes a mean for a 1x1 output, in the input's
+    # suggested memory format (which guards batch <= 1 and H, W > 1).
+    if all(isinstance(s, int) and s == 1 for s in output_size):
+        return input.mean([-2, -1], keepdim=True)
+    return torch.ops.aten._adaptive_avg_pool2d(input, output_size)
+
+
+@contextlib.contextmanager
+def _unguarded_composites():
+    """Composite ops whose C++ kernels ask memory-format questions of
+    symbolic sizes (guards that only pick a kernel's layout) traced as the
+    same math without the question, for the length of an export."""
+    key = torch._C.DispatchKey.CompositeImplicitAutograd
+    kernels = {torch.ops.aten.group_norm.default: _group_norm,
+               torch.ops.aten.adaptive_avg_pool2d.default: _adaptive_avg_pool2d}
+    saved = {}
+    for op, kernel in kernels.items():
+        saved[op] = op.py_kernels.get(key)
+        op.py_kernels[key] = kernel
+        op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        for op, kernel in saved.items():
+            if kernel is None:
+                op.py_kernels.pop(key, None)
+            else:
+                op.py_kernels[key] = kernel
+            op._dispatch_cache.clear()
+
+
 def trace(model, args, kwargs=None, dynamic_shapes=None):
     """torch.export with every dim dynamic (unless given `dynamic_shapes`)
     and no 0/1 specialisation, decomposed to core ATen with DISC's table."""
@@ -71,7 +152,8 @@ def trace(model, args, kwargs=None, dynamic_shapes=None):
             dyn = {(params[int(k[5:])] if k.startswith("__arg") else k): v
                    for k, v in dyn.items()}
         dynamic_shapes = dyn
-    with fx_config.patch(backed_size_oblivious=True):
+    with fx_config.patch(backed_size_oblivious=True), _unguarded_conv_backend(), \
+            _unguarded_composites():
         exported = torch.export.export(model, tuple(args), kwargs,
                                        dynamic_shapes=dynamic_shapes, strict=False)
         with warnings.catch_warnings():
@@ -136,6 +218,36 @@ class Lowered:
     constants: dict           # flat input index -> the scalar value the graph assumes
 
 
+def _fill_from_tensors(graph) -> None:
+    """aten.full whose fill value is a tensor's element read on the host
+    (`torch.full(shape, t[0])`: _local_scalar_dense, a data-dependent
+    scalar) becomes a broadcast of that element, converted to the fill's
+    dtype: the value stays on the device side of the program instead of
+    being a host scalar the program cannot produce."""
+    aten = torch.ops.aten
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not aten.full.default:
+            continue
+        shape, value = node.args[0], node.args[1]
+        if not (isinstance(value, torch.fx.Node)
+                and value.target is aten._local_scalar_dense.default):
+            continue
+        source = value.args[0]
+        dtype = node.kwargs.get("dtype") or torch.get_default_dtype()
+        with graph.inserting_before(node):
+            element = graph.call_function(aten.reshape.default, (source, []))
+            element.meta["val"] = source.meta["val"].reshape([])
+            converted = graph.call_function(aten._to_copy.default, (element,),
+                                            {"dtype": dtype})
+            converted.meta["val"] = element.meta["val"].to(dtype)
+            filled = graph.call_function(aten.expand.default, (converted, shape))
+            filled.meta["val"] = node.meta["val"]
+            copied = graph.call_function(aten.clone.default, (filled,))
+            copied.meta["val"] = node.meta["val"]
+        node.replace_all_uses_with(copied)
+        graph.erase_node(node)
+
+
 def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
     """torch.export (trace) and import of the whole graph into one program."""
     import disc
@@ -158,6 +270,7 @@ def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
     for node in list(gm.graph.nodes):
         if node.op == "call_function" and node.target in _EXPORT_CHECKS:
             gm.graph.erase_node(node)
+    _fill_from_tensors(gm.graph)
     gm.graph.eliminate_dead_code()
     gm.recompile()
 

@@ -195,3 +195,66 @@ def test_cpu_without_the_features_is_a_clear_error(tmp_path):
     other = disc._runtime.bind_artifact(data, {"target": "tpu"}, [], [], [])
     with pytest.raises(disc.ArtifactError, match="target is 'tpu'"):
         disc._runtime.load_program(other, "test")
+
+
+class ChannelsLastNorm(torch.nn.Module):
+    """ConvNeXt's LayerNorm2d (permute, layer norm, permute back) leaves a
+    channels-last tensor; the next op then asks eager's layout questions of
+    the batch size: a convolution picks its backend and memory format, a
+    group norm and a 1x1 adaptive pool their suggested memory format. At a
+    batch of 1 those answers must not become guards that bound the batch."""
+
+    def __init__(self, tail):
+        super().__init__()
+        self.tail = tail
+        self.stem = torch.nn.Conv2d(3, 8, 4, stride=4)
+        self.norm = torch.nn.LayerNorm(8)
+        self.dw = torch.nn.Conv2d(8, 8, 7, padding=3, groups=8)
+        self.gn = torch.nn.GroupNorm(2, 8)
+
+    def forward(self, x):
+        y = self.norm(self.stem(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        if self.tail == "conv":
+            return self.dw(y)
+        return torch.nn.functional.adaptive_avg_pool2d(self.gn(y), 1).flatten(1)
+
+
+@pytest.mark.parametrize("tail", ["conv", "group_norm_pool"])
+def test_layout_choices_made_at_a_batch_of_one_do_not_bound_the_batch(tail):
+    model = ChannelsLastNorm(tail).eval()
+    auto = torch.export.Dim.AUTO
+    before = _compilations()
+    artifact = disc.export(model, (torch.randn(1, 3, 32, 32),),
+                           dynamic_shapes=({0: auto, 2: auto, 3: auto},))
+    with torch.no_grad():
+        for batch, size in [(1, 32), (4, 32), (3, 20), (16, 36)]:
+            x = torch.randn(batch, 3, size, size)
+            _close(artifact(x), model(x))
+    assert _compilations() - before == 1
+
+
+class Grid(torch.nn.Module):
+    """ultralytics' anchor grid: meshgrid (both indexings) and a fill value
+    read from a tensor (`torch.full(shape, stride[0])`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("stride", torch.tensor([8.0, 16.0]))
+
+    def forward(self, x):
+        h, w = x.shape[-2], x.shape[-1]
+        sy = torch.arange(h, dtype=torch.float32) + 0.5
+        sx = torch.arange(w, dtype=torch.float32) + 0.5
+        gy, gx = torch.meshgrid(sy, sx, indexing="ij")
+        xy_x, xy_y = torch.meshgrid(sx, sy, indexing="xy")
+        anchors = torch.stack((gx, gy, xy_x, xy_y), -1).view(-1, 4)
+        scale = torch.full((h * w, 1), self.stride[1])
+        return x.flatten(2).transpose(1, 2) * 2 + anchors[None, :, :2] * scale
+
+
+def test_meshgrid_and_a_fill_value_read_from_a_tensor_export():
+    model = Grid().eval()
+    artifact = disc.export(model, (torch.randn(2, 2, 5, 7),))
+    for shape in [(2, 2, 5, 7), (1, 2, 3, 9), (3, 2, 8, 8)]:
+        x = torch.randn(shape)
+        _close(artifact(x), model(x))
