@@ -271,7 +271,9 @@ def stats() -> dict:
     fallback_nodes  ATen nodes left to eager PyTorch
     graphs          graphs handed to the backend by Dynamo
     partitions      compiled partitions
-    eager_graphs    graphs run entirely in eager (autograd needed)
+    training_graphs graphs that needed autograd: AOTAutograd's joint graph,
+                    split into a forward and a backward graph, both
+                    compiled by DISC (docs/training.md)
     eager_calls     calls of a compiled partition that its compiled code
                     rejected (disc.InvocationError: a relation the trace
                     assumed does not hold) and that ran in eager instead,

@@ -37,7 +37,7 @@ def stats() -> dict:
             "fallback_nodes": _counters["fallback_nodes"],
             "graphs": _counters["graphs"],
             "partitions": _counters["partitions"],
-            "eager_graphs": _counters["eager_graphs"],
+            "training_graphs": _counters["training_graphs"],
             "eager_calls": _counters["eager_calls"],
             "eager_views": _counters["eager_views"],
             "fallback_ops": dict(_fallback_ops),
@@ -70,15 +70,26 @@ _EXTRA_DECOMPOSITIONS = [
 ]
 
 
-@functools.lru_cache(maxsize=1)
-def decompositions() -> dict:
+@functools.lru_cache(maxsize=2)
+def decompositions(training: bool = False) -> dict:
+    """PyTorch's core-ATen table, the composites above, and for training
+    graphs the backward ops PyTorch leaves whole (backward.py)."""
     from torch._decomp import core_aten_decompositions, get_decompositions
+
+    from . import backward, foreach
 
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(_EXTRA_DECOMPOSITIONS))
+    table.update(foreach.table())
+    if training:
+        table.update(get_decompositions([aten.max_pool2d_with_indices_backward]))
+        table.update(backward.table())
     # Ops DISC lowers better than their decompositions (PyTorch's CPU SDPA
-    # kernel becomes disc.attention: no [L, S] scores in memory).
-    for op in (aten._scaled_dot_product_flash_attention_for_cpu.default,
+    # kernel becomes disc.attention: no [L, S] scores in memory). In
+    # training the attention's backward needs its softmax statistics, so
+    # SDPA is decomposed into the math whose backward DISC compiles.
+    kept = () if training else (aten._scaled_dot_product_flash_attention_for_cpu.default,)
+    for op in (*kept,
                aten.embedding.default, aten.index_select.default, aten.repeat.default,
                aten.split_with_sizes.default, aten.leaky_relu.default, aten.clamp_min.default,
                aten.clamp_max.default, aten.hardtanh.default, aten.cumsum.default,
@@ -194,29 +205,41 @@ def _emit_report(report: GraphReport) -> None:
 # ------------------------------------------------------------ the backend
 
 def backend(gm: fx.GraphModule, example_inputs, **options):
-    """The `"disc"` torch.compile backend (inference)."""
+    """The `"disc"` torch.compile backend. Inference graphs compile into one
+    forward; a graph that needs autograd (grad mode on and an input that
+    requires grad) becomes AOTAutograd's joint graph, split by PyTorch's
+    min-cut rematerialisation partitioner (as Inductor does) into a forward
+    and a backward graph, each compiled by DISC with symbolic shapes kept."""
     opts = Options.from_kwargs(**options)
     graph_id = next(_graph_ids)
     _count(graphs=1)
-    needs_grad = torch.is_grad_enabled() and any(
-        isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs)
-    if needs_grad:
-        _count(eager_graphs=1)
-        message = (f"graph {graph_id}: autograd is needed (grad mode is on and an input "
-                   "requires grad); DISC compiles inference only, so this graph runs in "
-                   "eager PyTorch. Use torch.no_grad() or torch.inference_mode().")
-        _log.log("fallback", message)
-        if not _log.enabled("fallback"):
-            _warn_once(message)
-        _emit_report(GraphReport(graph_id, eager_reason="autograd needed"))
-        return gm.forward
     from torch._functorch.aot_autograd import aot_module_simplified
 
     def fw_compiler(aten_gm: fx.GraphModule, aten_inputs):
         return compile_aten_graph(aten_gm, graph_id, opts)
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                 decompositions=decompositions())
+    needs_grad = torch.is_grad_enabled() and any(
+        isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs)
+    if not needs_grad:
+        return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
+                                     decompositions=decompositions())
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    _count(training_graphs=1)
+    _log.log("training", f"graph {graph_id}: autograd is needed; the joint graph is split "
+             "into a forward and a backward graph, both compiled by DISC")
+
+    def forward_compiler(aten_gm: fx.GraphModule, aten_inputs):
+        return compile_aten_graph(aten_gm, graph_id, opts, role="forward")
+
+    def backward_compiler(aten_gm: fx.GraphModule, aten_inputs):
+        return compile_aten_graph(aten_gm, graph_id, opts, role="backward")
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=forward_compiler,
+                                 bw_compiler=backward_compiler,
+                                 inference_compiler=fw_compiler,
+                                 partition_fn=min_cut_rematerialization_partition,
+                                 decompositions=decompositions(training=True))
 
 
 _warned = set()
@@ -383,6 +406,12 @@ class VerificationError(AssertionError):
     running the same FX graph in eager."""
 
 
+def _draw_seed() -> torch.Tensor:
+    """The key of a partition's random ops for one call, from PyTorch's
+    default generator (torch.manual_seed repeats a run; every call differs)."""
+    return torch.randint(-2 ** 63, 2 ** 63 - 1, (), dtype=torch.int64)
+
+
 class DiscPartition(torch.nn.Module):
     """Runs one compiled partition: graph inputs in, tensors out."""
 
@@ -403,6 +432,9 @@ class DiscPartition(torch.nn.Module):
     def forward(self, *args):
         inputs = []
         for p in self.plan:
+            if p.kind == "seed":
+                inputs.append(_draw_seed())
+                continue
             a = args[p.placeholder]
             if p.kind == "symint":
                 a = torch.tensor(int(a), dtype=torch.int64)
@@ -485,16 +517,18 @@ def _dump(opts: Options, graph_id: int, name: str, text: str) -> Optional[str]:
     return d
 
 
-def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
+def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: str = ""):
     """Partitions an ATen graph, compiles each supported partition with
-    DISC and returns the callable AOTAutograd runs."""
+    DISC and returns the callable AOTAutograd runs. `role` names a training
+    graph's half ("forward" or "backward") in logs, dumps and reports."""
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.operator_support import OperatorSupportBase
 
     import disc
 
     report = GraphReport(graph_id)
-    _dump(opts, graph_id, "aten_graph.txt", gm.print_readable(print_output=False))
+    prefix = f"{role}-" if role else ""
+    _dump(opts, graph_id, f"{prefix}aten_graph.txt", gm.print_readable(print_output=False))
     supported, reasons = _classify(gm)
 
     class Support(OperatorSupportBase):
@@ -526,7 +560,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options):
         sub: fx.GraphModule = getattr(fused, node.target)
         _propagate_placeholder_meta(sub, node)
         _supply_symbols(fused, sub, node)
-        name = f"partition-{node.target.split('_')[-1]}"
+        name = f"{prefix}partition-{node.target.split('_')[-1]}"
         n_nodes = sum(1 for n in sub.graph.nodes if n.op == "call_function"
                       and n.target is not operator.getitem and not _is_shape_node(n))
         try:

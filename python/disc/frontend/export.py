@@ -305,6 +305,9 @@ def lower(model, args, kwargs=None, dynamic_shapes=None) -> Lowered:
     _log.log("import", f"disc.export:\n{imported.text}")
     arg_index, sources = {}, []
     for i, plan in enumerate(imported.args):
+        if plan.kind == "seed":
+            raise disc.CompileError("disc.export: the exported graph has random ops (dropout "
+                                    "in training mode?); export the model in eval mode")
         node = placeholders[plan.placeholder]
         if plan.kind != "tensor":
             raise disc.CompileError(f"disc.export: symbol {node.name} is not the size of "

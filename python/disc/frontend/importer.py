@@ -23,8 +23,10 @@ from .emitter import (MLIR_TYPE, FunctionBuilder, ImportError_, Val, as_expr, di
 @dataclass
 class ArgPlan:
     """How to build the executable's inputs from the graph's inputs."""
-    kind: str            # "tensor" or "symint"
-    placeholder: int     # index among the graph's placeholders
+    # "tensor", "symint", "symfloat", "symbool", or "seed" (a rank-0 int64
+    # the caller draws from PyTorch's generator on every call: random ops)
+    kind: str
+    placeholder: int     # index among the graph's placeholders (-1: none)
 
 
 @dataclass
@@ -59,6 +61,8 @@ class Importer:
         # expr -> how to read it: ("dim", arg, d, type) or ("scalar", arg)
         self.sources: dict[sympy.Expr, tuple] = {}
         self.b = FunctionBuilder(self._read_expr)
+        self._seed = None      # the "seed" argument, made by the first random op
+        self._streams = 0      # random ops so far: each gets its own stream
 
     # ------------------------------------------------------------ symbols
 
@@ -86,6 +90,15 @@ class Importer:
         self.args_text.append(f"{name}: {type_text}" + (f" {{{attrs}}}" if attrs else ""))
         self.plan.append(ArgPlan(kind, placeholder))
         return name
+
+    def random_stream(self):
+        """(the partition's seed argument, a stream number of its own) for
+        a random op (random_ops.py)."""
+        if self._seed is None:
+            name = self._new_arg("tensor<i64>", "", "seed", -1)
+            self._seed = Val(name, torch.int64, ())
+        self._streams += 1
+        return self._seed, self._streams - 1
 
     def _add_arguments(self) -> None:
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]

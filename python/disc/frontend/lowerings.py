@@ -2145,3 +2145,7 @@ def _as_strided_check(node):
 
 
 LOWERINGS[aten.as_strided.default].check = _as_strided_check
+
+
+# Random ops live in their own module (they register into LOWERINGS).
+from . import random_ops  # noqa: E402,F401

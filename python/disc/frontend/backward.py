@@ -1,0 +1,149 @@
+"""Decompositions of the backward ops PyTorch's tables leave whole, into ops
+DISC compiles: a convolution's gradients are convolutions (oneDNN), SDPA's
+backward is the attention math's backward. Used by the training path
+(backend.decompositions(training=True))."""
+from __future__ import annotations
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _gradient_input(grad, weight, input_shape, stride, padding, dilation, groups):
+    """d(loss)/d(input) of a (non-transposed) convolution: the transposed
+    convolution of the gradient with the same weight, uncropped, then the
+    input's rows cut from it (from `padding` on). A strided convolution's
+    last input rows can lie past the uncropped result (no window reads
+    them: zero gradient), hence stride - 1 zero rows first. This keeps every
+    size symbolic, where output_padding would have to be a constant."""
+    spatial = len(input_shape) - 2
+    full = aten.convolution.default(grad, weight, None, stride, [0] * spatial, dilation, True,
+                                    [0] * spatial, groups)
+    extra = []
+    for d in reversed(range(spatial)):
+        extra += [0, stride[d] - 1]
+    if any(extra):
+        full = aten.constant_pad_nd.default(full, extra, 0.0)
+    for d in range(spatial):
+        full = aten.slice.Tensor(full, 2 + d, padding[d], padding[d] + input_shape[2 + d])
+    return full
+
+
+def _gradient_weight(grad, input, weight_shape, stride, padding, dilation, groups):
+    """d(loss)/d(weight) of a (non-transposed) convolution: a convolution of
+    the input (batch as channels) with the gradient (batch as input
+    channels), the forward's stride as dilation and its dilation as stride,
+    one group per forward group; then cut to the kernel's size."""
+    n, spatial = input.shape[0], input.dim() - 2
+    c_in_group = weight_shape[1]
+    c_out_group = weight_shape[0] // groups
+    space_in, space_out = list(input.shape[2:]), list(grad.shape[2:])
+    order = [2, 1, 0] + list(range(3, 3 + spatial))
+    # [C_in/g, g*N, *space]: group j's channels are (j, n) for every n.
+    lhs = aten.permute.default(
+        aten.view.default(input, [n, groups, c_in_group] + space_in), order)
+    lhs = aten.clone.default(lhs, memory_format=torch.contiguous_format)
+    lhs = aten.view.default(lhs, [c_in_group, groups * n] + space_in)
+    # [g*C_out/g, N, *space_out]: output channel (j, o) reads group j's N.
+    rhs = aten.permute.default(
+        aten.view.default(grad, [n, groups, c_out_group] + space_out), [1, 2, 0] +
+        list(range(3, 3 + spatial)))
+    rhs = aten.clone.default(rhs, memory_format=torch.contiguous_format)
+    rhs = aten.view.default(rhs, [groups * c_out_group, n] + space_out)
+    out = aten.convolution.default(lhs, rhs, None, dilation, padding, stride, False,
+                                   [0] * spatial, groups)
+    # [C_in/g, C_out, *k'], k' >= k: cut to the kernel (a negative pad: its
+    # result is a new tensor of static size, where a slice's view would
+    # have its contiguity asked of k', a guard), then [C_out, C_in/g, *k].
+    amounts = []
+    for d in reversed(range(spatial)):
+        amounts += [0, weight_shape[2 + d] - out.shape[2 + d]]
+    out = aten.constant_pad_nd.default(out, amounts, 0.0)
+    out = aten.permute.default(out, [1, 0] + list(range(2, 2 + spatial)))
+    return aten.clone.default(out, memory_format=torch.contiguous_format)
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    if transposed:
+        # A transposed convolution's gradients are the roles swapped; not
+        # written yet: the op stays whole (and runs in eager).
+        return NotImplemented
+    spatial = input.dim() - 2
+    stride, padding, dilation = (list(v) * (spatial if len(v) == 1 else 1)
+                                 for v in (stride, padding, dilation))
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = _gradient_input(grad_output, weight, list(input.shape), stride, padding,
+                                     dilation, groups)
+    if output_mask[1]:
+        grad_weight = _gradient_weight(grad_output, input, list(weight.shape), stride,
+                                       padding, dilation, groups)
+    if output_mask[2]:
+        grad_bias = aten.sum.dim_IntList(grad_output, [0] + list(range(2, 2 + spatial)))
+    return grad_input, grad_weight, grad_bias
+
+
+def _attention_scores(query, key, is_causal, attn_mask, scale):
+    """softmax's input: q k^T * scale plus the mask (-inf where a boolean
+    mask or the causal, top-left aligned triangle excludes a key)."""
+    if scale is None:
+        scale = 1.0 / (query.shape[-1] ** 0.5)
+    scores = aten.mul.Tensor(aten.matmul.default(query, aten.transpose.int(key, -2, -1)), scale)
+    if is_causal:
+        length, keys = query.shape[-2], key.shape[-2]
+        keep = aten.tril.default(aten.ones.default([length, keys], dtype=torch.bool,
+                                                   device=query.device))
+        scores = aten.masked_fill.Scalar(scores, aten.logical_not.default(keep), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = aten.masked_fill.Scalar(scores, aten.logical_not.default(attn_mask),
+                                             float("-inf"))
+        else:
+            scores = aten.add.Tensor(scores, attn_mask)
+    return scores, scale
+
+
+def flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *,
+                            attn_mask=None, scale=None):
+    """PyTorch's CPU flash-attention op as math, with the real logsumexp
+    (PyTorch's own decomposition returns the attention weights in its
+    place, which is right for inference and wrong for the backward op
+    that reads it)."""
+    if dropout_p != 0.0 or query.shape[1] != key.shape[1]:
+        return NotImplemented
+    scores, _ = _attention_scores(query, key, is_causal, attn_mask, scale)
+    scores = aten._to_copy.default(scores, dtype=torch.float32)
+    logsumexp = aten.logsumexp.default(scores, [-1], True)
+    weights = aten._to_copy.default(aten.exp.default(aten.sub.Tensor(scores, logsumexp)),
+                                    dtype=query.dtype)
+    output = aten.matmul.default(weights, value)
+    return output, aten.squeeze.dim(logsumexp, -1)
+
+
+def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                                     is_causal, *, attn_mask=None, scale=None):
+    """The attention's gradients from the forward's logsumexp:
+    P = exp(S - lse), dV = P^T dO, dS = P * (dO V^T - rowsum(dO * O)),
+    dQ = dS K * scale, dK = dS^T Q * scale."""
+    if dropout_p != 0.0 or query.shape[1] != key.shape[1]:
+        return NotImplemented
+    scores, scale = _attention_scores(query, key, is_causal, attn_mask, scale)
+    scores = aten._to_copy.default(scores, dtype=torch.float32)
+    probs = aten.exp.default(aten.sub.Tensor(scores, aten.unsqueeze.default(logsumexp, -1)))
+    probs = aten._to_copy.default(probs, dtype=query.dtype)
+    grad_value = aten.matmul.default(aten.transpose.int(probs, -2, -1), grad_out)
+    grad_probs = aten.matmul.default(grad_out, aten.transpose.int(value, -2, -1))
+    row = aten.sum.dim_IntList(aten.mul.Tensor(grad_out, out), [-1], True)
+    grad_scores = aten.mul.Tensor(probs, aten.sub.Tensor(grad_probs, row))
+    grad_query = aten.mul.Tensor(aten.matmul.default(grad_scores, key), scale)
+    grad_key = aten.mul.Tensor(
+        aten.matmul.default(aten.transpose.int(grad_scores, -2, -1), query), scale)
+    return grad_query, grad_key, grad_value
+
+
+def table() -> dict:
+    return {aten.convolution_backward.default: convolution_backward,
+            aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
+            aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
+                flash_attention_for_cpu_backward}
