@@ -5,6 +5,10 @@ eager), compiled share (samples whose graph DISC compiled whole), and per op
 the mismatches, errors and fallback reasons.
 
     .venv/bin/python bench/opinfo.py --out bench/results/opinfo.md [--ops add,sum]
+
+--grad: training instead: every float32 sample with inputs that require
+grad, dynamic=True, outputs and input gradients against eager (the joint
+graph's forward and backward compiled by DISC; runner.run_gradient_samples).
 """
 from __future__ import annotations
 
@@ -19,7 +23,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python", "test
 
 import torch  # noqa: E402
 
-from opinfo.runner import claimed_opinfos, dtypes_for, run_samples  # noqa: E402
+from opinfo.runner import (claimed_opinfos, dtypes_for, run_gradient_samples,  # noqa: E402
+                           run_samples)
 
 
 def main() -> int:
@@ -28,6 +33,8 @@ def main() -> int:
     parser.add_argument("--jsonl", default=None, help="every sample result, one JSON per line")
     parser.add_argument("--ops", default=None, help="comma-separated OpInfo names (default: all claimed)")
     parser.add_argument("--max-samples", type=int, default=None)
+    parser.add_argument("--grad", action="store_true",
+                        help="gradients (training) instead of forward results")
     args = parser.parse_args()
     torch.set_num_threads(2)
     wanted = set(args.ops.split(",")) if args.ops else None
@@ -35,6 +42,14 @@ def main() -> int:
     start = time.time()
     for name, op in claimed_opinfos():
         if wanted and name not in wanted:
+            continue
+        if args.grad:
+            if not op.supports_autograd or torch.float32 not in dtypes_for(op):
+                continue
+            rs = run_gradient_samples(op, torch.float32, args.max_samples)
+            results += rs
+            bad = sum(r.status in ("mismatch", "error") for r in rs)
+            print(f"{name:45s} gradients {len(rs):3d} samples, {bad} bad", flush=True)
             continue
         for dtype in dtypes_for(op):
             for dynamic in (False, True):
@@ -56,13 +71,18 @@ def main() -> int:
                 reasons[reason] += 1
     pct = lambda a, b: f"{100.0 * a / b:.1f}%" if b else "-"  # noqa: E731
     lines = [
-        "# OpInfo suite: PyTorch's op samples through torch.compile(backend=\"disc\")",
+        "# OpInfo suite: PyTorch's op samples through torch.compile(backend=\"disc\")"
+        + (", gradients" if args.grad else ""),
         "",
         f"`bench/opinfo.py` ({time.strftime('%Y-%m-%d')}, torch {torch.__version__}, "
         f"{elapsed / 60:.1f} min): {len({r.op for r in results})} OpInfos, "
-        "f32 and int64 where the op takes them, static and `dynamic=True`"
+        + ("f32 samples with inputs that require grad, `dynamic=True`: outputs and the "
+           "gradients of every input against eager, the forward and the backward graph "
+           "compiled by DISC" if args.grad else
+           "f32 and int64 where the op takes them, static and `dynamic=True`")
         + (f", the first {args.max_samples} samples of each" if args.max_samples else "")
-        + f". Command: `.venv/bin/python bench/opinfo.py{' --max-samples ' + str(args.max_samples) if args.max_samples else ''}`.",
+        + f". Command: `.venv/bin/python bench/opinfo.py{' --grad' if args.grad else ''}"
+        f"{' --max-samples ' + str(args.max_samples) if args.max_samples else ''}`.",
         "",
         "A sample's graph with no ATen compute node (views only) runs in eager by "
         "design and counts as not compiled.",

@@ -243,6 +243,33 @@ def _export_dynamic_shapes(sample, constraints, inputs):
     return tuple(shapes)
 
 
+def training_step(fn):
+    """--mode train: a call of `fn` becomes a training step. Every float
+    tensor input requires grad (a GraphNet sample's weights are inputs),
+    loss = the sum of the float outputs, and the step returns the inputs'
+    gradients (zeros for an input the loss does not reach)."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    def step(*args):
+        with torch.enable_grad():
+            leaves, call = [], []
+            for a in args:
+                if isinstance(a, torch.Tensor) and a.is_floating_point():
+                    a = a.detach().requires_grad_()
+                    leaves.append(a)
+                call.append(a)
+            outs = [o for o in pytree.tree_leaves(fn(*call))
+                    if isinstance(o, torch.Tensor) and o.requires_grad]
+            if not outs:
+                raise RuntimeError("no output depends on a float input: nothing to train")
+            loss = sum(o.float().sum() for o in outs)
+            grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+            return [torch.zeros_like(x) if g is None else g for g, x in zip(grads, leaves)]
+
+    return step
+
+
 def _make_contender(name: str, module, dynamic, export_shapes=None):
     import torch
 
@@ -392,6 +419,17 @@ def run_sample(path: str, config: dict, emit) -> None:
             marked = _mark_dynamic(sample, constraints, inputs[0],
                                    unbacked=config["dynamic"] == "unbacked")
             notes.append("dynamic dims: " + (", ".join(marked) or "none"))
+        training = config.get("mode") == "train"
+        if training:
+            base["mode"] = "train"
+            eager_step = training_step(module)
+            for i, x in enumerate(inputs):
+                if x is None:
+                    continue
+                try:
+                    expected[i] = eager_step(*x)
+                except Exception as e:
+                    unsupported[i] = f"eager's backward fails: {_describe(e)[:300]}"
         for name in config["compilers"]:
             torch._dynamo.reset()
             torch._dynamo.utils.counters.clear()
@@ -403,6 +441,8 @@ def run_sample(path: str, config: dict, emit) -> None:
                     name, module, dynamic,
                     _export_dynamic_shapes(sample, constraints, inputs[0])
                     if name == "disc-export" else None)
+                if training:
+                    runner = training_step(runner)
             except Exception as e:
                 failed = ("compile_error", _describe(e))
             for i, values in enumerate(variants):
@@ -421,7 +461,7 @@ def run_sample(path: str, config: dict, emit) -> None:
                     actual = runner(*inputs[i])
                     sync()
                     first = time.perf_counter() - t0
-                    paired = module if name != "eager" else None
+                    paired = None if name == "eager" else (eager_step if training else module)
                     timing = time_calls(runner, inputs[i], device, config["warmup"],
                                         config["trials"], config["budget"],
                                         config.get("min_time", 0.0), paired=paired)
@@ -614,6 +654,10 @@ def main(argv=None) -> int:
     parser.add_argument("--capture-scalars", action="store_true",
                         help="keep Tensor.item() in the graph for every compiler "
                              "(torch._dynamo.config.capture_scalar_outputs)")
+    parser.add_argument("--mode", choices=("infer", "train"), default="infer",
+                        help="infer: the forward under torch.no_grad(); train: a training "
+                             "step, loss = sum of the float outputs, gradients of every "
+                             "float input (the samples' weights are inputs) against eager's")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--penalty", type=float, default=0.1,
                         help="score of a failed sample in S(t) (see docs/graphnet.md)")
@@ -635,6 +679,8 @@ def main(argv=None) -> int:
                          "disc-export")
     if "eager" not in compilers:
         compilers.insert(0, "eager")  # the baseline of every speedup
+    if args.mode == "train" and "disc-export" in compilers:
+        parser.error("--mode train: disc-export compiles inference only")
     if args.device.startswith("cuda"):
         import torch
 
@@ -648,7 +694,8 @@ def main(argv=None) -> int:
               "min_time": args.min_time,
               "shapes": max(1, args.shapes), "generalize": args.generalize,
               "dynamic": args.dynamic, "size_oblivious": args.size_oblivious,
-              "capture_scalars": args.capture_scalars, "seed": args.seed}
+              "capture_scalars": args.capture_scalars, "seed": args.seed,
+              "mode": args.mode}
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, "results.jsonl")
     meta = {"machine": machine_description(args.threads, args.device), "config": config,

@@ -226,6 +226,86 @@ def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int
     return results
 
 
+def _grad_inputs(args, kwargs):
+    """The float tensors among a sample's arguments that require grad."""
+    flat = _flatten(list(args)) + _flatten(list(kwargs.values()))
+    return [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def _loss_and_grads(fn, args, kwargs):
+    out = fn(*args, **kwargs)
+    outs = [o for o in _flatten(out) if isinstance(o, torch.Tensor)
+            and o.requires_grad and o.is_floating_point()]
+    inputs = _grad_inputs(args, kwargs)
+    if not outs or not inputs:
+        return out, None
+    g = torch.Generator().manual_seed(7)
+    loss = sum((o * torch.randn(o.shape, generator=g, dtype=o.dtype)).sum() for o in outs)
+    grads = torch.autograd.grad(loss, inputs, allow_unused=True)
+    return out, [torch.zeros_like(i) if gr is None else gr for i, gr in zip(inputs, grads)]
+
+
+def run_gradient_samples(op, dtype: torch.dtype, max_samples: Optional[int] = None):
+    """Like run_samples, in training: each sample's inputs require grad, the
+    loss weighs every output element differently, and the gradients of
+    every input (through torch.compile(backend="disc", dynamic=True): the
+    joint graph's forward and backward both compiled by DISC) must equal
+    eager's. `coverage` covers the forward and the backward graph."""
+    name = full_name(op)
+    results = []
+    samples = op.sample_inputs("cpu", dtype, requires_grad=True)
+    for index, sample in enumerate(samples):
+        if max_samples is not None and index >= max_samples:
+            break
+        res = SampleResult(name, str(dtype).replace("torch.", ""), True, index,
+                           _describe(sample), "skipped")
+        results.append(res)
+        args, kwargs = (sample.input, *sample.args), sample.kwargs
+        try:
+            expected, expected_grads = _loss_and_grads(op, args, kwargs)
+        except Exception as e:
+            res.detail = f"eager raises {type(e).__name__}"
+            continue
+        if expected_grads is None:
+            res.detail = "no differentiable output or input"
+            continue
+
+        def fn(*a, **k):
+            return op(*a, **k)
+
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, backend="disc", dynamic=True)
+        before = disc.stats()
+        try:
+            actual, actual_grads = _loss_and_grads(compiled, args, kwargs)
+        except Exception as e:
+            res.status = "error"
+            lines = [l for l in str(e).splitlines() if l.strip()]
+            res.detail = (f"{type(e).__name__}: " + " | ".join(lines[:3]))[:600]
+            continue
+        after = disc.stats()
+        problem = _compare(actual, expected) or _compare(actual_grads, expected_grads)
+        if problem:
+            res.status, res.detail = "mismatch", ("gradient " if "output" in problem
+                                                  and _compare(actual, expected) is None
+                                                  else "") + problem
+            continue
+        res.status = "match"
+        fallback_nodes = after["fallback_nodes"] - before["fallback_nodes"]
+        compiled_nodes = after["compiled_nodes"] - before["compiled_nodes"]
+        if after["training_graphs"] == before["training_graphs"]:
+            res.coverage, res.detail = "fallback", "no training graph reached DISC"
+        elif compiled_nodes and not fallback_nodes:
+            res.coverage = "compiled"
+        else:
+            res.coverage = "partial" if compiled_nodes else "fallback"
+            res.detail = "; ".join(sorted(k for k, v in after["fallback_ops"].items()
+                                          if v != before["fallback_ops"].get(k, 0)))[:400]
+            if not res.detail and not compiled_nodes:
+                res.detail = "nothing to compile (no ATen compute node)"
+    return results
+
+
 def dtypes_for(op, wanted=(torch.float32, torch.int64)):
     supported = op.supported_dtypes("cpu")
     return [d for d in wanted if d in supported and d in DISC_DTYPES]

@@ -34,3 +34,22 @@ def test_opinfo_samples(name, op, dtype, dynamic):
     assert not bad, "\n".join(bad)
     unexplained = [r for r in results if r.coverage in ("partial", "fallback") and not r.detail]
     assert not unexplained, "a fallback without a logged reason"
+
+
+GRAD_SAMPLES = int(os.environ.get("DISC_OPINFO_GRAD_SAMPLES", "2"))
+GRAD_CASES = [(name, op) for name, op in claimed_opinfos()
+              if op.supports_autograd and torch.float32 in dtypes_for(op)]
+
+
+@pytest.mark.parametrize("name, op", GRAD_CASES, ids=[n for n, _ in GRAD_CASES])
+def test_opinfo_gradients(name, op):
+    """Training: the gradients of every claimed op with a backward, float32,
+    dynamic=True, against eager's (forward and backward graph compiled)."""
+    from opinfo.runner import run_gradient_samples
+
+    results = run_gradient_samples(op, torch.float32, max_samples=GRAD_SAMPLES)
+    bad = [f"sample {r.index} {r.description}: {r.status}: {r.detail}"
+           for r in results if r.status in ("mismatch", "error")]
+    assert not bad, "\n".join(bad)
+    unexplained = [r for r in results if r.coverage in ("partial", "fallback") and not r.detail]
+    assert not unexplained, "a fallback without a logged reason"
