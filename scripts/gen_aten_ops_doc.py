@@ -17,7 +17,7 @@ FLOAT_ONLY = {"cos", "sin", "tan", "tanh", "exp", "expm1", "log", "log1p", "erf"
               "sigmoid", "reciprocal", "atan2", "isfinite", "isinf", "isnan",
               "var", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
               "adaptive_avg_pool2d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "leaky_relu",
-              "hardtanh"}
+              "hardtanh", "rand", "rand_like"}
 INT_BOOL = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
             "bitwise_right_shift"}
 LIBRARY = {"mm", "bmm", "addmm", "convolution"}
