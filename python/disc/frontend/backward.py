@@ -14,18 +14,20 @@ def _gradient_input(grad, weight, input_shape, stride, padding, dilation, groups
     convolution of the gradient with the same weight, uncropped, then the
     input's rows cut from it (from `padding` on). A strided convolution's
     last input rows can lie past the uncropped result (no window reads
-    them: zero gradient), hence stride - 1 zero rows first. This keeps every
-    size symbolic, where output_padding would have to be a constant."""
+    them: zero gradient), hence stride - 1 zero rows after it. This keeps
+    every size symbolic, where output_padding would have to be a constant.
+    One zero row before it too, so that the cut never starts at 0: a slice
+    from 0 makes PyTorch ask whether it is the whole (contiguous) tensor, a
+    guard on the size's parity that Dynamo would then check."""
     spatial = len(input_shape) - 2
     full = aten.convolution.default(grad, weight, None, stride, [0] * spatial, dilation, True,
                                     [0] * spatial, groups)
     extra = []
     for d in reversed(range(spatial)):
-        extra += [0, stride[d] - 1]
-    if any(extra):
-        full = aten.constant_pad_nd.default(full, extra, 0.0)
+        extra += [1, stride[d] - 1]
+    full = aten.constant_pad_nd.default(full, extra, 0.0)
     for d in range(spatial):
-        full = aten.slice.Tensor(full, 2 + d, padding[d], padding[d] + input_shape[2 + d])
+        full = aten.slice.Tensor(full, 2 + d, padding[d] + 1, padding[d] + 1 + input_shape[2 + d])
     return full
 
 
@@ -82,6 +84,40 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     if output_mask[2]:
         grad_bias = aten.sum.dim_IntList(grad_output, [0] + list(range(2, 2 + spatial)))
     return grad_input, grad_weight, grad_bias
+
+
+def avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """Each output's gradient, divided by its window's divisor, spread back
+    over the window: a depthwise transposed convolution with a kernel of
+    ones (as _gradient_input). The divisors come from the forward op on
+    ones: avg_pool(ones) = (real elements) / divisor and, with divisor 1,
+    the real elements themselves, so 1 / divisor is their ratio (with
+    ceil_mode, count_include_pad and divisor_override as the forward has
+    them)."""
+    kernel = list(kernel_size) * (2 if len(kernel_size) == 1 else 1)
+    stride = list(stride) or kernel
+    stride = stride * (2 if len(stride) == 1 else 1)
+    padding = list(padding) * (2 if len(padding) == 1 else 1)
+    spatial_in = list(input.shape[-2:])
+    ones = aten.ones.default([1, 1] + spatial_in, dtype=grad_output.dtype,
+                             device=grad_output.device)
+    averaged = aten.avg_pool2d.default(ones, kernel, stride, padding, ceil_mode,
+                                       count_include_pad, divisor_override)
+    summed = aten.avg_pool2d.default(ones, kernel, stride, padding, ceil_mode,
+                                     count_include_pad, 1)
+    scaled = aten.mul.Tensor(grad_output, aten.div.Tensor(averaged, summed))
+    # Every channel alike: channels as a third spatial dim of extent 1 in
+    # the kernel, one input channel ([N, 1, C, h, w]; a depthwise kernel
+    # would need the channel count, maybe symbolic, as its groups, and
+    # folding channels into the batch a reshape of a strided result).
+    batched = input.dim() == 4
+    grad = aten.unsqueeze.default(scaled if batched else aten.unsqueeze.default(scaled, 0), 1)
+    shape = [grad.shape[0], 1, input.shape[-3]] + spatial_in
+    weight = aten.ones.default([1, 1, 1] + kernel, dtype=grad.dtype, device=grad.device)
+    result = _gradient_input(grad, weight, shape, [1] + stride, [0] + padding, [1, 1, 1], 1)
+    result = aten.squeeze.dim(result, 1)
+    return result if batched else aten.squeeze.dim(result, 0)
 
 
 def _attention_scores(query, key, is_causal, attn_mask, scale):
@@ -144,6 +180,7 @@ def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp
 
 def table() -> dict:
     return {aten.convolution_backward.default: convolution_backward,
+            aten.avg_pool2d_backward.default: avg_pool2d_backward,
             aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
             aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
                 flash_attention_for_cpu_backward}

@@ -307,3 +307,30 @@ def test_attention_gradients(causal, mask):
         for a, w in zip(grads, want_grads):
             torch.testing.assert_close(a, w, rtol=1e-4, atol=1e-4)
     assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+
+
+@pytest.mark.parametrize("options", [
+    dict(kernel_size=3, stride=1, padding=1, count_include_pad=False),
+    dict(kernel_size=2, stride=2),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    dict(kernel_size=(3, 2), stride=(2, 1), divisor_override=5)],
+    ids=["same-no-pad-count", "2x2", "ceil", "ceil-no-pad-count", "divisor"])
+def test_average_pool_gradients(options):
+    """avg_pool2d_backward (backward.py): the divisor per window from the
+    forward op on ones, spread back by a transposed convolution of ones."""
+    torch._dynamo.reset()
+
+    def f(x):
+        return F.avg_pool2d(x, **options)
+
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    fallbacks, compiles = _stat("fallback_nodes"), None
+    for shape in ((2, 3, 9, 11), (3, 3, 16, 7), (2, 5, 12, 12)):
+        x = torch.randn(shape, requires_grad=True)
+        (got,) = torch.autograd.grad(_loss(compiled(x)), x)
+        (want,) = torch.autograd.grad(_loss(f(x)), x)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
