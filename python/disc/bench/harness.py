@@ -243,19 +243,30 @@ def _export_dynamic_shapes(sample, constraints, inputs):
     return tuple(shapes)
 
 
-def training_step(fn):
+def trainable_inputs(arg_names) -> list:
+    """Per forward argument of a GraphNet sample, whether a training step
+    differentiates it: every float input but the modules' buffers (batch
+    norm's running statistics are state, not weights: PyTorch refuses to
+    differentiate them)."""
+    return [not ("_buffers_" in name or "running_mean" in name or "running_var" in name)
+            for name in arg_names]
+
+
+def training_step(fn, trainable=None):
     """--mode train: a call of `fn` becomes a training step. Every float
-    tensor input requires grad (a GraphNet sample's weights are inputs),
-    loss = the sum of the float outputs, and the step returns the inputs'
-    gradients (zeros for an input the loss does not reach)."""
+    tensor input requires grad (a GraphNet sample's weights are inputs)
+    unless `trainable` says otherwise, loss = the sum of the float outputs,
+    and the step returns the inputs' gradients (zeros for an input the loss
+    does not reach)."""
     import torch
     import torch.utils._pytree as pytree
 
     def step(*args):
         with torch.enable_grad():
             leaves, call = [], []
-            for a in args:
-                if isinstance(a, torch.Tensor) and a.is_floating_point():
+            for i, a in enumerate(args):
+                if isinstance(a, torch.Tensor) and a.is_floating_point() and \
+                        (trainable is None or trainable[i]):
                     a = a.detach().requires_grad_()
                     leaves.append(a)
                 call.append(a)
@@ -422,7 +433,8 @@ def run_sample(path: str, config: dict, emit) -> None:
         training = config.get("mode") == "train"
         if training:
             base["mode"] = "train"
-            eager_step = training_step(module)
+            trainable = trainable_inputs(sample.arg_names)
+            eager_step = training_step(module, trainable)
             for i, x in enumerate(inputs):
                 if x is None:
                     continue
@@ -442,7 +454,7 @@ def run_sample(path: str, config: dict, emit) -> None:
                     _export_dynamic_shapes(sample, constraints, inputs[0])
                     if name == "disc-export" else None)
                 if training:
-                    runner = training_step(runner)
+                    runner = training_step(runner, trainable)
             except Exception as e:
                 failed = ("compile_error", _describe(e))
             for i, values in enumerate(variants):
