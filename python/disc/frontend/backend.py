@@ -229,11 +229,15 @@ def backend(gm: fx.GraphModule, example_inputs, **options):
     _log.log("training", f"graph {graph_id}: autograd is needed; the joint graph is split "
              "into a forward and a backward graph, both compiled by DISC")
 
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    # Boxed (one list argument): AOTAutograd's training runtime calls its
+    # compiled halves that way, and frees the inputs it no longer needs.
     def forward_compiler(aten_gm: fx.GraphModule, aten_inputs):
-        return compile_aten_graph(aten_gm, graph_id, opts, role="forward")
+        return make_boxed_func(compile_aten_graph(aten_gm, graph_id, opts, role="forward"))
 
     def backward_compiler(aten_gm: fx.GraphModule, aten_inputs):
-        return compile_aten_graph(aten_gm, graph_id, opts, role="backward")
+        return make_boxed_func(compile_aten_graph(aten_gm, graph_id, opts, role="backward"))
 
     return aot_module_simplified(gm, example_inputs, fw_compiler=forward_compiler,
                                  bw_compiler=backward_compiler,
