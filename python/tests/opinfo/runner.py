@@ -170,18 +170,29 @@ def _compare(actual, expected) -> Optional[str]:
     return None
 
 
-def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int] = None):
-    """The SampleResults of `op`'s sample inputs (at most max_samples)."""
-    name = full_name(op)
-    results = []
-    samples = op.sample_inputs("cpu", dtype, requires_grad=False)
+def _each_sample(op, dtype, dynamic, max_samples, results, requires_grad=False):
+    """(result record, args, kwargs) per sample input of `op` (at most
+    max_samples); each record, "skipped" until classified, is appended to
+    `results`."""
+    samples = op.sample_inputs("cpu", dtype, requires_grad=requires_grad)
     for index, sample in enumerate(samples):
         if max_samples is not None and index >= max_samples:
             break
-        res = SampleResult(name, str(dtype).replace("torch.", ""), dynamic, index,
+        res = SampleResult(full_name(op), str(dtype).replace("torch.", ""), dynamic, index,
                            _describe(sample), "skipped")
         results.append(res)
-        args, kwargs = (sample.input, *sample.args), sample.kwargs
+        yield res, (sample.input, *sample.args), sample.kwargs
+
+
+def _error_detail(e: Exception) -> str:
+    lines = [l for l in str(e).splitlines() if l.strip()]
+    return (f"{type(e).__name__}: " + " | ".join(lines[:3]))[:600]
+
+
+def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int] = None):
+    """The SampleResults of `op`'s sample inputs (at most max_samples)."""
+    results = []
+    for res, args, kwargs in _each_sample(op, dtype, dynamic, max_samples, results):
         try:
             with torch.no_grad():
                 expected = op(*args, **kwargs)
@@ -199,9 +210,7 @@ def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int
             with torch.no_grad():
                 actual = compiled(*args)
         except Exception as e:
-            res.status = "error"
-            lines = [l for l in str(e).splitlines() if l.strip()]
-            res.detail = (f"{type(e).__name__}: " + " | ".join(lines[:3]))[:600]
+            res.status, res.detail = "error", _error_detail(e)
             continue
         after = disc.stats()
         problem = _compare(actual, expected)
@@ -251,16 +260,9 @@ def run_gradient_samples(op, dtype: torch.dtype, max_samples: Optional[int] = No
     every input (through torch.compile(backend="disc", dynamic=True): the
     joint graph's forward and backward both compiled by DISC) must equal
     eager's. `coverage` covers the forward and the backward graph."""
-    name = full_name(op)
     results = []
-    samples = op.sample_inputs("cpu", dtype, requires_grad=True)
-    for index, sample in enumerate(samples):
-        if max_samples is not None and index >= max_samples:
-            break
-        res = SampleResult(name, str(dtype).replace("torch.", ""), True, index,
-                           _describe(sample), "skipped")
-        results.append(res)
-        args, kwargs = (sample.input, *sample.args), sample.kwargs
+    for res, args, kwargs in _each_sample(op, dtype, True, max_samples, results,
+                                          requires_grad=True):
         try:
             expected, expected_grads = _loss_and_grads(op, args, kwargs)
         except Exception as e:
@@ -279,16 +281,15 @@ def run_gradient_samples(op, dtype: torch.dtype, max_samples: Optional[int] = No
         try:
             actual, actual_grads = _loss_and_grads(compiled, args, kwargs)
         except Exception as e:
-            res.status = "error"
-            lines = [l for l in str(e).splitlines() if l.strip()]
-            res.detail = (f"{type(e).__name__}: " + " | ".join(lines[:3]))[:600]
+            res.status, res.detail = "error", _error_detail(e)
             continue
         after = disc.stats()
-        problem = _compare(actual, expected) or _compare(actual_grads, expected_grads)
+        problem = _compare(actual, expected)
+        if problem is None:
+            problem = _compare(actual_grads, expected_grads)
+            problem = problem and "gradient " + problem
         if problem:
-            res.status, res.detail = "mismatch", ("gradient " if "output" in problem
-                                                  and _compare(actual, expected) is None
-                                                  else "") + problem
+            res.status, res.detail = "mismatch", problem
             continue
         res.status = "match"
         fallback_nodes = after["fallback_nodes"] - before["fallback_nodes"]
