@@ -39,21 +39,72 @@ if [[ -z "${DISC_CUDA_TOOLKIT:-}" ]]; then
   done
 fi
 echo "[gpu-check] toolkit: ${DISC_CUDA_TOOLKIT:-none found}"
-nvidia-smi -L || true
-"$PY" - <<'PY' 2>&1 | tee "$OUT/environment.txt"
+{
+  nvidia-smi -L || true
+  ldd --version | head -1
+  timeout 60 "$PY" - <<'PY' || { echo "[gpu-check] disc does not import:"; ldd "$SITE"/disc/_C*.so; }
 import disc, torch
 print("disc", disc.__file__)
 print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())
 print("driver", disc._runtime.cuda_driver_available(), "toolkit", disc._compiler().cuda_toolkit_path())
 PY
+} 2>&1 | tee "$OUT/environment.txt"
 
 status=0
-(cd python/tests && "$PY" -m pytest -q -m cuda cuda -p no:cacheprovider) 2>&1 | tee "$OUT/pytest-cuda.log"
-[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+DEADLINE=$((SECONDS + ${GPU_CHECK_SECONDS:-480}))   # the device call's limit, less slack
+left() { echo $((DEADLINE - SECONDS)); }
 
-if [[ "${GPU_CHECK_GRAPHNET:-1}" == "1" && -d ../shared/graphnet/samples ]]; then
-  "$PY" -m disc.bench graphnet ../shared/graphnet/samples --device cuda \
-    --dynamic true --out "$OUT/graphnet" ${GRAPHNET_ARGS:-} 2>&1 | tee "$OUT/graphnet.log"
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+# 1. pytest -m cuda: programs, stream, memory, errors (test_cuda_gpu.py), every
+# claimed op's OpInfo samples and every zoo model on the device
+# (test_cuda_models.py). xdist when there are cores for it.
+WORKERS=${GPU_CHECK_WORKERS:-$(( $(nproc) > 4 ? $(nproc) * 3 / 4 : 1 ))}
+XDIST=(); "$PY" -c "import xdist" 2>/dev/null && [[ $WORKERS -gt 1 ]] && XDIST=(-n "$WORKERS")
+(cd python/tests && timeout $(( $(left) * 40 / 100 )) "$PY" -m pytest -q -rfE -m cuda cuda \
+   -p no:cacheprovider "${XDIST[@]}" --junitxml="$OUT/pytest-cuda.xml") 2>&1 | tail -400 > "$OUT/pytest-cuda.log"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+tail -40 "$OUT/pytest-cuda.log"
+
+# 2. memory-bound kernels vs copy bandwidth, GEMMs vs cuBLAS alone.
+if [[ "${GPU_CHECK_KERNELS:-1}" == "1" ]]; then
+  timeout 80 "$PY" bench/cuda_kernels.py --out "$OUT/kernels.json" 2>&1 | tail -60 | tee "$OUT/kernels.log"
 fi
+
+# 3. The GraphNet dev set, --device cuda, eager/DISC/Inductor, in SHARDS
+# concurrent harness runs (the time a device call allows); what a shard has
+# finished when the time is up is kept.
+SAMPLES=${GPU_CHECK_SAMPLES:-}
+for dir in shared/graphnet/samples gpu-shared/graphnet/samples ../shared/graphnet/samples; do
+  [[ -z "$SAMPLES" && -d $dir ]] && SAMPLES=$dir
+done
+if [[ "${GPU_CHECK_GRAPHNET:-1}" == "1" && -n "$SAMPLES" && $(left) -gt 60 ]]; then
+  SHARDS=${GPU_CHECK_SHARDS:-8}
+  mapfile -t ALL < <(find "$SAMPLES" -name model.py -printf '%h\n' | sort)
+  budget=$(( $(left) - 25 ))
+  echo "[gpu-check] GraphNet: ${#ALL[@]} samples from $SAMPLES in $SHARDS shards, ${budget}s"
+  pids=()
+  for ((s = 0; s < SHARDS; s++)); do
+    mine=(); for ((i = s; i < ${#ALL[@]}; i += SHARDS)); do mine+=("${ALL[$i]}"); done
+    [[ ${#mine[@]} -gt 0 ]] || continue
+    timeout "$budget" "$PY" -m disc.bench graphnet "${mine[@]}" --device cuda --dynamic true \
+      --compilers eager,disc,inductor --threads 2 --shapes 1 --warmup 2 --trials 5 \
+      --budget 3 --min-time 0 --timeout "${GPU_CHECK_SAMPLE_TIMEOUT:-150}" \
+      --out "/tmp/gpu-check-gn/$s" ${GRAPHNET_ARGS:-} > "/tmp/gpu-check-gn-$s.log" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+  for ((s = 0; s < SHARDS; s++)); do
+    [[ -f /tmp/gpu-check-gn-$s.log ]] && { echo "== shard $s"; tail -60 "/tmp/gpu-check-gn-$s.log"; }
+  done > "$OUT/graphnet.log"
+  # One results file: the first shard's meta line, then every record.
+  first=1
+  for f in /tmp/gpu-check-gn/*/results.jsonl; do
+    [[ -f $f ]] || continue
+    if [[ $first == 1 ]]; then cat "$f"; first=0; else grep -v '^{"meta"' "$f"; fi
+  done > "$OUT/graphnet-results.jsonl"
+  mkdir -p /tmp/gpu-check-gn/merged
+  "$PY" -m disc.bench report "$OUT/graphnet-results.jsonl" --out /tmp/gpu-check-gn/merged \
+    > /dev/null 2>&1 && cp /tmp/gpu-check-gn/merged/summary.md "$OUT/graphnet-summary.md"
+  tail -50 "$OUT/graphnet-summary.md" 2>/dev/null
+fi
+echo "[gpu-check] done in ${SECONDS}s, status $status"
 exit $status

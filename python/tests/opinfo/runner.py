@@ -170,11 +170,12 @@ def _compare(actual, expected) -> Optional[str]:
     return None
 
 
-def _each_sample(op, dtype, dynamic, max_samples, results, requires_grad=False):
+def _each_sample(op, dtype, dynamic, max_samples, results, requires_grad=False,
+                 device="cpu"):
     """(result record, args, kwargs) per sample input of `op` (at most
-    max_samples); each record, "skipped" until classified, is appended to
-    `results`."""
-    samples = op.sample_inputs("cpu", dtype, requires_grad=requires_grad)
+    max_samples) on `device`; each record, "skipped" until classified, is
+    appended to `results`."""
+    samples = op.sample_inputs(device, dtype, requires_grad=requires_grad)
     for index, sample in enumerate(samples):
         if max_samples is not None and index >= max_samples:
             break
@@ -189,10 +190,13 @@ def _error_detail(e: Exception) -> str:
     return (f"{type(e).__name__}: " + " | ".join(lines[:3]))[:600]
 
 
-def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int] = None):
-    """The SampleResults of `op`'s sample inputs (at most max_samples)."""
+def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int] = None,
+                device: str = "cpu"):
+    """The SampleResults of `op`'s sample inputs (at most max_samples) on
+    `device` ("cuda": the partitions compile for the cuda target)."""
     results = []
-    for res, args, kwargs in _each_sample(op, dtype, dynamic, max_samples, results):
+    for res, args, kwargs in _each_sample(op, dtype, dynamic, max_samples, results,
+                                          device=device):
         try:
             with torch.no_grad():
                 expected = op(*args, **kwargs)
@@ -307,6 +311,6 @@ def run_gradient_samples(op, dtype: torch.dtype, max_samples: Optional[int] = No
     return results
 
 
-def dtypes_for(op, wanted=(torch.float32, torch.int64)):
-    supported = op.supported_dtypes("cpu")
+def dtypes_for(op, wanted=(torch.float32, torch.int64), device="cpu"):
+    supported = op.supported_dtypes(device)
     return [d for d in wanted if d in supported and d in DISC_DTYPES]
