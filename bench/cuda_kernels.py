@@ -77,6 +77,12 @@ def gemm_cases():
     return out
 
 
+def fallback_nodes():
+    import disc
+
+    return disc.stats()["fallback_nodes"]
+
+
 def compiled(fn, compiler):
     if compiler == "eager":
         return fn
@@ -112,16 +118,20 @@ def main(argv=None):
                 try:
                     f = compiled(fn, compiler)
                     t0 = time.time()
+                    fb = fallback_nodes()
                     got = f(*inputs)
                     torch.cuda.synchronize()
                     compile_s = time.time() - t0
+                    fb = fallback_nodes() - fb
                     err = (got - expected).abs().max().item()
                     us = timed(f, inputs, args.iters)
                     bw = nbytes / us / 1e3
-                    cells.append(f"{us:.1f} ({100 * bw / copy_bw:.0f}%)")
+                    note = f", {fb} nodes in eager" if fb and compiler == "disc" else ""
+                    cells.append(f"{us:.1f} ({100 * bw / copy_bw:.0f}%{note})")
                     records.append({"case": name, "shape": list(shape), "compiler": compiler,
                                     "us": us, "gbps": bw, "share_of_copy": bw / copy_bw,
-                                    "max_abs_err": err, "first_call_s": compile_s})
+                                    "max_abs_err": err, "first_call_s": compile_s,
+                                    "fallback_nodes": fb})
                 except Exception as e:  # a figure table, not a test: report and go on
                     cells.append(f"error: {type(e).__name__}")
                     records.append({"case": name, "shape": list(shape), "compiler": compiler,
@@ -136,14 +146,18 @@ def main(argv=None):
         for compiler in compilers:
             try:
                 f = compiled(fn, compiler)
+                fb = fallback_nodes()
                 got = f(*inputs)
+                fb = fallback_nodes() - fb
                 ref = fn(*inputs)
                 err = ((got.float() - ref.float()).abs().max() /
                        ref.float().abs().max().clamp_min(1e-30)).item()
                 us = timed(f, inputs, max(5, args.iters // 5))
-                cells.append(f"{flops / us / 1e6:.1f}")
+                note = f" ({fb} nodes in eager)" if fb and compiler == "disc" else ""
+                cells.append(f"{flops / us / 1e6:.1f}{note}")
                 records.append({"case": name, "compiler": compiler, "us": us,
-                                "tflops": flops / us / 1e6, "rel_err": err})
+                                "tflops": flops / us / 1e6, "rel_err": err,
+                                "fallback_nodes": fb})
             except Exception as e:
                 cells.append(f"error: {type(e).__name__}")
                 records.append({"case": name, "compiler": compiler,

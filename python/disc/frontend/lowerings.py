@@ -520,9 +520,9 @@ def _convert(ctx, x, *args, **kwargs):
 
 
 def _to_copy_check(node):
-    out = fake(node)
-    if out.device.type != "cpu":
-        return f"device {out.device}"
+    out, src = fake(node), fake(node.args[0])
+    if isinstance(src, torch.Tensor) and out.device != src.device:
+        return f"a copy from {src.device} to {out.device} (a device transfer)"
     return None
 
 
@@ -1933,6 +1933,11 @@ def _tensor_values(value):
             yield from _tensor_values(v)
 
 
+# The devices whose tensors a partition can hold: "cpu" compiles for the CPU
+# target, "cuda" for the cuda target (backend._partition_target).
+TARGET_DEVICE_TYPES = ("cpu", "cuda")
+
+
 def unsupported_reason(node) -> Optional[str]:
     """None when the importer can lower `node`, else why not."""
     lowering = LOWERINGS.get(node.target)
@@ -1941,13 +1946,17 @@ def unsupported_reason(node) -> Optional[str]:
     values = list(_tensor_values(fake(node)))
     for arg in node.all_input_nodes:
         values += list(_tensor_values(fake(arg)))
+    devices = set()
     for v in values:
         if v.dtype not in SUPPORTED_DTYPES:
             return f"dtype {v.dtype}"
-        if v.device.type != "cpu":
+        if v.device.type not in TARGET_DEVICE_TYPES:
             return f"device {v.device}"
         if v.is_sparse or v.is_quantized:
             return "sparse or quantized tensor"
+        devices.add(str(v.device))
+    if len(devices) > 1:
+        return f"tensors on several devices ({', '.join(sorted(devices))})"
     if lowering.check is not None:
         try:
             return lowering.check(node)
