@@ -70,6 +70,7 @@ struct MapLoopsToGpuPass
     if (failed(checkSupported(func)))
       return signalPassFailure();
     hostAllocasToAllocs(func);
+    globalsToDeviceBuffers(func);
     copiesToLoops(func);
     if (failed(wrapHostMemoryAccesses(func)))
       return signalPassFailure();
@@ -355,6 +356,53 @@ struct MapLoopsToGpuPass
       // Freed after its last use by disc-free-after-last-use.
       alloca.replaceAllUsesWith(alloc.getResult());
       alloca.erase();
+    }
+  }
+
+  /// A constant (`memref.get_global` of the host code) lives in host
+  /// memory, which neither a kernel nor a library call nor the caller of a
+  /// returned buffer can read on the device. Each becomes a device buffer
+  /// filled by a copy grid that reads the constant inside the kernel:
+  /// kernel outlining then clones the global into the kernel's module, so
+  /// it travels in the cubin. One small grid per constant and call.
+  void globalsToDeviceBuffers(func::FuncOp func) {
+    SmallVector<memref::GetGlobalOp> globals;
+    for (Block &block : func.getBody())
+      for (auto get : block.getOps<memref::GetGlobalOp>())
+        globals.push_back(get);
+    for (memref::GetGlobalOp get : globals) {
+      auto type = cast<MemRefType>(get.getType());
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        continue; // memref.global has neither; nothing to do for others
+      OpBuilder b(get);
+      Location loc = get.getLoc();
+      auto alloc = memref::AllocOp::create(
+          b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+      SmallVector<Value> lbs, ubs, steps;
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      // Rank 0: one iteration, read and written without indices.
+      for (int64_t d = 0; d < std::max<int64_t>(type.getRank(), 1); ++d) {
+        lbs.push_back(zero);
+        steps.push_back(one);
+        ubs.push_back(type.getRank() == 0
+                          ? one
+                          : arith::ConstantIndexOp::create(b, loc,
+                                                           type.getDimSize(d))
+                                .getResult());
+      }
+      scf::ParallelOp::create(
+          b, loc, lbs, ubs, steps,
+          [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+            Value inKernel = memref::GetGlobalOp::create(
+                nb, nloc, type, get.getNameAttr());
+            ValueRange indices =
+                type.getRank() == 0 ? ValueRange{} : ValueRange(ivs);
+            Value v = memref::LoadOp::create(nb, nloc, inKernel, indices);
+            memref::StoreOp::create(nb, nloc, v, alloc, indices);
+          });
+      get.replaceAllUsesWith(alloc.getResult());
+      get.erase();
     }
   }
 

@@ -84,6 +84,10 @@ def decompositions(training: bool = False) -> dict:
     if training:
         table.update(get_decompositions([aten.max_pool2d_with_indices_backward]))
         table.update(backward.table())
+    else:
+        from . import cuda_attention
+
+        table.update(cuda_attention.table())
     # Ops DISC lowers better than their decompositions (PyTorch's CPU SDPA
     # kernel becomes disc.attention: no [L, S] scores in memory). In
     # training the attention's backward needs its softmax statistics, so
@@ -647,9 +651,13 @@ def _partition_target(sub: fx.GraphModule) -> str:
     import disc
     devices = set()
     for n in sub.graph.nodes:
-        val = n.meta.get("val") if n.op == "placeholder" else None
-        if isinstance(val, torch.Tensor):
-            devices.add(str(val.device) if val.device.type == "cuda" else "cpu")
+        # Every value, not only the inputs: a partition of factory ops
+        # (arange, full on a cuda device) has no tensor input, and its
+        # outputs must be made where eager makes them.
+        vals = n.meta.get("val") if n.op in ("placeholder", "call_function") else None
+        for val in (vals if isinstance(vals, (list, tuple)) else [vals]):
+            if isinstance(val, torch.Tensor):
+                devices.add(str(val.device) if val.device.type == "cuda" else "cpu")
     cuda = {d for d in devices if d.startswith("cuda")}
     if cuda:
         if len(devices) > 1:

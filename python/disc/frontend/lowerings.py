@@ -1937,6 +1937,16 @@ def _tensor_values(value):
 # target, "cuda" for the cuda target (backend._partition_target).
 TARGET_DEVICE_TYPES = ("cpu", "cuda")
 
+# Ops whose lowering is a library call the cuda target has no implementation
+# of yet (docs/cuda.md): on a cuda device they stay in eager, and the
+# partitions form around them.
+CUDA_LIBRARY_GAPS = {
+    aten.convolution.default: "convolution",
+    aten.sort.default: "sort",
+    aten.sort.stable: "sort",
+    aten._scaled_dot_product_flash_attention_for_cpu.default: "attention",
+}
+
 
 def unsupported_reason(node) -> Optional[str]:
     """None when the importer can lower `node`, else why not."""
@@ -1957,6 +1967,9 @@ def unsupported_reason(node) -> Optional[str]:
         devices.add(str(v.device))
     if len(devices) > 1:
         return f"tensors on several devices ({', '.join(sorted(devices))})"
+    if node.target in CUDA_LIBRARY_GAPS and any(d.startswith("cuda") for d in devices):
+        return (f"{CUDA_LIBRARY_GAPS[node.target]} (a library call), which the cuda target "
+                "does not support yet")
     if lowering.check is not None:
         try:
             return lowering.check(node)

@@ -129,3 +129,19 @@ def test_repeated_calls_reuse_device_memory():
     torch.cuda.synchronize()
     # The stream-ordered pool reuses blocks: 50 calls do not take 50 x 4 MB.
     assert torch.cuda.mem_get_info()[0] > free_before - 64 * 2**20
+
+
+def test_constants_on_gpu():
+    """Constants live in host memory: kernels read them from copies in
+    their modules, and a returned constant is a device buffer."""
+    from cuda.test_cuda_target import CONSTANTS
+
+    exe = disc.compile_mlir(CONSTANTS, target="cuda")
+    table = torch.tensor([1.0, -2.0, 3.5, 4.0], device="cuda")
+    for rows in (1, 5, 3000):
+        x = torch.randn(rows, 4, device="cuda")
+        y, k, t = exe(x)
+        assert y.device == k.device == t.device == x.device
+        torch.testing.assert_close(y, x * table)
+        assert k.item() == 7.0
+        torch.testing.assert_close(t, table)

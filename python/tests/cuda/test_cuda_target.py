@@ -182,3 +182,138 @@ func.func @main(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
     x = torch.randn(shape)
     (got,) = exe(x)
     torch.testing.assert_close(got, torch.tanh(x.permute(2, 0, 1)))
+
+
+# ---------------------------------------------------------------- front end
+# What torch.compile does with tensors on a cuda device, checked on fake
+# cuda tensors (FakeTensorMode needs no GPU): the first GPU run found every
+# cuda node rejected, factory-only partitions compiled for the CPU and
+# PyTorch's CUDA attention kernels left in eager.
+
+
+def _fake_cuda_graph(fn, *shapes):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    with FakeTensorMode():
+        args = [torch.empty(s, device="cuda") for s in shapes]
+        return make_fx(fn, tracing_mode="fake")(*args)
+
+
+def test_cuda_nodes_are_supported_but_library_gaps_stay_in_eager():
+    from disc.frontend.lowerings import unsupported_reason
+
+    def fn(x, w):
+        return torch.relu(torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False,
+                                            [0, 0], 1)) + 1
+
+    gm = _fake_cuda_graph(fn, (1, 2, 5, 5), (3, 2, 3, 3))
+    reasons = {n.target: unsupported_reason(n) for n in gm.graph.nodes if n.op == "call_function"}
+    aten = torch.ops.aten
+    assert "which the cuda target does not support" in reasons[aten.convolution.default]
+    assert reasons[aten.relu.default] is None
+    assert reasons[aten.add.Tensor] is None
+
+
+def test_a_device_transfer_stays_in_eager():
+    from disc.frontend.lowerings import unsupported_reason
+
+    gm = _fake_cuda_graph(lambda x: x.to("cpu") * 2, (3, 4))
+    copy = next(n for n in gm.graph.nodes if n.target == torch.ops.aten._to_copy.default)
+    assert unsupported_reason(copy) == "tensors on several devices (cpu, cuda:0)"
+
+
+def test_a_partition_of_factory_ops_compiles_for_the_device_of_its_outputs():
+    """arange on a cuda device has no tensor input: the partition's target
+    comes from its outputs (it compiled for the CPU, and eager then met a
+    CPU tensor beside cuda ones)."""
+    from disc.frontend.backend import _partition_target
+
+    gm = _fake_cuda_graph(lambda x: torch.arange(7, device=x.device) * 2, (3,))
+    for n in list(gm.graph.nodes):
+        if n.op == "placeholder":  # the partition would not take x
+            n.replace_all_uses_with(n.graph.call_function(torch.ops.aten.empty.memory_format,
+                                                          ([1],)))
+    assert _partition_target(gm) == "cuda"
+
+
+@pytest.mark.parametrize("mask", ["none", "float", "bool", "causal"])
+@pytest.mark.parametrize("op", ["efficient", "flash", "cudnn"])
+def test_cuda_attention_kernels_as_math_match_sdpa(op, mask):
+    """The math that replaces PyTorch's CUDA attention kernels in inference
+    graphs (cuda_attention.py), run on CPU tensors against SDPA, with a
+    14-key mask (a row stride the efficient kernel rejects)."""
+    from disc.frontend import cuda_attention
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5 if i == 0 else 14, 8, generator=g) for i in range(3))
+    attn = None
+    if mask == "float":
+        attn = torch.randn(2, 1, 5, 14, generator=g)
+    elif mask == "bool":
+        attn = torch.rand(2, 3, 5, 14, generator=g) > 0.3
+        attn[..., 0] = True
+    causal = mask == "causal"
+    if op == "flash" and attn is not None:
+        pytest.skip("flash attention takes no mask")
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn,
+                                                                is_causal=causal)
+    if op == "efficient":
+        out = cuda_attention.efficient_attention(q, k, v, attn, True, 0.0, causal)
+    elif op == "flash":
+        out = cuda_attention.flash_attention(q, k, v, 0.0, causal)
+    else:
+        out = cuda_attention.cudnn_attention(q, k, v, attn, True, 0.0, causal)
+    torch.testing.assert_close(out[0], expected, rtol=1e-5, atol=1e-5)
+    scores = (q @ k.transpose(-2, -1)) / 8 ** 0.5
+    if causal:
+        scores = scores.masked_fill(~torch.ones(5, 14, dtype=torch.bool).tril(), float("-inf"))
+    elif attn is not None:
+        scores = scores + attn if attn.dtype != torch.bool else scores.masked_fill(~attn, float("-inf"))
+    torch.testing.assert_close(out[1], scores.logsumexp(-1), rtol=1e-5, atol=1e-5)
+    assert cuda_attention.efficient_attention(q, k, v, attn, True, 0.1, causal) is NotImplemented
+
+
+# Constants live in host memory: a kernel reading one, or a constant
+# returned as it is, made the first GPU run fail (an illegal address, and
+# cuMemcpyDtoD from a host pointer). They become device buffers filled by
+# copy grids that read the global inside the kernel.
+CONSTANTS = """
+func.func @main(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<f32>, tensor<4xf32>) {
+  %t = disc.constant dense<[1.0, -2.0, 3.5, 4.0]> : tensor<4xf32>
+  %k = disc.constant dense<7.0> : tensor<f32>
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %s = tensor.from_elements %d0, %c4 : tensor<2xindex>
+  %tb = disc.dynamic_broadcast_in_dim %t, %s, dims = [1] : (tensor<4xf32>, tensor<2xindex>) -> tensor<?x4xf32>
+  %y = disc.multiply %x, %tb : tensor<?x4xf32>
+  return %y, %k, %t : tensor<?x4xf32>, tensor<f32>, tensor<4xf32>
+}
+"""
+
+
+def test_emulated_constants_read_by_kernels_and_returned():
+    exe = disc.compile_mlir(CONSTANTS, target="cuda-emulated")
+    table = torch.tensor([1.0, -2.0, 3.5, 4.0])
+    for rows in (1, 5, 300):
+        x = torch.randn(rows, 4)
+        y, k, t = exe(x)
+        torch.testing.assert_close(y, x * table)
+        assert k.item() == 7.0
+        torch.testing.assert_close(t, table)
+
+
+@needs_toolkit
+def test_constants_compile_into_the_kernels_modules(tmp_path):
+    exe = disc.compile_mlir(CONSTANTS, target="cuda", dump_dir=str(tmp_path),
+                            _exact_dump_dir=True)
+    assert exe.target == "cuda"
+    # The host code has no constant left: each is read inside a kernel
+    # whose module holds a copy of the global.
+    outlined = next(tmp_path.glob("*-gpu-kernel-outlining.mlir")).read_text()
+    host, kernels = outlined.split("gpu.module", 1)
+    assert "memref.get_global" not in host
+    for name in ("@__constant_4xf32", "@__constant_xf32"):
+        assert f"memref.get_global {name}" in kernels
+        assert f"memref.global \"private\" constant {name}" in kernels

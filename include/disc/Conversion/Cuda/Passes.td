@@ -28,6 +28,10 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::func::FuncOp"> {
       `memref.load`) run as one single-thread grid, in program order with
       the grids around them; a stack buffer (`memref.alloca`) of the host
       code becomes a device allocation.
+    - A constant of the host code (`memref.get_global`, which lives in host
+      memory) becomes a device buffer filled by a copy grid that reads the
+      global inside the kernel; kernel outlining clones the global into the
+      kernel's module.
 
     Library calls (`disc_ral_*`) of the host code stay where they are,
     between the grids. Errors name the op: a loop nest that allocates heap
