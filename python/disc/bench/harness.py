@@ -281,6 +281,58 @@ def training_step(fn, trainable=None):
     return step
 
 
+# torch._dynamo.utils.same's float64 criterion (TorchBench's accuracy
+# check): a result off eager's by more than the tolerance is still right when
+# its RMS error against a float64 run is at most this multiple of eager's
+# (plus a tenth of the tolerance).
+FLOAT64_MULTIPLIER = 2.0
+
+
+def float64_verdict(module, args, expected, actual, trainable=None):
+    """(ok, why) from comparing `actual` and eager's `expected` with the same
+    step run in float64 (a training step when `trainable` is given), or None
+    when float64 does not run. Float32 is ill-conditioned for some graphs
+    (gradients of 1e12-1e15: eager itself is as far from float64 as the
+    compiled result), and eager's answer is then no reference."""
+    import copy
+
+    import torch
+    import torch.utils._pytree as pytree
+
+    from .correctness import RTOL
+
+    def to64(x):
+        return x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+    try:
+        module64 = copy.deepcopy(module)
+        if isinstance(module64, torch.nn.Module):
+            module64 = module64.double()
+        args64 = [to64(a) for a in args]
+        with torch.no_grad():
+            if trainable is not None:
+                reference = training_step(module64, trainable)(*args64)
+            else:
+                reference = module64(*args64)
+    except Exception:
+        return None
+    refs, exps, acts = (pytree.tree_leaves(v) for v in (reference, expected, actual))
+    if not (len(refs) == len(exps) == len(acts)):
+        return None
+    worst = ""
+    for i, (r, e, a) in enumerate(zip(refs, exps, acts)):
+        if not (isinstance(e, torch.Tensor) and e.is_floating_point()) or e.numel() == 0:
+            continue
+        rmse = lambda x: (x.double() - r.double()).pow(2).mean().sqrt().item()  # noqa: E731
+        ours, eagers = rmse(a), rmse(e)
+        tol = RTOL.get(str(e.dtype).replace("torch.", ""), 1e-3)
+        if not ours <= FLOAT64_MULTIPLIER * eagers + tol / 10:
+            return False, (f"against float64, output {i}: RMS error {ours:.3g}, "
+                           f"eager's {eagers:.3g}")
+        worst = worst or f"against float64: RMS error {ours:.3g}, eager's {eagers:.3g}"
+    return True, worst + " (as close to float64 as eager: correct)"
+
+
 def _make_contender(name: str, module, dynamic, export_shapes=None):
     import torch
 
@@ -495,6 +547,12 @@ def run_sample(path: str, config: dict, emit) -> None:
                     continue
                 counts_after = _dynamo_counts()
                 ok, _, why = outputs_match(expected[i], actual)
+                if not ok and name != "eager":
+                    verdict = float64_verdict(module, inputs[i], expected[i], actual,
+                                              trainable if training else None)
+                    if verdict is not None:
+                        ok, why = verdict[0], f"{why}; {verdict[1]}"
+                        record["checked_against"] = "float64"
                 median = statistics.median(times)
                 record.update(
                     outcome="correct" if ok else "wrong", detail=why,

@@ -167,6 +167,20 @@ class FunctionBuilder:
         self._index_cache[expr] = name
         return name
 
+    def read_index(self, v: "Val") -> str:
+        """An `index` SSA value read from a rank-0 integer tensor (a size
+        that depends on the data: the host reads it)."""
+        scalar = self.fresh("s")
+        self.emit(f"{scalar} = tensor.extract {v.name}[] : {v.type}")
+        name = self.fresh("d")
+        self.emit(f"{name} = arith.index_cast {scalar} : {MLIR_TYPE[v.dtype]} to index")
+        return name
+
+    def bind_index(self, expr, name: str) -> None:
+        """Every later use of the size `expr` (a data-dependent symbol)
+        reads the SSA value `name`."""
+        self._index_cache[as_expr(expr)] = name
+
     def index_const(self, value: int) -> str:
         return self.index(sympy.Integer(value))
 

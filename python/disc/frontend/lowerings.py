@@ -1759,6 +1759,9 @@ def _broadcast_index_shape(shapes):
 @register(aten.index.Tensor, aten._unsafe_index.Tensor)
 def _index(ctx, x, indices):
     indices = list(indices) + [None] * (x.rank - len(indices))
+    masks = [i for i, t in enumerate(indices) if t is not None and t.dtype == torch.bool]
+    if masks:
+        return _masked_index(ctx, x, masks[0], indices[masks[0]])
     coords, indexed, ishape = _index_coordinates(ctx, x, indices)
     remaining = [d for d in range(x.rank) if d not in indexed]
     nb = len(ishape)
@@ -1772,16 +1775,58 @@ def _index(ctx, x, indices):
     return ctx.b.gather(x, coords, sizes, offset_dims, indexed, indexed, nb, ctx.out_shape)
 
 
+def _masked_index(ctx, x, p, mask):
+    """x[..., mask, ...] with a boolean mask over dims p..p+k-1: a size
+    that depends on the data (the count of true elements, the graph's
+    unbacked symbol u), computed on the host from a reduction and bound to
+    that symbol for every later shape. The true elements' positions come
+    from a running count: element i goes to slot cumsum(mask)[i] - 1, the
+    false ones to a spare slot u that is sliced off; then an index_select
+    over the flattened masked dims."""
+    k = mask.rank
+    n = sympy.Mul(*mask.shape) if k else sympy.Integer(1)
+    count = ctx.out_shape[p]
+    flat = ctx.b.reshape(mask, (n,))
+    ones = ctx.b.convert(flat, torch.int64)
+    running = ctx.b.op(f"disc.scan {ones.name}, dim = 0, kind = sum", torch.int64, (n,),
+                       signature=ones.type)
+    total = ctx.b.reduce(ones, [0], "sum")
+    if not count.is_Integer:
+        ctx.b.bind_index(count, ctx.b.read_index(total))
+    slot = ctx.b.select(flat, ctx.b.binary("subtract", running,
+                                           ctx.b.full(1, torch.int64, (n,))),
+                        ctx.b.broadcast_to(total, (n,)))
+    # Scatter-add onto zeros: each true element's slot receives its own
+    # index once; the spare slot's sum is discarded (no write race).
+    positions = ctx.b.scatter(ctx.b.full(0, torch.int64, (count + 1,)),
+                              ctx.b.reshape(slot, (n, sympy.Integer(1))),
+                              ctx.b.iota((n,), 0, torch.int64), "add", [], [0], [0], 1)
+    selected = ctx.b.slice(positions, [0], [count], [1], (count,))
+    flattened = ctx.b.reshape(x, tuple(x.shape[:p]) + (n,) + tuple(x.shape[p + k:]))
+    return _index(ctx, flattened, [None] * p + [selected])
+
+
 def _index_check(node):
     indices = node.args[1]
+    masks = 0
     for t in indices:
         if t is None:
             continue
         v = fake(t)
-        if v.dtype in (torch.bool, torch.uint8):
-            return "boolean-mask indexing (data-dependent shape)"
+        if v.dtype == torch.uint8:
+            return "uint8-mask indexing"
+        if v.dtype == torch.bool:
+            masks += 1
+            if v.device.type != "cpu":
+                return ("boolean-mask indexing on a GPU (its size would be read from "
+                        "device memory by the host)")
+            if node.target is not aten.index.Tensor:
+                return "boolean-mask index_put"
+            continue
         if v.dtype not in (torch.int64, torch.int32):
             return f"index tensor of dtype {v.dtype}"
+    if masks and (masks > 1 or sum(t is not None for t in indices) > 1):
+        return "a boolean mask combined with other index tensors"
     return None
 
 

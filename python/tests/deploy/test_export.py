@@ -258,3 +258,33 @@ def test_meshgrid_and_a_fill_value_read_from_a_tensor_export():
     for shape in [(2, 2, 5, 7), (1, 2, 3, 9), (3, 2, 8, 8)]:
         x = torch.randn(shape)
         _close(artifact(x), model(x))
+
+
+class DropSelfLoops(torch.nn.Module):
+    """torch_geometric's remove/add self loops (GAT): a boolean-mask index,
+    whose size depends on the data (an unbacked symbol in the exported
+    graph), then every later shape built on that size."""
+
+    def forward(self, edge_index, x):
+        e = edge_index[:, edge_index[0] != edge_index[1]]
+        loops = torch.arange(x.shape[0]).unsqueeze(0).repeat(2, 1)
+        e = torch.cat([e, loops], 1)
+        return x.index_select(0, e[0]) * 2 + x.index_select(0, e[1]), x[x[:, 0] > 0]
+
+
+def _edges(nodes, edges, seed):
+    g = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, nodes, (2, edges), generator=g)
+    edge_index[:, ::3] = edge_index[0, ::3]  # self loops to drop
+    return edge_index, torch.randn(nodes, 4, generator=g)
+
+
+def test_boolean_mask_index_exports_with_a_data_dependent_size():
+    model = DropSelfLoops()
+    artifact = disc.export(model, _edges(6, 20, 0))
+    # Nothing selected by the second mask: a size of 0 flows through.
+    empty = (torch.zeros(2, 4, dtype=torch.int64), -torch.ones(3, 4))
+    cases = [_edges(n, e, i) for i, (n, e) in enumerate([(6, 20), (9, 31), (2, 5), (40, 3)])]
+    for args in cases + [empty]:
+        for got, want in zip(artifact(*args), model(*args)):
+            _close(got, want)

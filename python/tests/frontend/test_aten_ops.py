@@ -449,3 +449,36 @@ def test_library_call_inputs_are_not_overwritten():
         return a, b, g2, c, d
 
     check_compiled(fn, [(rnd((n, 8, hw, hw + 1)),) for n, hw in [(2, 5), (3, 7), (4, 4)]])
+
+
+@pytest.mark.parametrize("where", ["rows", "columns", "2d"])
+def test_boolean_mask_index_has_a_data_dependent_size(where):
+    """x[mask]: the count of true elements is a size read from the data
+    (Dynamo keeps the op with capture_dynamic_output_shape_ops); later ops
+    use it. One compilation for every shape and mask, none in eager."""
+    def fn(x):
+        if where == "rows":
+            picked = x[x[:, 0] > 0]
+        elif where == "columns":
+            picked = x[:, x[0] > 0]
+        else:
+            picked = x[x > 0.5]
+        return picked * 2 + picked.sum()
+
+    inputs = [(rnd((n, m)),) for n, m in [(5, 4), (17, 9), (3, 2)]]
+    inputs.append((-torch.ones(4, 3),))  # nothing selected
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        check_compiled(fn, inputs)
+
+
+def test_boolean_mask_with_other_indices_stays_in_eager():
+    idx = torch.tensor([0, 2])
+
+    def fn(x):
+        return x[x[:, 0] > 0][:, idx] + 1, x[idx.unsqueeze(1), x[0] > 0]
+
+    inputs = [(rnd((n, 4)),) for n in (5, 9, 13)]
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        after = check_compiled(fn, inputs, max_fallback=1)
+    assert any("a boolean mask combined with other index tensors" in k
+               for k in after["fallback_ops"])

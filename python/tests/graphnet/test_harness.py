@@ -543,3 +543,23 @@ def test_graphnet_backend_class():
     backend.synchronize()
     with pytest.raises(TypeError, match="unknown disc option"):
         DiscBackend({"no_such_option": 1})
+
+
+def test_float64_verdict_accepts_results_as_close_to_float64_as_eager():
+    """A result off eager's is still correct when it is as close to a
+    float64 run as eager is (float32 ill-conditioning), and wrong when it
+    is not."""
+    import torch
+
+    x = torch.tensor([1.0, 2.0])
+    module = lambda x: x * 3  # noqa: E731
+    eager = torch.tensor([3.0 + 1e-3, 6.0 - 1e-3])
+    same_distance = torch.tensor([3.0 - 1e-3, 6.0 + 1e-3])
+    ok, why = harness.float64_verdict(module, [x], eager, same_distance)
+    assert ok, why
+    ok, why = harness.float64_verdict(module, [x], eager, torch.tensor([3.1, 6.0]))
+    assert not ok and "RMS error" in why
+    # Training steps: the gradients of a float64 step are the reference.
+    step_ok, _ = harness.float64_verdict(module, [x], [torch.full((2,), 3.0 + 1e-3)],
+                                         [torch.full((2,), 3.0 - 1e-3)], trainable=[True])
+    assert step_ok
