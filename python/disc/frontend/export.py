@@ -134,6 +134,73 @@ def _unguarded_composites():
             op._dispatch_cache.clear()
 
 
+def _without_unit_dims(args, dynamic_shapes):
+    """The example inputs with every dynamic dim of size 1 repeated to a
+    size no input dim has, or None when there is none (or the spec is not
+    positional). PyTorch's code asks questions of sizes that a size of 1
+    answers specially (is this transposed tensor contiguous? a guard
+    `N == 1` in multi-head attention's batch-second layout), and the graph
+    traced at 1 then holds for 1 only: a second trace for every other
+    size."""
+    if not isinstance(dynamic_shapes, (tuple, list)) or len(dynamic_shapes) != len(args):
+        return None
+    sizes = {int(d) for a in args if isinstance(a, torch.Tensor) for d in a.shape}
+    hint = next(n for n in range(2, 1 << 20) if n not in sizes)
+    out, changed = [], False
+    for a, spec in zip(args, dynamic_shapes):
+        if isinstance(a, torch.Tensor) and isinstance(spec, dict):
+            for d, dim_spec in spec.items():
+                if dim_spec is not None and a.shape[d] == 1 and _may_grow(dim_spec, hint):
+                    a = a.repeat_interleave(hint, dim=d)
+                    changed = True
+        out.append(a)
+    return tuple(out) if changed else None
+
+
+def _may_grow(dim_spec, size) -> bool:
+    """Whether a dynamic_shapes entry allows `size` (Dim.AUTO, or a Dim
+    whose range holds it)."""
+    if dim_spec is torch.export.Dim.AUTO or dim_spec is torch.export.Dim.DYNAMIC:
+        return True
+    lo, hi = getattr(dim_spec, "min", None), getattr(dim_spec, "max", None)
+    return (lo is None or lo <= size) and (hi is None or size <= hi)
+
+
+def _accepts(exported, args) -> bool:
+    """Whether the example inputs satisfy the exported graph's input shapes:
+    static sizes equal, every symbol in its range, one value per symbol and
+    every derived size (2 * s0) consistent."""
+    import sympy
+
+    from torch.export.graph_signature import InputKind
+
+    placeholders = [n for n in exported.graph.nodes if n.op == "placeholder"]
+    users = [n for n, spec in zip(placeholders, exported.graph_signature.input_specs)
+             if spec.kind == InputKind.USER_INPUT]
+    flat = [a for a in pytree.tree_leaves(tuple(args))]
+    if len(users) != len(flat):
+        return False
+    value, derived = {}, []
+    for node, arg in zip(users, flat):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor) or not isinstance(arg, torch.Tensor):
+            continue
+        if val.dim() != arg.dim():
+            return False
+        for size, actual in zip(val.shape, arg.shape):
+            expr = size.node.expr if isinstance(size, torch.SymInt) else sympy.Integer(size)
+            if isinstance(expr, sympy.Symbol):
+                if value.setdefault(expr, int(actual)) != int(actual):
+                    return False
+                vr = exported.range_constraints.get(expr)
+                if vr is not None and not (vr.lower <= int(actual) <= vr.upper):
+                    return False
+            else:
+                derived.append((expr, int(actual)))
+    return all(expr.xreplace({k: sympy.Integer(v) for k, v in value.items()}) == actual
+               for expr, actual in derived)
+
+
 def trace(model, args, kwargs=None, dynamic_shapes=None):
     """torch.export with every dim dynamic (unless given `dynamic_shapes`)
     and no 0/1 specialisation, decomposed to core ATen with DISC's table."""
@@ -154,8 +221,22 @@ def trace(model, args, kwargs=None, dynamic_shapes=None):
         dynamic_shapes = dyn
     with fx_config.patch(backed_size_oblivious=True), _unguarded_conv_backend(), \
             _unguarded_composites():
-        exported = torch.export.export(model, tuple(args), kwargs,
-                                       dynamic_shapes=dynamic_shapes, strict=False)
+        exported = None
+        hinted = _without_unit_dims(args, dynamic_shapes)
+        if hinted is not None:
+            try:
+                exported = torch.export.export(model, hinted, kwargs,
+                                               dynamic_shapes=dynamic_shapes, strict=False)
+            except Exception as e:  # the model's code needs the 1: trace at it
+                _log.log("recompiles", "disc.export: tracing with the dims of size 1 at "
+                         f"another size failed ({type(e).__name__}); tracing at 1")
+            if exported is not None and not _accepts(exported, args):
+                _log.log("recompiles", "disc.export: the graph traced with the dims of size 1 "
+                         "at another size does not take the example; tracing at 1")
+                exported = None
+        if exported is None:
+            exported = torch.export.export(model, tuple(args), kwargs,
+                                           dynamic_shapes=dynamic_shapes, strict=False)
         with warnings.catch_warnings():
             # PyTorch's own deprecation inside run_decompositions (2.13).
             warnings.filterwarnings("ignore", message=".*isinstance\\(treespec, LeafSpec\\)",

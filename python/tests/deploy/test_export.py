@@ -288,3 +288,46 @@ def test_boolean_mask_index_exports_with_a_data_dependent_size():
     for args in cases + [empty]:
         for got, want in zip(artifact(*args), model(*args)):
             _close(got, want)
+
+
+class BatchSecondAttention(torch.nn.Module):
+    """RTMO-s and SegFormer_B0's pattern: features as [L, N, E] into
+    batch-second multi-head attention, whose PyTorch code asks whether a
+    transposed tensor is contiguous; at a batch of 1 the answer holds for 1
+    only (a guard N == 1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.mha = torch.nn.MultiheadAttention(16, 4)
+
+    def forward(self, img):
+        h = self.conv(img).flatten(2).permute(2, 0, 1)
+        return self.mha(h, h, h, need_weights=False)[0]
+
+
+def test_example_batch_of_one_is_traced_at_another_size():
+    torch.manual_seed(0)
+    model = BatchSecondAttention().eval()
+    artifact = disc.export(model, (torch.randn(1, 3, 6, 6),))
+    for n, hw in [(1, 6), (2, 6), (5, 4)]:
+        x = torch.randn(n, 3, hw, hw)
+        _close(artifact(x), model(x))
+    compiled = disc.compile(model, mode="export")
+    with torch.no_grad():
+        for n in (1, 2, 3):
+            x = torch.randn(n, 3, 5, 5)
+            _close(compiled(x), model(x))
+    assert compiled.traces == 1
+
+
+class NeedsUnitBatch(torch.nn.Module):
+    def forward(self, x):
+        return x.view(x.shape[1], x.shape[2]) * 2  # only a batch of 1 fits
+
+
+def test_a_model_that_needs_the_size_of_one_is_traced_at_one():
+    model = NeedsUnitBatch()
+    artifact = disc.export(model, (torch.randn(1, 3, 4),))
+    x = torch.randn(1, 5, 2)
+    _close(artifact(x), model(x))
