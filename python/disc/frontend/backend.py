@@ -195,7 +195,6 @@ class GraphReport:
     fallback_nodes: int = 0
     partitions: int = 0
     fallbacks: list = field(default_factory=list)
-    eager_reason: Optional[str] = None
 
 
 _report_sinks: list = []  # explain() listens here

@@ -29,16 +29,9 @@ class Explanation:
     def fallbacks(self) -> list:
         return [f for g in self.graphs for f in g.fallbacks]
 
-    @property
-    def eager_graphs(self) -> int:
-        return sum(1 for g in self.graphs if g.eager_reason)
-
     def __str__(self) -> str:
         lines = [f"DISC: {len(self.graphs)} graph(s), {self.partitions} compiled partition(s), "
                  f"{self.compiled_nodes} ATen nodes compiled, {self.fallback_nodes} in eager"]
-        for g in self.graphs:
-            if g.eager_reason:
-                lines.append(f"  graph {g.graph_id}: whole graph in eager ({g.eager_reason})")
         by_op = collections.Counter((f.op, f.reason) for f in self.fallbacks)
         for (op, reason), count in by_op.most_common():
             lines.append(f"  fallback {count}x {op}: {reason}")
