@@ -65,6 +65,60 @@ def _gradient_weight(grad, input, weight_shape, stride, padding, dilation, group
     return aten.clone.default(out, memory_format=torch.contiguous_format)
 
 
+def _windows(input, kernel, stride, padding, dilation, out_space):
+    """Per kernel offset (row-major over the kernel's dims), the input
+    elements that offset reads for every output position: [N, C, *out]
+    strided slices of the zero-padded input. One extra zero row in front
+    of each dim keeps every slice from starting at 0 (a slice from 0 makes
+    PyTorch ask whether it is the whole tensor: a guard on the size)."""
+    import itertools
+
+    spatial = len(kernel)
+    amounts = []
+    for d in reversed(range(spatial)):
+        amounts += [padding[d] + 1, padding[d]]
+    padded = aten.constant_pad_nd.default(input, amounts, 0.0)
+    windows = []
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        window = padded
+        for d, k in enumerate(offsets):
+            start = 1 + k * dilation[d]
+            window = aten.slice.Tensor(window, 2 + d, start,
+                                       start + (out_space[d] - 1) * stride[d] + 1, stride[d])
+        windows.append(window)
+    return windows
+
+
+def _gradient_weight_by_windows(grad, input, weight_shape, stride, padding, dilation,
+                                groups):
+    """d(loss)/d(weight) from the input windows each kernel offset reads
+    (_windows), for the shapes where that beats a convolution whose kernel
+    is the whole output (oneDNN runs those slowly: 1-d audio convolutions
+    took 2x eager's step time):
+    - groups 1, 1-d: one batched product over the batch,
+      sum_n grad[n] (C_out x T) @ windows[n] (T x C_in*K), then a sum;
+    - depthwise (C_out = C_in = groups): grad * window summed over batch
+      and space, per offset.
+    None for other shapes."""
+    spatial = input.dim() - 2
+    kernel = list(weight_shape[2:])
+    c_out, c_in_group = weight_shape[0], weight_shape[1]
+    out_space = list(grad.shape[2:])
+    depthwise = groups > 1 and c_in_group == 1 and c_out == groups
+    if not (groups == 1 and spatial == 1) and not (depthwise and spatial <= 2):
+        return None
+    windows = _windows(input, kernel, stride, padding, dilation, out_space)
+    if depthwise:
+        dims = [0] + list(range(2, 2 + spatial))
+        per_offset = [aten.sum.dim_IntList(aten.mul.Tensor(grad, w), dims) for w in windows]
+        return aten.view.default(aten.stack.default(per_offset, 1), list(weight_shape))
+    n = input.shape[0]
+    columns = aten.view.default(aten.stack.default(windows, 2),
+                                [n, c_in_group * kernel[0], out_space[0]])
+    product = aten.bmm.default(grad, aten.transpose.int(columns, 1, 2))
+    return aten.view.default(aten.sum.dim_IntList(product, [0]), list(weight_shape))
+
+
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
     if transposed:
@@ -79,8 +133,11 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         grad_input = _gradient_input(grad_output, weight, list(input.shape), stride, padding,
                                      dilation, groups)
     if output_mask[1]:
-        grad_weight = _gradient_weight(grad_output, input, list(weight.shape), stride,
-                                       padding, dilation, groups)
+        grad_weight = _gradient_weight_by_windows(grad_output, input, list(weight.shape),
+                                                  stride, padding, dilation, groups)
+        if grad_weight is None:
+            grad_weight = _gradient_weight(grad_output, input, list(weight.shape), stride,
+                                           padding, dilation, groups)
     if output_mask[2]:
         grad_bias = aten.sum.dim_IntList(grad_output, [0] + list(range(2, 2 + spatial)))
     return grad_input, grad_weight, grad_bias

@@ -254,7 +254,10 @@ def test_accumulation_no_grad_evaluation_and_mode_switches_behave_as_in_eager():
 
 @pytest.mark.parametrize("dims, groups, stride, padding, dilation", [
     (2, 1, 1, 1, 1), (2, 1, 2, 1, 1), (2, 4, 1, 0, 2), (2, 8, 2, 1, 1), (1, 1, 3, 2, 1),
-    (1, 2, 1, 0, 3), (3, 1, 2, 1, 1)])
+    (1, 2, 1, 0, 3), (3, 1, 2, 1, 1),
+    # weight gradients from the input windows (backward.py): 1-d groups 1
+    # and depthwise 1-d/2-d, with strides, padding and dilation
+    (1, 1, 2, 0, 2), (1, 8, 2, 2, 2), (2, 8, 1, 2, 2)])
 def test_convolution_gradients(dims, groups, stride, padding, dilation):
     """convolution_backward as convolutions (backward.py): strides whose
     windows leave rows unread, groups (depthwise too), dilation, 1-d/2-d/3-d,
