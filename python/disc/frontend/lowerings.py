@@ -1806,6 +1806,12 @@ def _masked_index(ctx, x, p, mask):
     return _index(ctx, flattened, [None] * p + [selected])
 
 
+def _default_target() -> str:
+    import disc
+
+    return disc.default_target()
+
+
 def _index_check(node):
     indices = node.args[1]
     masks = 0
@@ -1817,9 +1823,9 @@ def _index_check(node):
             return "uint8-mask indexing"
         if v.dtype == torch.bool:
             masks += 1
-            if v.device.type != "cpu":
-                return ("boolean-mask indexing on a GPU (its size would be read from "
-                        "device memory by the host)")
+            if v.device.type != "cpu" or _default_target() != "cpu":
+                return ("boolean-mask indexing (its size is read by the host, from device "
+                        "memory on a GPU), which the cuda target does not support")
             if node.target is not aten.index.Tensor:
                 return "boolean-mask index_put"
             continue

@@ -472,6 +472,8 @@ def test_boolean_mask_index_has_a_data_dependent_size(where):
 
 
 def test_boolean_mask_with_other_indices_stays_in_eager():
+    if disc.default_target() != "cpu":
+        pytest.skip("boolean masks stay in eager on the cuda targets")
     idx = torch.tensor([0, 2])
 
     def fn(x):
