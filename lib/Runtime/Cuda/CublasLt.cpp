@@ -302,11 +302,6 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
             "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
     }
   }
-  check(lib.preferenceCreate(&d.preference), "cublasLtMatmulPreferenceCreate");
-  const uint64_t workspaceBytes = kWorkspaceBytes;
-  check(lib.preferenceSetAttribute(d.preference, kPrefMaxWorkspace,
-                                   &workspaceBytes, sizeof(workspaceBytes)),
-        "cublasLtMatmulPreferenceSetAttribute");
   // The heuristic query costs more than a small GEMM (it took a
   // 2048x3072x768 bf16 product from 19 to 88 us on an H100): its answer is
   // kept per context and problem (types, ops, extents, leading dims,
@@ -318,6 +313,13 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
       a.strides[0],       c.strides[0]};
   HeuristicResult heuristic{};
   if (!cachedHeuristic(handle, problem, &heuristic)) {
+    // The preference only feeds the query.
+    check(lib.preferenceCreate(&d.preference),
+          "cublasLtMatmulPreferenceCreate");
+    const uint64_t workspaceBytes = kWorkspaceBytes;
+    check(lib.preferenceSetAttribute(d.preference, kPrefMaxWorkspace,
+                                     &workspaceBytes, sizeof(workspaceBytes)),
+          "cublasLtMatmulPreferenceSetAttribute");
     int found = 0;
     check(lib.algoGetHeuristic(handle, d.desc, d.a, d.b, d.c, d.c,
                                d.preference, 1, &heuristic, &found),

@@ -323,8 +323,8 @@ def float64_verdict(module, args, expected, actual, trainable=None):
     for i, (r, e, a) in enumerate(zip(refs, exps, acts)):
         if not (isinstance(e, torch.Tensor) and e.is_floating_point()) or e.numel() == 0:
             continue
-        rmse = lambda x: (x.double() - r.double()).pow(2).mean().sqrt().item()  # noqa: E731
-        ours, eagers = rmse(a), rmse(e)
+        r64 = r.double()
+        ours, eagers = ((x.double() - r64).pow(2).mean().sqrt().item() for x in (a, e))
         tol = RTOL.get(str(e.dtype).replace("torch.", ""), 1e-3)
         if not ours <= FLOAT64_MULTIPLIER * eagers + tol / 10:
             return False, (f"against float64, output {i}: RMS error {ours:.3g}, "

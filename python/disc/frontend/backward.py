@@ -203,8 +203,15 @@ def flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *
     (PyTorch's own decomposition returns the attention weights in its
     place, which is right for inference and wrong for the backward op
     that reads it)."""
+    return attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale) \
+        or NotImplemented
+
+
+def attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale):
+    """(output, logsumexp) of attention as math, or None where it does not
+    apply (dropout, grouped-query heads)."""
     if dropout_p != 0.0 or query.shape[1] != key.shape[1]:
-        return NotImplemented
+        return None
     scores, _ = _attention_scores(query, key, is_causal, attn_mask, scale)
     scores = aten._to_copy.default(scores, dtype=torch.float32)
     logsumexp = aten.logsumexp.default(scores, [-1], True)

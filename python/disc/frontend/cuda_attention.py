@@ -14,22 +14,9 @@ from __future__ import annotations
 
 import torch
 
-from .backward import _attention_scores
+from .backward import attention_math
 
 aten = torch.ops.aten
-
-
-def _math(query, key, value, attn_mask, dropout_p, is_causal, scale):
-    """(output, logsumexp) or None where the math does not apply (dropout,
-    grouped-query heads)."""
-    if dropout_p != 0.0 or query.shape[1] != key.shape[1]:
-        return None
-    scores, _ = _attention_scores(query, key, is_causal, attn_mask, scale)
-    scores = aten._to_copy.default(scores, dtype=torch.float32)
-    logsumexp = aten.logsumexp.default(scores, [-1], True)
-    weights = aten._to_copy.default(aten.exp.default(aten.sub.Tensor(scores, logsumexp)),
-                                    dtype=query.dtype)
-    return aten.matmul.default(weights, value), aten.squeeze.dim(logsumexp, -1)
 
 
 def _unused_tensor(like):
@@ -39,36 +26,38 @@ def _unused_tensor(like):
 def efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
                         is_causal=False, *, scale=None):
     """-> (output, log_sumexp, philox_seed, philox_offset)."""
-    result = _math(query, key, value, attn_bias, dropout_p, is_causal, scale)
+    result = attention_math(query, key, value, attn_bias, dropout_p, is_causal, scale)
     if result is None:
         return NotImplemented
     output, logsumexp = result
     return output, logsumexp, _unused_tensor(query), _unused_tensor(query)
 
 
+def _nine_values(query, key, output, logsumexp):
+    """The nine results of the flash and cuDNN kernels; inference graphs
+    read the first."""
+    unused = _unused_tensor(query)
+    return (output, logsumexp, unused, unused, query.shape[-2], key.shape[-2], unused, unused,
+            aten.empty.memory_format([0], dtype=query.dtype, device=query.device))
+
+
 def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False,
                     *, scale=None):
     """-> (output, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k,
     philox_seed, philox_offset, debug_attn_mask)."""
-    result = _math(query, key, value, None, dropout_p, is_causal, scale)
+    result = attention_math(query, key, value, None, dropout_p, is_causal, scale)
     if result is None or return_debug_mask:
         return NotImplemented
-    output, logsumexp = result
-    unused = _unused_tensor(query)
-    return (output, logsumexp, unused, unused, query.shape[-2], key.shape[-2], unused, unused,
-            aten.empty.memory_format([0], dtype=query.dtype, device=query.device))
+    return _nine_values(query, key, *result)
 
 
 def cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
                     is_causal=False, return_debug_mask=False, *, scale=None):
     """-> the nine values of flash_attention."""
-    result = _math(query, key, value, attn_bias, dropout_p, is_causal, scale)
+    result = attention_math(query, key, value, attn_bias, dropout_p, is_causal, scale)
     if result is None or return_debug_mask:
         return NotImplemented
-    output, logsumexp = result
-    unused = _unused_tensor(query)
-    return (output, logsumexp, unused, unused, query.shape[-2], key.shape[-2], unused, unused,
-            aten.empty.memory_format([0], dtype=query.dtype, device=query.device))
+    return _nine_values(query, key, *result)
 
 
 def table() -> dict:

@@ -387,6 +387,11 @@ class FunctionBuilder:
         return self.op(f"disc.reduce {v.name}, dims = {_int_list(dims)}, kind = {kind}",
                        v.dtype, shape, signature=f"({v.type}) -> {tensor_type(shape, v.dtype)}")
 
+    def scan(self, v: Val, dim: int, kind: str) -> Val:
+        """Inclusive running sum/product along `dim`."""
+        return self.op(f"disc.scan {v.name}, dim = {int(dim)}, kind = {kind}", v.dtype, v.shape,
+                       signature=v.type)
+
     # ------------------------------------------------- library-call ops
 
     def dot_general(self, a: Val, b: Val, lb, rb, lc, rc) -> Val:

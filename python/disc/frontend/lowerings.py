@@ -1788,8 +1788,7 @@ def _masked_index(ctx, x, p, mask):
     count = ctx.out_shape[p]
     flat = ctx.b.reshape(mask, (n,))
     ones = ctx.b.convert(flat, torch.int64)
-    running = ctx.b.op(f"disc.scan {ones.name}, dim = 0, kind = sum", torch.int64, (n,),
-                       signature=ones.type)
+    running = ctx.b.scan(ones, 0, "sum")
     total = ctx.b.reduce(ones, [0], "sum")
     if not count.is_Integer:
         ctx.b.bind_index(count, ctx.b.read_index(total))
@@ -2138,9 +2137,7 @@ def _cumsum(ctx, x, dim, dtype=None):
         return v
     if v.dtype == torch.bool:
         raise ImportError_("scan over bools")
-    d = norm_dim(dim, v.rank)
-    return ctx.b.op(f"disc.scan {v.name}, dim = {d}, kind = {kind}", v.dtype, v.shape,
-                    signature=v.type)
+    return ctx.b.scan(v, norm_dim(dim, v.rank), kind)
 
 
 @register(aten.roll.default)
