@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -84,14 +85,36 @@ namespace {
 /// Counts the module's kernels after disc-parallelize-loops (see
 /// KernelCounts): outermost loops and parallel-body calls of kernel
 /// functions, outermost loops of other functions, library calls, copies.
+/// Whether `op` is in the block variant of a row kernel
+/// (disc-map-loops-to-gpu): a call runs one of the two variants, counted in
+/// the other branch.
+bool inBlockVariant(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (auto choice = dyn_cast<scf::IfOp>(parent);
+        choice && choice->hasAttr("disc.row_variants") &&
+        choice.getThenRegion().isAncestor(op->getParentRegion()))
+      return true;
+  return false;
+}
+
 KernelCounts countKernels(ModuleOp module) {
   KernelCounts counts;
+  // Kernel functions (CPU outlining) called from a block variant.
+  llvm::DenseSet<Operation *> blockVariantKernels;
+  module.walk([&](func::CallOp call) {
+    if (inBlockVariant(call))
+      if (auto target = module.lookupSymbol<func::FuncOp>(call.getCallee()))
+        blockVariantKernels.insert(target);
+  });
   module.walk([&](Operation *op) {
     auto func = op->getParentOfType<func::FuncOp>();
     if (!func || func->hasAttr(kParallelBodyAttr))
       return; // a parallel body is counted at its call
     if (op->getParentOfType<gpu::GPUModuleOp>())
       return; // counted at its launch
+    if (inBlockVariant(op) || blockVariantKernels.contains(func))
+      return;
     if (auto call = dyn_cast<func::CallOp>(op)) {
       StringRef callee = call.getCallee();
       if (callee.starts_with("disc_ral_matmul") ||

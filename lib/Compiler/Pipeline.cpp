@@ -67,6 +67,19 @@ static std::string libraryEpiloguesStep(bool logFusion) {
          (options.empty() ? "" : "{" + options + "}") + "),canonicalize,cse,";
 }
 
+/// DISC_CUDA_ROW_VARIANT: unset or "auto" (the default) lets each call of a
+/// row kernel pick one row per thread or one row per block from the row
+/// length; "thread" or "block" forces one (tests, benchmarks).
+static std::string mapLoopsToGpuStep() {
+  const char *env = std::getenv("DISC_CUDA_ROW_VARIANT");
+  std::string variant = env && *env ? env : "auto";
+  if (variant != "auto" && variant != "thread" && variant != "block")
+    throw std::invalid_argument("DISC_CUDA_ROW_VARIANT must be auto, thread "
+                                "or block, got '" +
+                                variant + "'");
+  return "disc-map-loops-to-gpu{row-variant=" + variant + "}";
+}
+
 /// DISC_PROFILE: unset or "0" compiles without profiling hooks, "1" times
 /// every kernel, library call and copy (disc-profile-calls; the table is in
 /// disc.profile()). Any other value is an error.
@@ -204,7 +217,7 @@ std::string disc::cpuKernelsToLlvmPipeline() {
 std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
                                                      bool logFusion) {
   return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda-emulated") +
-         ",convert-math-to-funcs,func.func(disc-map-loops-to-gpu)," +
+         ",convert-math-to-funcs," + mapLoopsToGpuStep() + "," +
          cpuOutlineKernelsPipeline();
 }
 
@@ -217,8 +230,10 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          // then one gpu.func per launch.
          // Integer powers become helper functions (cloned into the kernels'
          // modules by outlining).
-         ",convert-math-to-funcs,func.func(disc-map-loops-to-gpu),"
-         "func.func(convert-parallel-loops-to-gpu),"
+         // Block-per-row nests become gpu.launch first (upstream does
+         // not take their reductions and barriers).
+         ",convert-math-to-funcs," + mapLoopsToGpuStep() + ","
+         "func.func(disc-row-blocks-to-gpu,convert-parallel-loops-to-gpu),"
          // Constants and index arithmetic move into the kernels (known
          // there, not passed as arguments).
          "func.func(gpu-launch-sink-index-computations),gpu-kernel-outlining,"

@@ -26,6 +26,8 @@ namespace {
 
 std::atomic<int64_t> parallelLaunches{0};
 std::atomic<int64_t> serialRuns{0};
+std::atomic<int64_t> rowsPerThread{0};
+std::atomic<int64_t> rowsPerBlock{0};
 
 /// Threads for loops launched on this thread: set per call by
 /// ThreadsForCall (the Context's numThreads), else OpenMP's default.
@@ -87,10 +89,21 @@ ParallelStats parallelStats() {
   return {parallelLaunches.load(), serialRuns.load()};
 }
 
+RowVariantStats rowVariantStats() {
+  return {rowsPerThread.load(), rowsPerBlock.load()};
+}
+
 } // namespace ral
 } // namespace disc
 
 using namespace disc::ral;
+
+extern "C" void disc_ral_note_variant(int64_t variant) {
+  if (variant == 0)
+    rowsPerThread.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 1)
+    rowsPerBlock.fetch_add(1, std::memory_order_relaxed);
+}
 
 extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),
                                       void *args, int64_t units,

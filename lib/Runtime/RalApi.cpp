@@ -350,6 +350,7 @@ const RalSymbol *ralSymbols(int64_t *count) {
       DISC_RAL_SYMBOL(disc_ral_cuda_free),
       DISC_RAL_SYMBOL(disc_ral_fail),
       DISC_RAL_SYMBOL(disc_ral_parallel_for),
+      DISC_RAL_SYMBOL(disc_ral_note_variant),
       DISC_RAL_SYMBOL(disc_ral_thread_scratch),
       DISC_RAL_SYMBOL(disc_ral_profile_begin),
       DISC_RAL_SYMBOL(disc_ral_profile_end),

@@ -289,6 +289,10 @@ def stats() -> dict:
     serial_runs        kernel loops it ran on the calling thread (too little
                        work to pay for a parallel launch): the run-time
                        variant choice of every parallel loop
+    rows_per_thread    calls of GPU row kernels (targets cuda and
+                       cuda-emulated) that ran one row per thread
+    rows_per_block     ... that ran one row per block: the run-time variant
+                       choice of every row kernel (docs/cuda.md)
     cache_hits         compile_mlir calls served by the compile cache (local
                        or remote): nothing compiled (docs/artifacts.md)
     cache_misses       compile_mlir calls the cache could not serve
@@ -300,10 +304,13 @@ def stats() -> dict:
     from .frontend import backend as _backend
 
     launches, serial = _runtime.parallel_stats()
+    rows_per_thread, rows_per_block = _runtime.row_variant_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
-              "parallel_launches": launches, "serial_runs": serial}
+              "parallel_launches": launches, "serial_runs": serial,
+              "rows_per_thread": rows_per_thread,
+              "rows_per_block": rows_per_block}
     result.update(_backend.stats())
     result.update(_cache.stats())
     return result

@@ -141,7 +141,7 @@ TEST(RalApiTest, Bf16TruncationsRoundToNearestEven) {
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 34);
+  ASSERT_EQ(count, 35);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
@@ -149,6 +149,7 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   }
   for (const char *name :
        {"disc_ral_alloc", "disc_ral_free", "disc_ral_fail", "disc_ral_parallel_for",
+        "disc_ral_note_variant",
         "disc_ral_thread_scratch",
         "disc_ral_profile_begin", "disc_ral_profile_end",
         "_mlir_ciface_disc_ral_matmul_f32", "_mlir_ciface_disc_ral_matmul_f16",
@@ -176,3 +177,15 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
 }
 
 } // namespace
+
+TEST(RalApiTest, RowVariantsAreCountedAndUnknownIdsIgnored) {
+  disc::ral::RowVariantStats before = disc::ral::rowVariantStats();
+  disc_ral_note_variant(0);
+  disc_ral_note_variant(1);
+  disc_ral_note_variant(1);
+  disc_ral_note_variant(7);
+  disc_ral_note_variant(-1);
+  disc::ral::RowVariantStats after = disc::ral::rowVariantStats();
+  EXPECT_EQ(after.rowsPerThread - before.rowsPerThread, 1);
+  EXPECT_EQ(after.rowsPerBlock - before.rowsPerBlock, 2);
+}

@@ -81,6 +81,11 @@ void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t), void *args,
 /// call it, and it does not fail (out of memory aborts with a message).
 void *disc_ral_thread_scratch(int64_t slot, int64_t bytes);
 
+/// Counts the variant a GPU row kernel runs in this call (0: one row per
+/// thread, 1: one row per block; disc-map-loops-to-gpu). Any other id is
+/// ignored.
+void disc_ral_note_variant(int64_t variant);
+
 /// Profiling hooks (DISC_PROFILE=1, disc-profile-calls): wall time from
 /// begin to end is added to the entry `name` (a constant string).
 void disc_ral_profile_begin(void *ctx, const char *name);

@@ -220,6 +220,14 @@ struct ParallelStats {
 };
 ParallelStats parallelStats();
 
+/// Process-wide counts of the run-time variant choice of GPU row kernels
+/// (disc_ral_note_variant): one row per thread, one row per block.
+struct RowVariantStats {
+  int64_t rowsPerThread = 0;
+  int64_t rowsPerBlock = 0;
+};
+RowVariantStats rowVariantStats();
+
 /// Bytes held by all threads' loop scratch buffers (disc_ral_thread_scratch;
 /// kept for reuse until a thread exits, outside the caching allocator).
 int64_t threadScratchBytes();

@@ -244,4 +244,8 @@ NB_MODULE(_runtime, m) {
     ral::ParallelStats stats = ral::parallelStats();
     return std::make_pair(stats.parallelLaunches, stats.serialRuns);
   });
+  m.def("row_variant_stats", [] {
+    ral::RowVariantStats stats = ral::rowVariantStats();
+    return std::make_pair(stats.rowsPerThread, stats.rowsPerBlock);
+  });
 }

@@ -5,6 +5,10 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Cuda/Passes.h"
 
+#include "ColumnLoops.h"
+#include "GpuLoopUtils.h"
+#include "RowKernels.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
@@ -19,6 +23,8 @@ namespace disc {
 } // namespace disc
 
 using namespace mlir;
+using disc::cuda::mappingFor;
+using disc::cuda::tripCount;
 
 namespace {
 
@@ -35,45 +41,34 @@ bool touchesMemory(Operation *op) {
   return result.wasInterrupted();
 }
 
-/// max(0, ceildiv(ub - lb, step)), folded where the bounds are constants
-/// (a one-thread grid).
-Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value extent = b.createOrFold<arith::SubIOp>(loc, ub, lb);
-  extent = b.createOrFold<arith::MaxSIOp>(loc, extent, zero);
-  return b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
-}
-
-/// The `#gpu.loop_dim_map` of a loop mapped 1:1 to `processor`.
-Attribute mappingFor(MLIRContext *ctx, gpu::Processor processor) {
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
-  return gpu::ParallelLoopDimMappingAttr::get(ctx, processor, identity,
-                                              identity);
-}
-
 struct MapLoopsToGpuPass
     : public disc::impl::DiscMapLoopsToGpuBase<MapLoopsToGpuPass> {
   using DiscMapLoopsToGpuBase::DiscMapLoopsToGpuBase;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
+    // A module pass: row kernels declare the variant counter hook.
+    for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>()))
+      if (!func.isExternal() && failed(mapFunction(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult mapFunction(func::FuncOp func) {
     if (blockSize < 1 || blockSize > 1024) {
       func.emitError() << "disc-map-loops-to-gpu: block-size must be in "
                           "[1, 1024], got "
                        << blockSize;
-      return signalPassFailure();
+      return failure();
     }
     forwardHostScalars(func);
     parallelizeWholeReductions(func);
+    disc::cuda::interchangeColumnLoops(func);
     if (failed(checkSupported(func)))
-      return signalPassFailure();
+      return failure();
     hostAllocasToAllocs(func);
     globalsToDeviceBuffers(func);
     copiesToLoops(func);
     if (failed(wrapHostMemoryAccesses(func)))
-      return signalPassFailure();
+      return failure();
     SmallVector<scf::ParallelOp> outermost;
     func.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (auto parallel = dyn_cast<scf::ParallelOp>(op)) {
@@ -82,11 +77,81 @@ struct MapLoopsToGpuPass
       }
       return WalkResult::advance();
     });
-    for (scf::ParallelOp loop : outermost) {
-      sequentializeInnerParallelLoops(loop);
-      if (failed(mapToGrid(loop)))
-        return signalPassFailure();
+    for (scf::ParallelOp loop : outermost)
+      if (failed(mapNest(loop)))
+        return failure();
+    return success();
+  }
+
+  /// One outermost parallel loop -> grids. A row kernel (RowKernels.h)
+  /// runs one row per thread or, chosen per call from the row length, one
+  /// row per block; `row-variant` forces either (tests).
+  LogicalResult mapNest(scf::ParallelOp loop) {
+    if (rowVariant != "auto" && rowVariant != "thread" &&
+        rowVariant != "block")
+      return loop.emitError() << "disc-map-loops-to-gpu: row-variant must be "
+                                 "auto, thread or block, got '"
+                              << rowVariant << "'";
+    std::string why;
+    std::optional<disc::cuda::RowKernel> rows =
+        disc::cuda::analyzeRowKernel(loop, why);
+    if (!rows) {
+      disc::cuda::sequentializeParallelLoopsIn(loop);
+      return mapToGrid(loop);
     }
+    for (Operation *phase : rows->phases)
+      disc::cuda::sequentializeParallelLoopsIn(phase);
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value rowLength = rowVariant == "thread"
+                          ? Value()
+                          : disc::cuda::hostRowLength(b, *rows);
+    auto perBlock = [&](OpBuilder &at) {
+      noteVariant(at, loc, disc::cuda::RowVariant::PerBlock);
+      Value threads = disc::cuda::threadsForRow(at, loc, rowLength);
+      disc::cuda::buildRowBlockNest(at, *rows, threads);
+    };
+    if (rowVariant == "block") {
+      perBlock(b);
+      loop.erase();
+      return success();
+    }
+    if (rowVariant == "auto" && rowLength) {
+      // Rows of 32 elements or more: a block of 32-256 threads per row.
+      Value longRows = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::uge, rowLength,
+          arith::ConstantIndexOp::create(b, loc, kMinRowPerBlock));
+      auto choice = scf::IfOp::create(b, loc, longRows, /*withElse=*/true);
+      // One kernel in two variants: kernel counts take the else branch.
+      choice->setAttr(disc::cuda::kRowVariantsAttr, b.getUnitAttr());
+      OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
+      perBlock(thenBuilder);
+      loop->moveBefore(choice.elseBlock()->getTerminator());
+    }
+    OpBuilder at(loop);
+    noteVariant(at, loc, disc::cuda::RowVariant::PerThread);
+    disc::cuda::sequentializeParallelLoopsIn(loop);
+    return mapToGrid(loop);
+  }
+
+  /// Rows shorter than this run one per thread.
+  static constexpr int64_t kMinRowPerBlock = 32;
+
+  /// `disc_ral_note_variant(id)`: counts the variant chosen for this call.
+  void noteVariant(OpBuilder &b, Location loc, disc::cuda::RowVariant variant) {
+    auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+    constexpr llvm::StringLiteral name = "disc_ral_note_variant";
+    auto hook = module.lookupSymbol<func::FuncOp>(name);
+    if (!hook) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      hook = func::FuncOp::create(
+          top, loc, name,
+          FunctionType::get(b.getContext(), {b.getI64Type()}, {}));
+      hook.setPrivate();
+    }
+    Value id = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                            static_cast<int64_t>(variant));
+    func::CallOp::create(b, loc, hook, ValueRange{id});
   }
 
   /// Whether `value` is computed on the host without reading memory
@@ -551,30 +616,6 @@ struct MapLoopsToGpuPass
     return success();
   }
 
-  /// Parallel loops nested in a mapped nest run sequentially in its thread.
-  void sequentializeInnerParallelLoops(scf::ParallelOp outer) {
-    SmallVector<scf::ParallelOp> inner;
-    outer.getBody()->walk([&](scf::ParallelOp p) { inner.push_back(p); });
-    // Post-order: innermost first, so every rewritten loop is leaf-most.
-    for (scf::ParallelOp p : inner) {
-      OpBuilder b(p);
-      Location loc = p.getLoc();
-      SmallVector<Value> ivs;
-      OpBuilder nested = b;
-      for (auto [lb, ub, step] :
-           llvm::zip(p.getLowerBound(), p.getUpperBound(), p.getStep())) {
-        auto loop = scf::ForOp::create(nested, loc, lb, ub, step);
-        ivs.push_back(loop.getInductionVar());
-        nested.setInsertionPoint(loop.getBody()->getTerminator());
-      }
-      IRMapping mapping;
-      mapping.map(p.getInductionVars(), ivs);
-      for (Operation &op : p.getBody()->without_terminator())
-        nested.clone(op, mapping);
-      p.erase();
-    }
-  }
-
   /// One outermost parallel loop -> block loop around thread loop around a
   /// guarded, delinearised copy of the body.
   LogicalResult mapToGrid(scf::ParallelOp loop) {
@@ -620,18 +661,8 @@ struct MapLoopsToGpuPass
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
     // Innermost dim fastest: consecutive threads touch consecutive
     // elements of a row-major buffer.
-    size_t rank = tripCounts.size();
-    SmallVector<Value> ivs(rank);
-    Value remaining = linear;
-    for (size_t i = rank; i-- > 0;) {
-      Value index = remaining;
-      if (i > 0) {
-        index = arith::RemUIOp::create(b, loc, remaining, tripCounts[i]);
-        remaining = arith::DivUIOp::create(b, loc, remaining, tripCounts[i]);
-      }
-      Value scaled = b.createOrFold<arith::MulIOp>(loc, index, loop.getStep()[i]);
-      ivs[i] = b.createOrFold<arith::AddIOp>(loc, loop.getLowerBound()[i], scaled);
-    }
+    SmallVector<Value> ivs = disc::cuda::delinearize(
+        b, loc, linear, tripCounts, loop.getLowerBound(), loop.getStep());
     IRMapping mapping;
     mapping.map(loop.getInductionVars(), ivs);
     for (Operation &op : loop.getBody()->without_terminator())

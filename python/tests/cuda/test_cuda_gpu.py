@@ -82,6 +82,38 @@ def test_program_on_gpu_matches_pytorch(name):
     assert compilations() == before
 
 
+@pytest.mark.parametrize("variant", ["thread", "block", "auto"])
+def test_row_kernel_variants_on_gpu(variant, monkeypatch):
+    """Row reductions and the softmax stitch kernel in each variant
+    (docs/cuda.md, "Row kernels"): block-wide gpu.all_reduce, barriers,
+    and the host's per-call choice counted in disc.stats()."""
+    from cuda.test_cuda_row_kernels import PROGRAM as ROWS
+
+    monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
+    monkeypatch.setenv("DISC_CACHE", "0")
+    softmax = disc.compile_mlir(PROGRAMS["softmax"][0], target="cuda")
+    rows = disc.compile_mlir(ROWS, target="cuda")
+    before = disc.stats()
+    for shape in [(3, 5), (1, 1), (64, 130), (257, 1000), (16 * 128, 3072), (5, 31), (5, 32)]:
+        x = torch.randn(shape, device="cuda")
+        b = torch.rand(shape, device="cuda") > 0.99
+        (got,) = softmax(x)
+        torch.testing.assert_close(got, torch.softmax(x, -1), rtol=1e-5, atol=1e-5)
+        s, m, a = rows(x, b)
+        torch.testing.assert_close(s, x.sum(1), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(m, x.amax(1))
+        assert torch.equal(a, b.any(1))
+    after = disc.stats()
+    per_thread = after["rows_per_thread"] - before["rows_per_thread"]
+    per_block = after["rows_per_block"] - before["rows_per_block"]
+    if variant == "thread":
+        assert per_block == 0 and per_thread > 0
+    elif variant == "block":
+        assert per_thread == 0 and per_block > 0
+    else:
+        assert per_thread > 0 and per_block > 0
+
+
 def test_torch_compile_on_cuda_tensors_compiles_once_for_all_shapes():
     def f(x, w, b):
         y = torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b)

@@ -4,7 +4,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::func::FuncOp"> {
+def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
   let summary = "Map each loop nest of the host function to a block/thread grid";
   let description = [{
     After bufferization every memory-bound op is a loop nest on memrefs in
@@ -22,6 +22,32 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::func::FuncOp"> {
     - Inside a mapped nest, inner `scf.parallel` loops (a stitch kernel's
       per-row stages) become sequential `scf.for` nests: one thread runs
       one row.
+    - A column reduction, a sequential loop around a parallel loop whose
+      iterations each update their own elements (`x.sum(0)`; `x.mean(1)`
+      inside a parallel loop over the batch), becomes one parallel loop
+      over the outer and inner dims around the sequential loop
+      (ColumnLoops.h): one thread per output element, consecutive threads
+      on consecutive elements, instead of one thread for everything (host
+      code) or one per batch.
+    - A row kernel (a parallel loop over rows whose body is a sequence of
+      reductions over the row, `scf.for` loops whose iteration arguments
+      are each combined by one associative, commutative op, and stages over
+      the row, `scf.parallel` loops that write no stack buffer, with
+      region-free ops between them) also gets a block-per-row variant:
+      `scf.parallel` over rows mapped to `block_x` and marked
+      `disc.row_block`, whose reductions and stages are each a
+      `scf.parallel` over the block's threads mapped to `thread_x`
+      (a reduction: each thread reduces iterations t, t + T, ... from the
+      combiner's identity, `scf.reduce` combines the threads, then the
+      loop's initial value is combined in). T is a multiple of 32 in
+      [32, 256], about four elements per thread, computed on the host from
+      the longest phase's trip count. With `row-variant=auto` the host
+      picks per call: rows of 32 elements or more one per block, shorter
+      ones one per thread (a row length that depends on the row: one per
+      thread). `thread` and `block` force a variant (tests). Each call of
+      a row kernel calls `disc_ral_note_variant(0 | 1)`, counted in
+      `disc.stats()`. `disc-row-blocks-to-gpu` lowers the block variant;
+      run as ordinary loops (the CPU), it computes what the original does.
     - A `memref.copy` of the host code becomes a parallel copy nest.
     - Memory accesses of the host code outside any parallel loop (a
       reduction of a whole tensor to a scalar: `memref.store`, `scf.for`,
@@ -45,8 +71,40 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block of the mapped grids">
+           "Threads per block of the mapped grids">,
+    Option<"rowVariant", "row-variant", "std::string", /*default=*/"\"auto\"",
+           "Row kernels: auto (chosen per call), thread or block">
   ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
+def DiscRowBlocksToGpu : Pass<"disc-row-blocks-to-gpu", "mlir::func::FuncOp"> {
+  let summary = "Lower block-per-row nests to gpu.launch with block-wide reductions";
+  let description = [{
+    Upstream `convert-parallel-loops-to-gpu` accepts side effects only in
+    the innermost loop and no reductions, so the block-per-row nests of
+    `disc-map-loops-to-gpu` (`scf.parallel` marked `disc.row_block`) are
+    lowered here, before it:
+
+    - the nest becomes `gpu.launch` with one block per row and as many
+      threads as its thread loops run (all of them run the same count);
+      every thread runs the row-level ops (they compute one value for the
+      whole block; stack buffers are per thread and all threads write the
+      same values to them);
+    - each thread loop's body runs with the thread id; its `scf.reduce`
+      becomes one `gpu.all_reduce` per result with the combiner as its
+      region (i1/i8/i16 values are reduced as i32, f16/bf16 as f32: what
+      warp shuffles move);
+    - `gpu.barrier` separates a thread loop that writes memory from what
+      follows, and row-level stores from the next thread loop.
+
+    Run on the CPU (target cuda-emulated) the nest stays loops; this pass
+    is only for the GPU.
+  }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
                            "mlir::memref::MemRefDialect",

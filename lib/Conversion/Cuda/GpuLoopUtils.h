@@ -1,0 +1,44 @@
+//===- GpuLoopUtils.h - helpers of the cuda loop-mapping code ---*- C++ -*-===//
+//
+// Shared by disc-map-loops-to-gpu (MapLoopsToGpu, RowKernels, ColumnLoops)
+// and disc-row-blocks-to-gpu.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_LIB_CONVERSION_CUDA_GPULOOPUTILS_H
+#define DISC_LIB_CONVERSION_CUDA_GPULOOPUTILS_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace disc::cuda {
+
+/// max(0, ceildiv(ub - lb, step)), folded where the bounds are constants.
+mlir::Value tripCount(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lb,
+                      mlir::Value ub, mlir::Value step);
+
+/// The `#gpu.loop_dim_map` of a loop mapped 1:1 to `processor`.
+mlir::Attribute mappingFor(mlir::MLIRContext *ctx,
+                           mlir::gpu::Processor processor);
+
+/// The induction variables lb[i] + index[i] * step[i] of the linear
+/// iteration `linear` of a nest with trip counts `counts` (innermost dim
+/// fastest: consecutive threads touch consecutive elements).
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           mlir::Value linear,
+                                           mlir::ValueRange counts,
+                                           mlir::ValueRange lbs,
+                                           mlir::ValueRange steps);
+
+/// Whether `op` (or an op nested in it) writes memory.
+bool writesMemory(mlir::Operation *op);
+
+/// The buffer a view (subview, reshape, cast) of it is taken from.
+mlir::Value rootBuffer(mlir::Value memref);
+
+/// Whether `value` is defined outside `op` (not in its regions).
+bool definedOutside(mlir::Value value, mlir::Operation *op);
+
+} // namespace disc::cuda
+
+#endif // DISC_LIB_CONVERSION_CUDA_GPULOOPUTILS_H

@@ -1,0 +1,454 @@
+//===- RowKernels.cpp - one row per block for row reductions --------------===//
+//
+// See RowKernels.h and DiscMapLoopsToGpu in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "RowKernels.h"
+
+#include "GpuLoopUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+namespace disc::cuda {
+namespace {
+
+/// The identity of the reduction step `combine(acc, x)` when it is one
+/// associative, commutative op (float sums and products only when marked
+/// reassociable), else null.
+TypedAttr combinerIdentity(Operation *combine) {
+  Type type = combine->getResult(0).getType();
+  Builder b(combine->getContext());
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+    auto reassociable = [&](auto op) {
+      return bitEnumContainsAll(op.getFastmath(),
+                                arith::FastMathFlags::reassoc);
+    };
+    if (auto add = dyn_cast<arith::AddFOp>(combine))
+      return reassociable(add)
+                 ? b.getFloatAttr(type, APFloat::getZero(semantics, true))
+                 : TypedAttr();
+    if (auto mul = dyn_cast<arith::MulFOp>(combine))
+      return reassociable(mul) ? b.getFloatAttr(type, 1.0) : TypedAttr();
+    // max/min from -inf/+inf: a NaN-ignoring max of an all-NaN part then
+    // leaves the initial value, as the sequential loop does.
+    if (isa<arith::MaxNumFOp, arith::MaximumFOp>(combine))
+      return b.getFloatAttr(type, APFloat::getInf(semantics, true));
+    if (isa<arith::MinNumFOp, arith::MinimumFOp>(combine))
+      return b.getFloatAttr(type, APFloat::getInf(semantics, false));
+    return {};
+  }
+  auto intType = dyn_cast<IntegerType>(type);
+  if (!intType)
+    return {};
+  unsigned w = intType.getWidth();
+  auto value = [&](APInt v) { return (TypedAttr)b.getIntegerAttr(type, v); };
+  if (isa<arith::AddIOp, arith::OrIOp, arith::XOrIOp, arith::MaxUIOp>(combine))
+    return value(APInt(w, 0));
+  if (isa<arith::MulIOp>(combine))
+    return value(APInt(w, 1));
+  if (isa<arith::AndIOp, arith::MinUIOp>(combine))
+    return value(APInt::getAllOnes(w));
+  if (isa<arith::MaxSIOp>(combine))
+    return value(APInt::getSignedMinValue(w));
+  if (isa<arith::MinSIOp>(combine))
+    return value(APInt::getSignedMaxValue(w));
+  return {};
+}
+
+/// The op combining iteration argument `i` of `loop` with the iteration's
+/// value, if that is all the argument is used for and the op is a
+/// supported combiner.
+Operation *combinerOf(scf::ForOp loop, unsigned i) {
+  BlockArgument acc = loop.getRegionIterArg(i);
+  Value yielded = loop.getYieldedValues()[i];
+  Operation *combine = yielded.getDefiningOp();
+  if (!combine || combine->getBlock() != loop.getBody() ||
+      combine->getNumOperands() != 2 || combine->getNumResults() != 1 ||
+      !acc.hasOneUse() || !yielded.hasOneUse() ||
+      (combine->getOperand(0) != acc && combine->getOperand(1) != acc) ||
+      !combinerIdentity(combine))
+    return nullptr;
+  return combine;
+}
+
+/// Whether `op` writes a stack buffer: on a GPU each thread has its own,
+/// so a row written by all threads of a block would be split among them.
+bool writesStackBuffer(Operation *op) {
+  WalkResult result = op->walk([](Operation *nested) {
+    Value target;
+    if (auto store = dyn_cast<memref::StoreOp>(nested))
+      target = store.getMemRef();
+    else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(nested))
+      target = rmw.getMemref();
+    else if (auto copy = dyn_cast<memref::CopyOp>(nested))
+      target = copy.getTarget();
+    else
+      return WalkResult::advance();
+    if (rootBuffer(target).getDefiningOp<memref::AllocaOp>())
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+Value materializeOnHost(OpBuilder &b, Value value, Operation *loop, int depth);
+
+/// Extent `index` of `memref` (a value of the loop body: a view of a row)
+/// as host code, or null when it depends on the row.
+Value dimOnHost(OpBuilder &b, Location loc, Value memref, int64_t index,
+                Operation *loop, int depth) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(index))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(index));
+  if (definedOutside(memref, loop))
+    return memref::DimOp::create(b, loc, memref, index);
+  if (depth > 16)
+    return nullptr;
+  auto fromSize = [&](OpFoldResult size) -> Value {
+    if (auto attr = dyn_cast<Attribute>(size))
+      return arith::ConstantIndexOp::create(b, loc,
+                                            cast<IntegerAttr>(attr).getInt());
+    return materializeOnHost(b, cast<Value>(size), loop, depth + 1);
+  };
+  if (auto subview = memref.getDefiningOp<memref::SubViewOp>()) {
+    llvm::SmallBitVector dropped = subview.getDroppedDims();
+    int64_t seen = -1;
+    for (unsigned j = 0; j < dropped.size(); ++j) {
+      if (dropped.test(j))
+        continue;
+      if (++seen == index)
+        return fromSize(subview.getMixedSizes()[j]);
+    }
+    return nullptr;
+  }
+  if (auto collapse = memref.getDefiningOp<memref::CollapseShapeOp>()) {
+    Value product = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t j : collapse.getReassociationIndices()[index]) {
+      Value extent = dimOnHost(b, loc, collapse.getSrc(), j, loop, depth + 1);
+      if (!extent)
+        return nullptr;
+      product = arith::MulIOp::create(b, loc, product, extent);
+    }
+    return product;
+  }
+  if (auto expand = memref.getDefiningOp<memref::ExpandShapeOp>())
+    return fromSize(expand.getMixedOutputShape()[index]);
+  if (auto cast = memref.getDefiningOp<memref::CastOp>())
+    return dimOnHost(b, loc, cast.getSource(), index, loop, depth + 1);
+  return nullptr;
+}
+
+/// `value` (an index computed in the loop body) recomputed by host code,
+/// or null when it depends on the row or on memory.
+Value materializeOnHost(OpBuilder &b, Value value, Operation *loop,
+                        int depth) {
+  if (definedOutside(value, loop))
+    return value;
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 16)
+    return nullptr;
+  if (auto dim = dyn_cast<memref::DimOp>(def)) {
+    std::optional<int64_t> index = getConstantIntValue(dim.getIndex());
+    if (!index)
+      return nullptr;
+    return dimOnHost(b, def->getLoc(), dim.getSource(), *index, loop, depth);
+  }
+  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def) ||
+      def->getNumResults() != 1 ||
+      def->getDialect()->getNamespace() != "arith")
+    return nullptr;
+  IRMapping mapping;
+  for (Value operand : def->getOperands()) {
+    Value host = materializeOnHost(b, operand, loop, depth + 1);
+    if (!host)
+      return nullptr;
+    mapping.map(operand, host);
+  }
+  return b.clone(*def, mapping)->getResult(0);
+}
+
+/// Bounds of a phase: one (lb, ub, step) per dim.
+SmallVector<std::array<Value, 3>> phaseBounds(Operation *phase) {
+  SmallVector<std::array<Value, 3>> bounds;
+  if (auto loop = dyn_cast<scf::ForOp>(phase)) {
+    bounds.push_back({loop.getLowerBound(), loop.getUpperBound(),
+                      loop.getStep()});
+    return bounds;
+  }
+  auto loop = cast<scf::ParallelOp>(phase);
+  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep()))
+    bounds.push_back({lb, ub, step});
+  return bounds;
+}
+
+/// `scf.parallel (%t) = 0 to threads` mapped to thread_x, with `inits` as
+/// reduction initial values (the caller adds the scf.reduce then).
+scf::ParallelOp createThreadLoop(OpBuilder &b, Location loc, Value threads,
+                                 ValueRange inits) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                      ValueRange{threads}, ValueRange{one},
+                                      inits, nullptr);
+  MLIRContext *ctx = b.getContext();
+  loop->setAttr(gpu::getMappingAttrName(),
+                ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::ThreadX)}));
+  return loop;
+}
+
+/// A reduction phase: each thread reduces iterations t, t + threads, ...
+/// from the identities; the block combines the threads' results and then
+/// the loop's initial values.
+void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
+                         Value threads) {
+  Location loc = phase.getLoc();
+  SmallVector<Operation *> combiners;
+  SmallVector<Value> identities;
+  for (unsigned i = 0; i < phase.getNumResults(); ++i) {
+    combiners.push_back(combinerOf(phase, i));
+    identities.push_back(arith::ConstantOp::create(
+        b, loc, combinerIdentity(combiners.back())));
+  }
+  scf::ParallelOp threadLoop = createThreadLoop(b, loc, threads, identities);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(threadLoop.getBody());
+    Value thread = threadLoop.getInductionVars()[0];
+    Value lb = mapping.lookupOrDefault(phase.getLowerBound());
+    Value ub = mapping.lookupOrDefault(phase.getUpperBound());
+    Value step = mapping.lookupOrDefault(phase.getStep());
+    Value start = arith::AddIOp::create(
+        b, loc, lb, arith::MulIOp::create(b, loc, thread, step));
+    Value stride = arith::MulIOp::create(b, loc, threads, step);
+    auto part = scf::ForOp::create(b, loc, start, ub, stride, identities);
+    mapping.map(phase.getInductionVar(), part.getInductionVar());
+    mapping.map(phase.getRegionIterArgs(), part.getRegionIterArgs());
+    b.setInsertionPointToStart(part.getBody());
+    for (Operation &op : phase.getBody()->getOperations())
+      b.clone(op, mapping);
+    b.setInsertionPointToEnd(threadLoop.getBody());
+    auto reduce = scf::ReduceOp::create(b, loc, part.getResults());
+    for (auto [i, combine] : llvm::enumerate(combiners)) {
+      Block &block = reduce.getReductions()[i].front();
+      b.setInsertionPointToStart(&block);
+      Operation *step = b.clone(*combine);
+      step->setOperands({block.getArgument(0), block.getArgument(1)});
+      scf::ReduceReturnOp::create(b, loc, step->getResult(0));
+    }
+  }
+  for (auto [i, combine] : llvm::enumerate(combiners)) {
+    Value acc = phase.getRegionIterArg(i);
+    Operation *final = b.clone(*combine);
+    Value init = mapping.lookupOrDefault(phase.getInitArgs()[i]);
+    final->setOperands(combine->getOperand(0) == acc
+                           ? ValueRange{init, threadLoop.getResult(i)}
+                           : ValueRange{threadLoop.getResult(i), init});
+    mapping.map(phase.getResult(i), final->getResult(0));
+  }
+}
+
+/// A stage over the row: each thread runs iterations t, t + threads, ...
+/// of the (linearised) iteration space.
+void buildStagePhase(OpBuilder &b, scf::ParallelOp phase, IRMapping &mapping,
+                     Value threads) {
+  Location loc = phase.getLoc();
+  SmallVector<Value> lbs, steps, counts;
+  Value total;
+  for (auto [lb, ub, step] : phaseBounds(phase)) {
+    lbs.push_back(mapping.lookupOrDefault(lb));
+    steps.push_back(mapping.lookupOrDefault(step));
+    counts.push_back(tripCount(b, loc, lbs.back(), mapping.lookupOrDefault(ub),
+                               steps.back()));
+    total = total ? arith::MulIOp::create(b, loc, total, counts.back())
+                  : counts.back();
+  }
+  scf::ParallelOp threadLoop = createThreadLoop(b, loc, threads, {});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(threadLoop.getBody()->getTerminator());
+  Value thread = threadLoop.getInductionVars()[0];
+  SmallVector<Value> ivs;
+  if (lbs.size() == 1) {
+    Value start = arith::AddIOp::create(
+        b, loc, lbs[0], arith::MulIOp::create(b, loc, thread, steps[0]));
+    Value stride = arith::MulIOp::create(b, loc, threads, steps[0]);
+    auto loop = scf::ForOp::create(
+        b, loc, start, mapping.lookupOrDefault(phase.getUpperBound()[0]),
+        stride);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    ivs.push_back(loop.getInductionVar());
+  } else {
+    auto loop = scf::ForOp::create(b, loc, thread, total, threads);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    // Innermost dim fastest: consecutive threads, consecutive elements.
+    ivs = delinearize(b, loc, loop.getInductionVar(), counts, lbs, steps);
+  }
+  mapping.map(phase.getInductionVars(), ivs);
+  for (Operation &op : phase.getBody()->without_terminator())
+    b.clone(op, mapping);
+}
+
+} // namespace
+
+std::optional<RowKernel> analyzeRowKernel(scf::ParallelOp loop,
+                                          std::string &why) {
+  RowKernel kernel{loop, {}};
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto phase = dyn_cast<scf::ForOp>(op)) {
+      if (phase.getNumResults() == 0) {
+        why = "a loop over the row without results";
+        return std::nullopt;
+      }
+      for (unsigned i = 0; i < phase.getNumResults(); ++i)
+        if (!combinerOf(phase, i)) {
+          why = "a loop over the row that is not a reduction with an "
+                "associative, commutative combiner";
+          return std::nullopt;
+        }
+      if (writesMemory(phase)) {
+        why = "a reduction over the row that writes memory";
+        return std::nullopt;
+      }
+      kernel.phases.push_back(phase);
+      continue;
+    }
+    if (auto phase = dyn_cast<scf::ParallelOp>(op)) {
+      if (phase.getNumResults() != 0) {
+        why = "a parallel loop with reductions";
+        return std::nullopt;
+      }
+      if (writesStackBuffer(phase)) {
+        why = "a stage that writes a stack buffer";
+        return std::nullopt;
+      }
+      kernel.phases.push_back(phase);
+      continue;
+    }
+    if (op.getNumRegions() != 0) {
+      why = ("an op with regions (" + op.getName().getStringRef() + ")").str();
+      return std::nullopt;
+    }
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op)) {
+      if (!alloca.getType().hasStaticShape()) {
+        why = "a dynamic stack buffer";
+        return std::nullopt;
+      }
+      continue;
+    }
+    if (isMemoryEffectFree(&op) ||
+        isa<memref::LoadOp, memref::StoreOp, cf::AssertOp>(op))
+      continue;
+    why = ("an op with side effects (" + op.getName().getStringRef() + ")")
+              .str();
+    return std::nullopt;
+  }
+  if (kernel.phases.empty()) {
+    why = "no loop over the row";
+    return std::nullopt;
+  }
+  return kernel;
+}
+
+Value hostRowLength(OpBuilder &b, const RowKernel &kernel) {
+  Value longest;
+  for (Operation *phase : kernel.phases) {
+    Location loc = phase->getLoc();
+    Value elements;
+    for (auto [lb, ub, step] : phaseBounds(phase)) {
+      Value hostLb = materializeOnHost(b, lb, kernel.loop, 0);
+      Value hostUb = materializeOnHost(b, ub, kernel.loop, 0);
+      Value hostStep = materializeOnHost(b, step, kernel.loop, 0);
+      if (!hostLb || !hostUb || !hostStep)
+        return nullptr;
+      Value count = tripCount(b, loc, hostLb, hostUb, hostStep);
+      elements = elements ? b.createOrFold<arith::MulIOp>(loc, elements, count)
+                          : count;
+    }
+    longest = longest ? b.createOrFold<arith::MaxUIOp>(loc, longest, elements)
+                      : elements;
+  }
+  return longest;
+}
+
+Value threadsForRow(OpBuilder &b, Location loc, Value rowLength) {
+  if (!rowLength)
+    return arith::ConstantIndexOp::create(b, loc, 256);
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value perFour = b.createOrFold<arith::CeilDivUIOp>(loc, rowLength, c(4));
+  Value clamped = b.createOrFold<arith::MinUIOp>(loc, perFour, c(256));
+  clamped = b.createOrFold<arith::MaxUIOp>(loc, clamped, c(32));
+  Value warps = b.createOrFold<arith::CeilDivUIOp>(loc, clamped, c(32));
+  return b.createOrFold<arith::MulIOp>(loc, warps, c(32));
+}
+
+void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads) {
+  scf::ParallelOp loop = kernel.loop;
+  Location loc = loop.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> counts;
+  Value rows = one;
+  for (auto [lb, ub, step] : llvm::zip(
+           loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    counts.push_back(tripCount(b, loc, lb, ub, step));
+    rows = b.createOrFold<arith::MulIOp>(loc, rows, counts.back());
+  }
+  auto nest = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                      ValueRange{rows}, ValueRange{one});
+  nest->setAttr(gpu::getMappingAttrName(),
+                ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::BlockX)}));
+  nest->setAttr(kRowBlockAttr, b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(nest.getBody()->getTerminator());
+  SmallVector<Value> ivs =
+      delinearize(b, loc, nest.getInductionVars()[0], counts,
+                  loop.getLowerBound(), loop.getStep());
+  IRMapping mapping;
+  mapping.map(loop.getInductionVars(), ivs);
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (!llvm::is_contained(kernel.phases, &op)) {
+      b.clone(op, mapping);
+      continue;
+    }
+    if (auto reduction = dyn_cast<scf::ForOp>(op))
+      buildReductionPhase(b, reduction, mapping, threads);
+    else
+      buildStagePhase(b, cast<scf::ParallelOp>(op), mapping, threads);
+  }
+}
+
+void sequentializeParallelLoopsIn(Operation *root) {
+  SmallVector<scf::ParallelOp> inner;
+  for (Region &region : root->getRegions())
+    region.walk([&](scf::ParallelOp p) { inner.push_back(p); });
+  // Post-order: innermost first, so every rewritten loop is leaf-most.
+  for (scf::ParallelOp p : inner) {
+    OpBuilder b(p);
+    Location loc = p.getLoc();
+    SmallVector<Value> ivs;
+    OpBuilder nested = b;
+    for (auto [lb, ub, step] :
+         llvm::zip(p.getLowerBound(), p.getUpperBound(), p.getStep())) {
+      auto loop = scf::ForOp::create(nested, loc, lb, ub, step);
+      ivs.push_back(loop.getInductionVar());
+      nested.setInsertionPoint(loop.getBody()->getTerminator());
+    }
+    IRMapping mapping;
+    mapping.map(p.getInductionVars(), ivs);
+    for (Operation &op : p.getBody()->without_terminator())
+      nested.clone(op, mapping);
+    p.erase();
+  }
+}
+
+} // namespace disc::cuda

@@ -1,0 +1,77 @@
+//===- RowKernels.h - one row per block for row reductions ------*- C++ -*-===//
+//
+// The block-per-row variant of a row kernel, built by disc-map-loops-to-gpu
+// and turned into a gpu.launch by disc-row-blocks-to-gpu.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_LIB_CONVERSION_CUDA_ROWKERNELS_H
+#define DISC_LIB_CONVERSION_CUDA_ROWKERNELS_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace disc::cuda {
+
+/// The attribute that marks a block-per-row nest.
+constexpr llvm::StringLiteral kRowBlockAttr = "disc.row_block";
+
+/// The attribute that marks the host's `scf.if` choosing between the two
+/// variants of one row kernel (then: one row per block, else: one row per
+/// thread).
+constexpr llvm::StringLiteral kRowVariantsAttr = "disc.row_variants";
+
+/// Variant ids passed to `disc_ral_note_variant` (counted in disc.stats()).
+enum class RowVariant : int64_t { PerThread = 0, PerBlock = 1 };
+
+/// A row kernel: an outermost `scf.parallel` over rows whose body is a
+/// sequence of
+///   - phases: a reduction over the row (`scf.for` whose every iteration
+///     argument is combined with one associative, commutative op and whose
+///     body writes no memory), or a stage over the row (`scf.parallel`
+///     without results that writes no stack buffer);
+///   - row-level ops: ops without regions that compute, load, store or
+///     declare a static stack buffer.
+/// At least one phase; every phase's trip count known on the host.
+struct RowKernel {
+  mlir::scf::ParallelOp loop;
+  llvm::SmallVector<mlir::Operation *> phases;
+};
+
+/// `loop` as a row kernel, or nullopt with the reason in `why`.
+std::optional<RowKernel> analyzeRowKernel(mlir::scf::ParallelOp loop,
+                                          std::string &why);
+
+/// The longest phase of `kernel` (elements per row) computed by host code
+/// at `b`'s insertion point (before the loop), or null if some trip count
+/// depends on the row.
+mlir::Value hostRowLength(mlir::OpBuilder &b, const RowKernel &kernel);
+
+/// Threads per block for rows of `rowLength` elements (null: unknown):
+/// a multiple of 32 in [32, 256], about four elements per thread.
+mlir::Value threadsForRow(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value rowLength);
+
+/// Builds the block-per-row nest of `kernel` at `b`'s insertion point:
+///   scf.parallel (%row) = 0 to rows  {block_x, disc.row_block} {
+///     row-level ops (every thread of the block runs them)
+///     scf.parallel (%t) = 0 to threads  {thread_x} [init(identities)] {
+///       a phase's iterations t, t + threads, ... [partial results;
+///       scf.reduce with the phase's combiners]
+///     }
+///     ...
+///   }
+/// Reduction phases then combine their initial values with the block's
+/// result. Run as ordinary loops (the CPU), the nest computes what `kernel`
+/// does; disc-row-blocks-to-gpu makes it a gpu.launch.
+void buildRowBlockNest(mlir::OpBuilder &b, const RowKernel &kernel,
+                       mlir::Value threads);
+
+/// Parallel loops nested in `op`'s regions become sequential `scf.for`
+/// nests (innermost first).
+void sequentializeParallelLoopsIn(mlir::Operation *op);
+
+} // namespace disc::cuda
+
+#endif // DISC_LIB_CONVERSION_CUDA_ROWKERNELS_H

@@ -1,0 +1,144 @@
+"""Row kernels on the cuda target without a GPU: both variants (one row per
+thread, one row per block; docs/cuda.md, "Row kernels") run through target
+cuda-emulated (the block and thread loops executed on the CPU, the block's
+reductions as ordinary reductions) against eager PyTorch, and compile for
+target cuda (ptxas accepts the block variant's shuffles and barriers).
+`DISC_CUDA_ROW_VARIANT` forces a variant; `auto` picks per call from the row
+length, which disc.stats() counts."""
+import pytest
+import torch
+
+import disc
+from conftest import compilations
+
+
+class RowOps(torch.nn.Module):
+    """Row reductions and stitch kernels over the last dim."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(width)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x, ids):
+        return (torch.softmax(x, -1), torch.log_softmax(x * 3, -1), self.norm(x),
+                x.sum(-1), x.amax(-1), x.amin(-1), (x > 1).any(-1), (x > -3).all(-1),
+                x.var(-1), ids.sum(-1), ids.amax(-1))
+
+
+def _compile_and_check(width, shapes, monkeypatch, variant):
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch._dynamo.reset()
+    model = RowOps(width).eval()
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    before, stats = compilations(), disc.stats()
+    g = torch.Generator().manual_seed(width)
+    with torch.no_grad():
+        for rows in shapes:
+            x = torch.randn(*rows, width, generator=g)
+            if x.numel():
+                x.view(-1)[::7] = x.view(-1)[::7] * 4
+                x.view(-1)[3] = float("nan")
+            ids = torch.randint(-1000, 1000, (*rows, width), generator=g)
+            for got, want in zip(compiled(x, ids), model(x, ids)):
+                assert got.dtype == want.dtype and got.shape == want.shape
+                torch.testing.assert_close(got, want, rtol=2e-5, atol=2e-5,
+                                           equal_nan=True)
+    assert compilations() == before + 1, "one compilation for every shape"
+    after = disc.stats()
+    return (after["rows_per_thread"] - stats["rows_per_thread"],
+            after["rows_per_block"] - stats["rows_per_block"])
+
+
+SHAPES = [(2, 3), (5, 7), (4, 2)]
+
+
+@pytest.mark.parametrize("width", [8, 33, 300, 1100])
+def test_rows_one_per_block(width, monkeypatch):
+    per_thread, per_block = _compile_and_check(width, SHAPES, monkeypatch, "block")
+    assert per_thread == 0 and per_block > 0
+
+
+@pytest.mark.parametrize("width", [8, 300])
+def test_rows_one_per_thread(width, monkeypatch):
+    per_thread, per_block = _compile_and_check(width, SHAPES, monkeypatch, "thread")
+    assert per_block == 0 and per_thread > 0
+
+
+def test_auto_picks_per_call_from_the_row_length(monkeypatch):
+    """Rows of 32 or more elements run one per block, shorter ones one per
+    thread: with a dynamic width, both variants in one compilation."""
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", "auto")
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch._dynamo.reset()
+
+    def rows(x):
+        return torch.softmax(x, -1), x.sum(-1), x.amax(-1)
+
+    compiled = torch.compile(rows, backend="disc", dynamic=True)
+    before = compilations()
+    g = torch.Generator().manual_seed(0)
+    counts = []
+    with torch.no_grad():
+        for width in (4, 31, 32, 500, 3, 64):
+            stats = disc.stats()
+            x = torch.randn(6, width, generator=g)
+            for got, want in zip(compiled(x), rows(x)):
+                torch.testing.assert_close(got, want, rtol=2e-5, atol=2e-5)
+            after = disc.stats()
+            counts.append((after["rows_per_thread"] - stats["rows_per_thread"],
+                           after["rows_per_block"] - stats["rows_per_block"]))
+    assert compilations() == before + 1
+    kernels = counts[0][0]
+    assert kernels > 0
+    expected = [(kernels, 0) if w < 32 else (0, kernels) for w in (4, 31, 32, 500, 3, 64)]
+    assert counts == expected
+
+
+PROGRAM = """
+func.func @main(%x: tensor<?x?xf32>, %b: tensor<?x?xi1>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xi1>) {
+  %s = disc.reduce %x, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
+  %m = disc.reduce %x, dims = [1], kind = max : (tensor<?x?xf32>) -> tensor<?xf32>
+  %a = disc.reduce %b, dims = [1], kind = or : (tensor<?x?xi1>) -> tensor<?xi1>
+  return %s, %m, %a : tensor<?xf32>, tensor<?xf32>, tensor<?xi1>
+}"""
+
+
+@pytest.mark.parametrize("variant", ["auto", "thread", "block"])
+def test_edge_shapes_of_every_variant(variant, monkeypatch):
+    """No rows, empty rows, one row, one element, rows longer than the
+    block's 256 threads, and lengths around the 32-element switch."""
+    monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
+    monkeypatch.setenv("DISC_CACHE", "0")
+    before = compilations()
+    exe = disc.compile_mlir(PROGRAM, target="cuda-emulated")
+    assert compilations() == before + 1
+    g = torch.Generator().manual_seed(1)
+    for shape in [(0, 5), (3, 0), (1, 1), (6, 1), (1, 31), (2, 32), (4, 257), (3, 1025), (7, 4)]:
+        x = torch.randn(shape, generator=g)
+        b = torch.rand(shape, generator=g) > 0.9
+        s, m, a = exe(x, b)
+        torch.testing.assert_close(s, x.sum(1), rtol=1e-5, atol=1e-5)
+        if shape[1]:
+            torch.testing.assert_close(m, x.amax(1))
+        assert torch.equal(a, b.any(1))
+
+
+def test_block_variant_compiles_for_cuda(tmp_path):
+    """ptxas accepts the block-per-row kernels (warp shuffles, shared
+    memory, barriers) for sm_80 and sm_90; their gpu.all_reduce is lowered."""
+    if not disc._compiler().cuda_toolkit_path():
+        pytest.skip("no CUDA toolkit (ptxas) on this machine")
+    exe = disc.compile_mlir(PROGRAM, target="cuda", dump_dir=str(tmp_path))
+    assert exe.target == "cuda"
+    (dump,) = list(tmp_path.iterdir())
+    launched = (dump / "999-llvm.mlir").read_text()
+    assert "disc_ral_note_variant" in launched
+    nvvm = "".join(p.read_text() for p in sorted(dump.glob("*convert-gpu-to-nvvm.mlir")))
+    assert "nvvm.shfl.sync" in nvvm and "nvvm.barrier" in nvvm
+    assert len(list(dump.glob("*.sm_90.fatbin"))) >= 3

@@ -1,0 +1,153 @@
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread})' | FileCheck %s
+
+// Column reductions of disc-map-loops-to-gpu (ColumnLoops.h): a sequential
+// loop around a parallel loop that updates its own elements becomes one
+// grid over the elements, each thread running the sequential loop.
+
+// x.sum(0) in the host code: one thread per column (not one thread for
+// all, as host code touching memory would run).
+// CHECK-LABEL: func.func @column_sum
+// CHECK:         %[[N:.*]] = memref.dim %{{.*}}, %c1
+// CHECK:         %[[TOTAL:.*]] = arith.maxsi %[[N]]
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             %[[J:.*]] = arith.addi
+// CHECK:             arith.cmpi ult, %[[J]], %[[TOTAL]]
+// CHECK:             scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK:               memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK:               memref.load %{{.*}}[%[[J]]]
+// CHECK:               memref.store %{{.*}}, %{{.*}}[%[[J]]]
+// CHECK-NOT:     scf.for
+// CHECK:         return
+func.func @column_sum(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      %s = memref.load %acc[%j] : memref<?xf32>
+      %y = arith.addf %s, %v : f32
+      memref.store %y, %acc[%j] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// x.mean(1) of [B, S, H]: a parallel loop over B around the column loop
+// becomes one grid over B * H (H fastest).
+// CHECK-LABEL: func.func @middle_dim_sum
+// CHECK:         %[[B:.*]] = arith.maxsi
+// CHECK:         %[[H:.*]] = arith.maxsi
+// CHECK:         %[[TOTAL:.*]] = arith.muli %[[B]], %[[H]]
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             %[[LIN:.*]] = arith.addi
+// CHECK:             %[[K:.*]] = arith.remui %[[LIN]], %[[H]]
+// CHECK:             %[[BI:.*]] = arith.divui %[[LIN]], %[[H]]
+// CHECK:             scf.for %[[S:.*]] =
+// CHECK:               memref.load %{{.*}}[%[[BI]], %[[S]], %[[K]]]
+// CHECK:               memref.store %{{.*}}, %{{.*}}[%[[BI]], %[[K]]]
+func.func @middle_dim_sum(%a: memref<?x?x?xf32>, %acc: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = memref.dim %a, %c0 : memref<?x?x?xf32>
+  %s = memref.dim %a, %c1 : memref<?x?x?xf32>
+  %h = memref.dim %a, %c2 : memref<?x?x?xf32>
+  scf.parallel (%i) = (%c0) to (%b) step (%c1) {
+    scf.for %t = %c0 to %s step %c1 {
+      scf.parallel (%k) = (%c0) to (%h) step (%c1) {
+        %v = memref.load %a[%i, %t, %k] : memref<?x?x?xf32>
+        %x = memref.load %acc[%i, %k] : memref<?x?xf32>
+        %y = arith.addf %x, %v : f32
+        memref.store %y, %acc[%i, %k] : memref<?x?xf32>
+        scf.reduce
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// What must not be interchanged: an element written at an index that
+// depends on the sequential loop (a scan down the columns) ...
+// CHECK-LABEL: func.func @column_scan
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.if
+// CHECK:               scf.for
+// CHECK:                 scf.for
+func.func @column_scan(%a: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  scf.for %i = %c1 to %m step %c1 {
+    scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+      %p = arith.subi %i, %c1 : index
+      %x = memref.load %a[%p, %j] : memref<?x?xf32>
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      %y = arith.addf %x, %v : f32
+      memref.store %y, %a[%i, %j] : memref<?x?xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// ... an element read at another index than it is written (a neighbour
+// another thread would update) ...
+// CHECK-LABEL: func.func @neighbour
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:           scf.for
+// CHECK:             scf.for
+func.func @neighbour(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  %n1 = arith.subi %n, %c1 : index
+  scf.for %i = %c0 to %m step %c1 {
+    scf.parallel (%j) = (%c0) to (%n1) step (%c1) {
+      %j1 = arith.addi %j, %c1 : index
+      %x = memref.load %acc[%j1] : memref<?xf32>
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      %y = arith.addf %x, %v : f32
+      memref.store %y, %acc[%j] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// ... and inner bounds that change with the sequential loop (a triangle).
+// CHECK-LABEL: func.func @triangle
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:           scf.for
+// CHECK:             scf.for
+func.func @triangle(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.parallel (%j) = (%c0) to (%i) step (%c1) {
+      %x = memref.load %acc[%j] : memref<?xf32>
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      %y = arith.addf %x, %v : f32
+      memref.store %y, %acc[%j] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return
+}

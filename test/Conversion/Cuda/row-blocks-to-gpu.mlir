@@ -1,0 +1,184 @@
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(disc-row-blocks-to-gpu))' -verify-diagnostics | FileCheck %s
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#thread = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// A block-per-row softmax nest: one block per row, the thread loops run
+// with the thread id, reductions become gpu.all_reduce (an i1 flag as
+// i32), barriers only where threads may read what others wrote.
+// CHECK-LABEL: func.func @softmax_rows
+// CHECK-SAME:    (%[[A:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>, %[[ROWS:.*]]: index, %[[T:.*]]: index)
+// CHECK:         gpu.launch blocks(%[[ROW:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ROWS]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[T]],
+// CHECK-NOT:       gpu.barrier
+// CHECK:           %[[P:.*]]:2 = scf.for %{{.*}} = %[[TID]] to
+// CHECK:           %[[MAX:.*]] = gpu.all_reduce %[[P]]#0 uniform {
+// CHECK:           ^bb0(%[[L:.*]]: f32, %[[R:.*]]: f32):
+// CHECK:             %[[M:.*]] = arith.maxnumf %[[L]], %[[R]]
+// CHECK:             gpu.yield %[[M]] : f32
+// CHECK:           %[[WIDE:.*]] = arith.extui %[[P]]#1 : i1 to i32
+// CHECK:           %[[ANY:.*]] = gpu.all_reduce %[[WIDE]] uniform {
+// CHECK:           ^bb0(%[[L2:.*]]: i32, %[[R2:.*]]: i32):
+// CHECK:             arith.trunci %[[L2]] : i32 to i1
+// CHECK:             arith.trunci %[[R2]] : i32 to i1
+// CHECK:             %[[OR:.*]] = arith.ori
+// CHECK:             %[[OR32:.*]] = arith.extui %[[OR]] : i1 to i32
+// CHECK:             gpu.yield %[[OR32]] : i32
+// CHECK:           %[[FLAG:.*]] = arith.trunci %[[ANY]] : i32 to i1
+// CHECK:           arith.select %[[FLAG]]
+// CHECK:           memref.store
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      scf.for %{{.*}} = %[[TID]] to
+// CHECK:             memref.store %{{.*}}, %[[OUT]][%[[ROW]],
+// CHECK:           }
+// CHECK-NEXT:      gpu.barrier
+// CHECK:           scf.for
+// CHECK:           gpu.all_reduce
+// CHECK:             arith.addf
+// CHECK-NOT:       gpu.barrier
+// CHECK:           gpu.terminator
+// CHECK-NOT:     scf.parallel
+func.func @softmax_rows(%a: memref<?x?xf32>, %out: memref<?x?xf32>, %rows: index, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %false = arith.constant false
+  %zero = arith.constant -0.0 : f32
+  %nan = arith.constant 0x7FC00000 : f32
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    %row = memref.alloca() : memref<1xf32>
+    %mx:2 = scf.parallel (%tid) = (%c0) to (%t) step (%c1) init (%ninf, %false) -> (f32, i1) {
+      %p:2 = scf.for %j = %tid to %n step %t iter_args(%x = %ninf, %f = %false) -> (f32, i1) {
+        %v = memref.load %a[%i, %j] : memref<?x?xf32>
+        %y = arith.maxnumf %x, %v : f32
+        %u = arith.cmpf uno, %v, %v : f32
+        %g = arith.ori %f, %u : i1
+        scf.yield %y, %g : f32, i1
+      }
+      scf.reduce(%p#0, %p#1 : f32, i1) {
+      ^bb0(%l: f32, %r: f32):
+        %m = arith.maxnumf %l, %r : f32
+        scf.reduce.return %m : f32
+      }, {
+      ^bb0(%l: i1, %r: i1):
+        %o = arith.ori %l, %r : i1
+        scf.reduce.return %o : i1
+      }
+    } {mapping = [#thread]}
+    %rmax = arith.select %mx#1, %nan, %mx#0 : f32
+    memref.store %rmax, %row[%c0] : memref<1xf32>
+    scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+      scf.for %j = %tid to %n step %t {
+        %v = memref.load %a[%i, %j] : memref<?x?xf32>
+        %mm = memref.load %row[%c0] : memref<1xf32>
+        %d = arith.subf %v, %mm : f32
+        memref.store %d, %out[%i, %j] : memref<?x?xf32>
+      }
+      scf.reduce
+    } {mapping = [#thread]}
+    %s = scf.parallel (%tid) = (%c0) to (%t) step (%c1) init (%zero) -> f32 {
+      %p = scf.for %j = %tid to %n step %t iter_args(%x = %zero) -> (f32) {
+        %v = memref.load %out[%i, %j] : memref<?x?xf32>
+        %y = arith.addf %x, %v fastmath<reassoc> : f32
+        scf.yield %y : f32
+      }
+      scf.reduce(%p : f32) {
+      ^bb0(%l: f32, %r: f32):
+        %q = arith.addf %l, %r fastmath<reassoc> : f32
+        scf.reduce.return %q : f32
+      }
+    } {mapping = [#thread]}
+    scf.reduce
+  } {disc.row_block, mapping = [#block]}
+  return
+}
+
+// -----
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#thread = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// An f16 sum is reduced across the block as f32. A nest without the
+// disc.row_block mark is left to convert-parallel-loops-to-gpu.
+// CHECK-LABEL: func.func @half_sum
+// CHECK:         gpu.launch
+// CHECK:           %[[W:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK:           %[[S:.*]] = gpu.all_reduce %[[W]] uniform {
+// CHECK:             arith.truncf %{{.*}} : f32 to f16
+// CHECK:             arith.addf %{{.*}} : f16
+// CHECK:             arith.extf %{{.*}} : f16 to f32
+// CHECK:           arith.truncf %[[S]] : f32 to f16
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x
+func.func @half_sum(%a: memref<?x?xf16>, %acc: memref<?xf16>, %rows: index, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : memref<?x?xf16>
+  %zero = arith.constant -0.0 : f16
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    %s = scf.parallel (%tid) = (%c0) to (%t) step (%c1) init (%zero) -> f16 {
+      %p = scf.for %j = %tid to %n step %t iter_args(%x = %zero) -> (f16) {
+        %v = memref.load %a[%i, %j] : memref<?x?xf16>
+        %y = arith.addf %x, %v fastmath<reassoc> : f16
+        scf.yield %y : f16
+      }
+      scf.reduce(%p : f16) {
+      ^bb0(%l: f16, %r: f16):
+        %q = arith.addf %l, %r fastmath<reassoc> : f16
+        scf.reduce.return %q : f16
+      }
+    } {mapping = [#thread]}
+    memref.store %s, %acc[%i] : memref<?xf16>
+    scf.reduce
+  } {disc.row_block, mapping = [#block]}
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+      memref.store %zero, %acc[%i] : memref<?xf16>
+      scf.reduce
+    } {mapping = [#thread]}
+    scf.reduce
+  } {mapping = [#block]}
+  return
+}
+
+// -----
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#thread = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// Malformed nests are errors naming the op.
+func.func @two_thread_counts(%acc: memref<?xf32>, %rows: index, %t: index, %u: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+      memref.store %zero, %acc[%i] : memref<?xf32>
+      scf.reduce
+    } {mapping = [#thread]}
+    // expected-error @+1 {{thread loops of a disc.row_block nest must all run 0 to the same thread count step 1}}
+    scf.parallel (%tid) = (%c0) to (%u) step (%c1) {
+      memref.store %zero, %acc[%i] : memref<?xf32>
+      scf.reduce
+    } {mapping = [#thread]}
+    scf.reduce
+  } {disc.row_block, mapping = [#block]}
+  return
+}
+
+// -----
+
+func.func @region_op(%acc: memref<?xf32>, %rows: index, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    // expected-error @+1 {{in a disc.row_block nest must be a thread loop}}
+    scf.if %c {
+      memref.store %zero, %acc[%i] : memref<?xf32>
+    }
+    scf.reduce
+  } {disc.row_block}
+  return
+}
