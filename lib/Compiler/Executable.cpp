@@ -119,6 +119,7 @@ KernelCounts countKernels(ModuleOp module) {
       StringRef callee = call.getCallee();
       if (callee.starts_with("disc_ral_matmul") ||
           callee.starts_with("disc_ral_cuda_matmul") ||
+          callee.starts_with("disc_ral_cuda_conv") ||
           callee.starts_with("disc_ral_conv") ||
           callee.starts_with("disc_ral_attention") ||
           callee.starts_with("disc_ral_sort"))

@@ -10,6 +10,7 @@
 #define DISC_LIB_RUNTIME_ONEDNN_H
 
 #include "ExecutionContext.h"
+#include "Operand.h"
 
 #include "disc/Runtime/RalApi.h"
 
@@ -27,15 +28,6 @@ bool runMatmul(ExecutionContext &ectx, DType dtype, const char *opName,
                const UnrankedMemRef *a, const UnrankedMemRef *b,
                const UnrankedMemRef *c, int64_t transA, int64_t transB,
                const EpilogueArgs *epilogue = nullptr) noexcept;
-
-struct ConvParams {
-  int64_t strides[3];
-  int64_t padLo[3];
-  int64_t padHi[3];
-  int64_t dilations[3];    // 1 = no dilation
-  int64_t lhsDilations[3]; // input dilation; 1 = none
-  int64_t groups;
-};
 
 bool runConv(ExecutionContext &ectx, DType dtype, const char *opName,
              const UnrankedMemRef *input, const UnrankedMemRef *kernel,

@@ -41,6 +41,25 @@ struct Operand {
 Operand readOperand(const char *role, const UnrankedMemRef *memref,
                     int64_t expectedRank, size_t elemSize);
 
+/// A convolution's parameters as its library calls take them (RalApi.h,
+/// DISC_RAL_CONV_PARAMETERS; unused spatial slots are ignored).
+struct ConvParams {
+  int64_t strides[3];
+  int64_t padLo[3];
+  int64_t padHi[3];
+  int64_t dilations[3];    // 1 = no dilation
+  int64_t lhsDilations[3]; // input dilation; 1 = none
+  int64_t groups;
+};
+
+/// The ConvParams of the arguments DISC_RAL_CONV_PARAMETERS names.
+#define DISC_RAL_CONV_PARAMS_OF_ARGUMENTS                                      \
+  disc::ral::ConvParams {                                                      \
+    {stride0, stride1, stride2}, {padLo0, padLo1, padLo2},                     \
+        {padHi0, padHi1, padHi2}, {dilation0, dilation1, dilation2},           \
+        {lhsDilation0, lhsDilation1, lhsDilation2}, groups                     \
+  }
+
 /// A dot_general's operands as its library calls take them: A [batch, M, K]
 /// and B [batch, K, N] after the transpose flags (last two dims swapped,
 /// sizes and strides alike), C [batch, M, N]. Throws OpError naming the

@@ -173,22 +173,9 @@ DISC_RAL_DEFINE_MATMUL(bf16, BF16)
 #undef DISC_RAL_DEFINE_MATMUL
 
 #define DISC_RAL_DEFINE_CONV(SUFFIX, DTYPE)                                    \
-  void _mlir_ciface_disc_ral_conv_##SUFFIX(                                    \
-      void *ctx, disc::ral::UnrankedMemRef *input,                             \
-      disc::ral::UnrankedMemRef *kernel, disc::ral::UnrankedMemRef *output,    \
-      int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,       \
-      int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,          \
-      int64_t padHi2, int64_t dilation0, int64_t dilation1, int64_t dilation2, \
-      int64_t lhsDilation0, int64_t lhsDilation1, int64_t lhsDilation2,        \
-      int64_t groups) {                                                        \
+  void _mlir_ciface_disc_ral_conv_##SUFFIX(DISC_RAL_CONV_PARAMETERS) {          \
     ExecutionContext *ectx = asExecutionContext(ctx);                          \
-    const disc::ral::ConvParams params = {{stride0, stride1, stride2},         \
-                                          {padLo0, padLo1, padLo2},            \
-                                          {padHi0, padHi1, padHi2},            \
-                                          {dilation0, dilation1, dilation2},   \
-                                          {lhsDilation0, lhsDilation1,         \
-                                           lhsDilation2},                      \
-                                          groups};                             \
+    const disc::ral::ConvParams params = DISC_RAL_CONV_PARAMS_OF_ARGUMENTS;     \
     if (!disc::ral::runConv(*ectx, disc::ral::DType::DTYPE,                    \
                             "disc_ral_conv_" #SUFFIX, input, kernel, output,   \
                             params))                                           \
@@ -226,12 +213,7 @@ void _mlir_ciface_disc_ral_conv_post_f32(
     disc::ral::UnrankedMemRef *e2, disc::ral::UnrankedMemRef *e3,
     disc::ral::UnrankedMemRef *e4, disc::ral::UnrankedMemRef *e5) {
   ExecutionContext *ectx = asExecutionContext(ctx);
-  const disc::ral::ConvParams params = {{stride0, stride1, stride2},
-                                        {padLo0, padLo1, padLo2},
-                                        {padHi0, padHi1, padHi2},
-                                        {dilation0, dilation1, dilation2},
-                                        {lhsDilation0, lhsDilation1, lhsDilation2},
-                                        groups};
+  const disc::ral::ConvParams params = DISC_RAL_CONV_PARAMS_OF_ARGUMENTS;
   const disc::ral::EpilogueArgs epilogue = {steps, {e0, e1, e2, e3, e4, e5}};
   if (!disc::ral::runConv(*ectx, disc::ral::DType::F32,
                           "disc_ral_conv_post_f32", input, kernel, output,
@@ -346,6 +328,9 @@ const RalSymbol *ralSymbols(int64_t *count) {
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_f16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_bf16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_conv_f32),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_conv_f16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_conv_bf16),
       DISC_RAL_SYMBOL(disc_ral_cuda_alloc),
       DISC_RAL_SYMBOL(disc_ral_cuda_free),
       DISC_RAL_SYMBOL(disc_ral_fail),

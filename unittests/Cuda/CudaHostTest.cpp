@@ -25,6 +25,7 @@ FakeCudaState &fake() {
   static FakeCudaState *state = [] {
     setenv("DISC_CUDA_DRIVER", DISC_FAKE_CUDA_DRIVER, 1);
     setenv("DISC_CUBLASLT_LIBRARY", DISC_FAKE_CUDA_DRIVER, 1);
+    setenv("DISC_CUDNN_LIBRARY", DISC_FAKE_CUDA_DRIVER, 1);
     void *library = dlopen(DISC_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_LOCAL);
     if (!library)
       throw std::runtime_error(dlerror());
@@ -45,6 +46,9 @@ void resetFake() {
   s.lastAllocStream = nullptr;
   s.matmuls = 0;
   s.lastMatmulStream = nullptr;
+  s.convolutions = 0;
+  s.lastConvStream = nullptr;
+  s.lastConvMathType = -1;
 }
 
 /// Compiling for cuda needs the CUDA toolkit's ptxas (not a GPU).
@@ -302,22 +306,158 @@ func.func @main(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf3
   }
 }
 
-TEST_F(CudaHost, ConvolutionIsACompileErrorOnCuda) {
+/// out[n, o, ...] of a cross-correlation on contiguous NC... buffers.
+std::vector<float> hostConvolution(const std::vector<float> &x,
+                                   const std::vector<int64_t> &xShape,
+                                   const std::vector<float> &w,
+                                   const std::vector<int64_t> &wShape,
+                                   const std::vector<int64_t> &yShape,
+                                   int64_t stride, int64_t pad,
+                                   int64_t dilation, int64_t groups) {
+  const size_t spatial = xShape.size() - 2;
+  int64_t outSpatial = 1, window = 1, inSpatial = 1;
+  for (size_t s = 0; s < spatial; ++s) {
+    outSpatial *= yShape[2 + s];
+    window *= wShape[2 + s];
+    inSpatial *= xShape[2 + s];
+  }
+  const int64_t cPerGroup = wShape[1], oPerGroup = wShape[0] / groups;
+  std::vector<float> y(yShape[0] * yShape[1] * outSpatial);
+  for (int64_t n = 0; n < yShape[0]; ++n)
+    for (int64_t o = 0; o < yShape[1]; ++o)
+      for (int64_t p = 0; p < outSpatial; ++p) {
+        double sum = 0;
+        for (int64_t c = 0; c < cPerGroup; ++c)
+          for (int64_t q = 0; q < window; ++q) {
+            int64_t xIndex = 0, wIndex = 0, pRest = p, qRest = q;
+            bool inside = true;
+            std::vector<int64_t> outPos(spatial), k(spatial);
+            for (size_t s = spatial; s-- > 0;) {
+              outPos[s] = pRest % yShape[2 + s], pRest /= yShape[2 + s];
+              k[s] = qRest % wShape[2 + s], qRest /= wShape[2 + s];
+            }
+            for (size_t s = 0; s < spatial; ++s) {
+              int64_t pos = outPos[s] * stride - pad + k[s] * dilation;
+              inside &= pos >= 0 && pos < xShape[2 + s];
+              xIndex = xIndex * xShape[2 + s] + pos;
+              wIndex = wIndex * wShape[2 + s] + k[s];
+            }
+            if (!inside)
+              continue;
+            int64_t channel = (o / oPerGroup) * cPerGroup + c;
+            sum += double(x[(n * xShape[1] + channel) * inSpatial + xIndex]) *
+                   w[(o * cPerGroup + c) * window + wIndex];
+          }
+        y[(n * yShape[1] + o) * outSpatial + p] = float(sum);
+      }
+  return y;
+}
+
+struct ConvCase {
+  const char *name;
+  const char *program;
+  std::vector<std::vector<int64_t>> inputShapes; // x per call
+  std::vector<int64_t> kernelShape;
+  int64_t stride, pad, dilation, groups;
+};
+
+TEST_F(CudaHost, ConvolutionThroughCudnnMatchesAHostReference) {
+  const ConvCase cases[] = {
+      {"2-d, stride 2, padding 1", R"(
+func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  return %0 : tensor<?x8x?x?xf32>
+})",
+       {{1, 3, 5, 5}, {2, 3, 8, 6}, {3, 3, 1, 4}},
+       {8, 3, 3, 3},
+       2,
+       1,
+       1,
+       1},
+      {"2-d depthwise, dilation 2", R"(
+func.func @main(%x: tensor<?x4x?x?xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [2, 2] {feature_group_count = 4 : i64} : (tensor<?x4x?x?xf32>, tensor<4x1x3x3xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+})",
+       {{1, 4, 5, 5}, {2, 4, 7, 3}, {1, 4, 2, 9}},
+       {4, 1, 3, 3},
+       1,
+       2,
+       2,
+       4},
+      {"1-d (as 2-d of height 1)", R"(
+func.func @main(%x: tensor<?x2x?xf32>, %w: tensor<6x2x5xf32>) -> tensor<?x6x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [3], pad_low = [2], pad_high = [2], dilation = [1] : (tensor<?x2x?xf32>, tensor<6x2x5xf32>) -> tensor<?x6x?xf32>
+  return %0 : tensor<?x6x?xf32>
+})",
+       {{1, 2, 7}, {4, 2, 16}, {2, 2, 1}},
+       {6, 2, 5},
+       3,
+       2,
+       1,
+       1},
+  };
+  for (const ConvCase &c : cases) {
+    resetFake();
+    CompileOptions options;
+    options.target = "cuda";
+    auto exe = Executable::compile(c.program, options);
+    EXPECT_EQ(exe->kernelCounts().libraryCalls, 1) << c.name;
+    std::vector<float> w(1);
+    int64_t wSize = 1;
+    for (int64_t d : c.kernelShape)
+      wSize *= d;
+    w.resize(wSize);
+    for (int64_t i = 0; i < wSize; ++i)
+      w[i] = float((i * 5) % 13) - 6;
+    for (const auto &xShape : c.inputShapes) {
+      int64_t xSize = 1;
+      for (int64_t d : xShape)
+        xSize *= d;
+      std::vector<float> x(xSize);
+      for (int64_t i = 0; i < xSize; ++i)
+        x[i] = float((i * 7) % 11) - 5;
+      std::vector<int64_t> yShape = {xShape[0], c.kernelShape[0]};
+      for (size_t s = 2; s < xShape.size(); ++s) {
+        int64_t span = (c.kernelShape[s] - 1) * c.dilation + 1;
+        yShape.push_back((xShape[s] + 2 * c.pad - span) / c.stride + 1);
+      }
+      ral::TensorView xv, wv;
+      xv.data = x.data(), xv.shape = xShape;
+      wv.data = w.data(), wv.shape = c.kernelShape;
+      auto outputs = exe->run({xv, wv}, kStream);
+      ASSERT_EQ(outputs.size(), 1u) << c.name;
+      ASSERT_EQ(outputs[0].shape, yShape) << c.name;
+      std::vector<float> want =
+          hostConvolution(x, xShape, w, c.kernelShape, yShape, c.stride,
+                          c.pad, c.dilation, c.groups);
+      const float *got = static_cast<const float *>(outputs[0].data);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << c.name << " at " << i;
+    }
+    EXPECT_EQ(fake().convolutions, 3) << c.name;
+    EXPECT_EQ(fake().lastConvStream, kStream) << c.name;
+    EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
+    EXPECT_EQ(fake().allocations, fake().frees) << c.name;
+  }
+}
+
+TEST_F(CudaHost, TransposedConvolutionIsACompileErrorOnCuda) {
   resetFake();
   CompileOptions options;
   options.target = "cuda";
   try {
     Executable::compile(R"(
 func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
-  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 2] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
   return %0 : tensor<?x8x?x?xf32>
 })",
                         options);
     FAIL() << "expected a CompileError";
   } catch (const CompileError &e) {
-    EXPECT_NE(std::string(e.what()).find("calls @disc_ral_conv_f32 (a library "
-                                         "call), which the cuda target does "
-                                         "not support yet"),
+    EXPECT_NE(std::string(e.what()).find("with input dilation (a transposed "
+                                         "convolution), which the cuda "
+                                         "target does not support yet"),
               std::string::npos)
         << e.what();
   }

@@ -245,4 +245,194 @@ int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const float *a,
   return 0;
 }
 
+// ---- cuDNN (legacy descriptors), computed on the host (f32) ---------------
+
+struct FakeTensor {
+  int type = -1, rank = 0;
+  int dims[8] = {}, strides[8] = {};
+};
+struct FakeConv {
+  int spatial = 0, pads[6] = {}, strides[6] = {}, dilations[6] = {};
+  int mode = -1, groups = 1, math = 0;
+};
+struct FakeHandle {
+  void *stream = nullptr;
+};
+int cudnnCreate(FakeHandle **handle) {
+  *handle = new FakeHandle;
+  return 0;
+}
+int cudnnSetStream(FakeHandle *handle, void *stream) {
+  handle->stream = stream;
+  return 0;
+}
+const char *cudnnGetErrorString(int status) {
+  return status == 3 ? "CUDNN_STATUS_BAD_PARAM" : "CUDNN_STATUS_NOT_SUPPORTED";
+}
+int cudnnCreateTensorDescriptor(FakeTensor **t) {
+  *t = new FakeTensor;
+  return 0;
+}
+int cudnnDestroyTensorDescriptor(FakeTensor *t) {
+  delete t;
+  return 0;
+}
+int cudnnSetTensorNdDescriptor(FakeTensor *t, int type, int rank,
+                               const int *dims, const int *strides) {
+  if (rank < 4 || rank > 8)
+    return 3;
+  t->type = type, t->rank = rank;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] < 1 || strides[i] < 1)
+      return 3; // CUDNN_STATUS_BAD_PARAM
+    t->dims[i] = dims[i], t->strides[i] = strides[i];
+  }
+  return 0;
+}
+int cudnnCreateFilterDescriptor(FakeTensor **t) {
+  *t = new FakeTensor;
+  return 0;
+}
+int cudnnDestroyFilterDescriptor(FakeTensor *t) {
+  delete t;
+  return 0;
+}
+int cudnnSetFilterNdDescriptor(FakeTensor *t, int type, int format, int rank,
+                               const int *dims) {
+  if (format != 0 || rank < 4 || rank > 8)
+    return 3;
+  t->type = type, t->rank = rank;
+  int stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    if (dims[i] < 1)
+      return 3;
+    t->dims[i] = dims[i], t->strides[i] = stride;
+    stride *= dims[i];
+  }
+  return 0;
+}
+int cudnnCreateConvolutionDescriptor(FakeConv **c) {
+  *c = new FakeConv;
+  return 0;
+}
+int cudnnDestroyConvolutionDescriptor(FakeConv *c) {
+  delete c;
+  return 0;
+}
+int cudnnSetConvolutionNdDescriptor(FakeConv *c, int spatial, const int *pads,
+                                    const int *strides, const int *dilations,
+                                    int mode, int computeType) {
+  if (spatial < 2 || spatial > 6 || computeType != 0)
+    return 3;
+  c->spatial = spatial, c->mode = mode;
+  for (int i = 0; i < spatial; ++i) {
+    if (pads[i] < 0 || strides[i] < 1 || dilations[i] < 1)
+      return 3;
+    c->pads[i] = pads[i], c->strides[i] = strides[i];
+    c->dilations[i] = dilations[i];
+  }
+  return 0;
+}
+int cudnnSetConvolutionGroupCount(FakeConv *c, int groups) {
+  if (groups < 1)
+    return 3;
+  c->groups = groups;
+  return 0;
+}
+int cudnnSetConvolutionMathType(FakeConv *c, int math) {
+  c->math = math;
+  return 0;
+}
+struct FakeAlgoPerf {
+  int algo, status;
+  float time;
+  size_t memory;
+  int determinism, mathType, reserved[3];
+};
+int cudnnGetConvolutionForwardAlgorithm_v7(FakeHandle *, FakeTensor *,
+                                           FakeTensor *, FakeConv *,
+                                           FakeTensor *, int requested,
+                                           int *returned,
+                                           FakeAlgoPerf *results) {
+  if (requested < 1)
+    return 3;
+  std::memset(results, 0, sizeof(FakeAlgoPerf));
+  results[0].algo = 1;
+  *returned = 1;
+  return 0;
+}
+int cudnnGetConvolutionForwardWorkspaceSize(FakeHandle *, FakeTensor *,
+                                            FakeTensor *, FakeConv *,
+                                            FakeTensor *, int algo,
+                                            size_t *bytes) {
+  *bytes = algo == 1 ? 2048 : 0; // exercises the workspace allocation
+  return 0;
+}
+int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
+                            FakeTensor *x, const float *xData, FakeTensor *w,
+                            const float *wData, FakeConv *conv, int algo,
+                            void *workspace, size_t workspaceBytes,
+                            const float *beta, FakeTensor *y, float *yData) {
+  if (x->type != 0 || w->type != 0 || y->type != 0)
+    return 9; // CUDNN_STATUS_NOT_SUPPORTED: the fake does f32 only
+  if (conv->mode != 1 || x->rank != w->rank || x->rank != y->rank ||
+      conv->spatial != x->rank - 2 || (workspaceBytes && !workspace) ||
+      algo != 1)
+    return 3;
+  const int spatial = conv->spatial, groups = conv->groups;
+  const int n = x->dims[0], c = x->dims[1], o = y->dims[1];
+  const int cPerGroup = w->dims[1], oPerGroup = o / groups;
+  if (w->dims[0] != o || cPerGroup * groups != c || y->dims[0] != n)
+    return 3;
+  for (int s = 0; s < spatial; ++s) {
+    int span = (w->dims[2 + s] - 1) * conv->dilations[s] + 1;
+    int expected =
+        (x->dims[2 + s] + 2 * conv->pads[s] - span) / conv->strides[s] + 1;
+    if (y->dims[2 + s] != expected)
+      return 3;
+  }
+  int outSpatial = 1, window = 1;
+  for (int s = 0; s < spatial; ++s)
+    outSpatial *= y->dims[2 + s], window *= w->dims[2 + s];
+  for (int b = 0; b < n; ++b)
+    for (int oc = 0; oc < o; ++oc)
+      for (int p = 0; p < outSpatial; ++p) {
+        int outPos[6], rem = p;
+        for (int s = spatial - 1; s >= 0; --s)
+          outPos[s] = rem % y->dims[2 + s], rem /= y->dims[2 + s];
+        double sum = 0;
+        int g = oc / oPerGroup;
+        for (int ic = 0; ic < cPerGroup; ++ic)
+          for (int q = 0; q < window; ++q) {
+            int k[6], r = q;
+            for (int s = spatial - 1; s >= 0; --s)
+              k[s] = r % w->dims[2 + s], r /= w->dims[2 + s];
+            int64_t xOffset = (int64_t)b * x->strides[0] +
+                              (int64_t)(g * cPerGroup + ic) * x->strides[1];
+            int64_t wOffset = (int64_t)oc * w->strides[0] +
+                              (int64_t)ic * w->strides[1];
+            bool inside = true;
+            for (int s = 0; s < spatial; ++s) {
+              int pos = outPos[s] * conv->strides[s] - conv->pads[s] +
+                        k[s] * conv->dilations[s];
+              inside &= pos >= 0 && pos < x->dims[2 + s];
+              xOffset += (int64_t)pos * x->strides[2 + s];
+              wOffset += (int64_t)k[s] * w->strides[2 + s];
+            }
+            if (inside)
+              sum += double(xData[xOffset]) * wData[wOffset];
+          }
+        int64_t yOffset =
+            (int64_t)b * y->strides[0] + (int64_t)oc * y->strides[1];
+        for (int s = 0; s < spatial; ++s)
+          yOffset += (int64_t)outPos[s] * y->strides[2 + s];
+        float prior = *beta != 0 ? yData[yOffset] : 0.0f;
+        yData[yOffset] = *alpha * float(sum) + *beta * prior;
+      }
+  ++state.convolutions;
+  state.lastConvStream = handle->stream;
+  state.lastConvMathType = conv->math;
+  return 0;
+}
+
 } // extern "C"

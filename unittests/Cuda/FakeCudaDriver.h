@@ -26,6 +26,11 @@ struct FakeCudaState {
   // computed on the host, f32 only.
   int matmuls = 0;
   void *lastMatmulStream = nullptr;
+  // The fake cuDNN (DISC_CUDNN_LIBRARY): convolutions computed on the host,
+  // f32 only, cross-correlation with groups, strides, padding, dilation.
+  int convolutions = 0;
+  void *lastConvStream = nullptr;
+  int lastConvMathType = -1;
 };
 
 extern "C" FakeCudaState *fake_cuda_state();

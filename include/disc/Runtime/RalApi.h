@@ -107,15 +107,16 @@ DISC_RAL_DECLARE_MATMUL(bf16)
 /// (unused slots are ignored): stride, low/high padding, dilation (1 = none),
 /// input dilation (1 = none; otherwise a transposed convolution: strides 1,
 /// padding at most dilation * (K - 1), run as a deconvolution).
-#define DISC_RAL_DECLARE_CONV(SUFFIX)                                          \
-  void _mlir_ciface_disc_ral_conv_##SUFFIX(                                    \
-      void *ctx, disc::ral::UnrankedMemRef *input,                             \
+#define DISC_RAL_CONV_PARAMETERS                                               \
+  void *ctx, disc::ral::UnrankedMemRef *input,                                 \
       disc::ral::UnrankedMemRef *kernel, disc::ral::UnrankedMemRef *output,    \
       int64_t stride0, int64_t stride1, int64_t stride2, int64_t padLo0,       \
       int64_t padLo1, int64_t padLo2, int64_t padHi0, int64_t padHi1,          \
       int64_t padHi2, int64_t dilation0, int64_t dilation1,                    \
       int64_t dilation2, int64_t lhsDilation0, int64_t lhsDilation1,           \
-      int64_t lhsDilation2, int64_t groups);
+      int64_t lhsDilation2, int64_t groups
+#define DISC_RAL_DECLARE_CONV(SUFFIX)                                          \
+  void _mlir_ciface_disc_ral_conv_##SUFFIX(DISC_RAL_CONV_PARAMETERS);
 DISC_RAL_DECLARE_CONV(f32)
 DISC_RAL_DECLARE_CONV(f16)
 DISC_RAL_DECLARE_CONV(bf16)
@@ -199,6 +200,13 @@ void _mlir_ciface_disc_ral_cuda_matmul_bf16(void *ctx,
                                             disc::ral::UnrankedMemRef *c,
                                             int64_t transA, int64_t transB);
 /// Device memory for the call, stream-ordered on its stream.
+/// convolution on the GPU (cuDNN), operands and parameters as the CPU
+/// convolution's (no input dilation; equal low and high padding).
+#define DISC_RAL_DECLARE_CUDA_CONV(SUFFIX)                                     \
+  void _mlir_ciface_disc_ral_cuda_conv_##SUFFIX(DISC_RAL_CONV_PARAMETERS);
+DISC_RAL_DECLARE_CUDA_CONV(f32)
+DISC_RAL_DECLARE_CUDA_CONV(f16)
+DISC_RAL_DECLARE_CUDA_CONV(bf16)
 void *disc_ral_cuda_alloc(void *ctx, int64_t bytes);
 void disc_ral_cuda_free(void *ctx, void *ptr);
 }

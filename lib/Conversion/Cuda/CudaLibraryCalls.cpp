@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Cuda/Passes.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
 namespace disc {
 #define GEN_PASS_DEF_DISCCUDALIBRARYCALLS
 #include "disc/Conversion/Cuda/Passes.h.inc"
@@ -13,6 +15,38 @@ namespace disc {
 using namespace mlir;
 
 namespace {
+
+/// cuDNN's convolution (lib/Runtime/Cuda/Cudnn.cpp) takes no input
+/// dilation and one padding per dim: checked here on the constant
+/// parameters of `disc_ral_conv_<t>(ctx, input, kernel, output, strides[3],
+/// padLo[3], padHi[3], dilations[3], lhsDilations[3], groups)` (padding
+/// computed from shapes is checked when the call runs).
+LogicalResult checkCudnnConvolution(func::CallOp call) {
+  constexpr unsigned kPadLo = 7, kPadHi = 10, kLhsDilation = 16;
+  if (call.getNumOperands() != 20)
+    return call.emitOpError() << "calls @" << call.getCallee()
+                              << " with " << call.getNumOperands()
+                              << " operands, expected 20";
+  for (unsigned s = 0; s < 3; ++s) {
+    std::optional<int64_t> lo = getConstantIntValue(call.getOperand(kPadLo + s));
+    std::optional<int64_t> hi = getConstantIntValue(call.getOperand(kPadHi + s));
+    std::optional<int64_t> lhsDilation =
+        getConstantIntValue(call.getOperand(kLhsDilation + s));
+    if (!lhsDilation || *lhsDilation != 1)
+      return call.emitOpError()
+             << "calls @" << call.getCallee()
+             << " with input dilation (a transposed convolution), which the "
+                "cuda target does not support yet";
+    // Padding computed from shapes is checked by the runtime.
+    if (lo && hi && *lo != *hi)
+      return call.emitOpError()
+             << "calls @" << call.getCallee()
+             << " with padding that differs between the low and high side ("
+             << *lo << " and " << *hi
+             << "), which the cuda target does not support yet";
+  }
+  return success();
+}
 
 struct CudaLibraryCallsPass
     : public disc::impl::DiscCudaLibraryCallsBase<CudaLibraryCallsPass> {
@@ -24,17 +58,24 @@ struct CudaLibraryCallsPass
       if (!callee.starts_with("disc_ral_") ||
           callee.starts_with("disc_ral_cuda_"))
         return WalkResult::advance();
-      StringRef suffix;
-      if (callee.consume_front("disc_ral_matmul_") &&
-          (callee == "f32" || callee == "f16" || callee == "bf16"))
-        suffix = callee;
-      if (suffix.empty()) {
+      auto isFloatSuffix = [](StringRef s) {
+        return s == "f32" || s == "f16" || s == "bf16";
+      };
+      StringRef rest = callee, kind;
+      if (rest.consume_front("disc_ral_matmul_") && isFloatSuffix(rest))
+        kind = "matmul";
+      else if ((rest = callee).consume_front("disc_ral_conv_") &&
+               isFloatSuffix(rest))
+        kind = "conv";
+      if (kind.empty()) {
         call.emitOpError() << "calls @" << call.getCallee()
                            << " (a library call), which the cuda target "
                               "does not support yet";
         return WalkResult::interrupt();
       }
-      std::string name = ("disc_ral_cuda_matmul_" + suffix).str();
+      if (kind == "conv" && failed(checkCudnnConvolution(call)))
+        return WalkResult::interrupt();
+      std::string name = ("disc_ral_cuda_" + kind + "_" + rest).str();
       auto declaration = symbols.lookup<func::FuncOp>(name);
       if (!declaration) {
         auto original = symbols.lookup<func::FuncOp>(call.getCallee());

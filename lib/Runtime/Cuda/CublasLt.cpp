@@ -78,52 +78,31 @@ struct Library {
                    void *workspace, size_t workspaceBytes, void *stream);
 };
 
-const Library &library() {
-  static std::mutex mutex;
-  static std::unique_ptr<Library> loaded;
-  static std::string error;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (loaded)
-    return *loaded;
-  if (!error.empty())
-    throw RuntimeError(error);
-  void *handle = nullptr;
-  std::string tried;
-  const char *env = std::getenv("DISC_CUBLASLT_LIBRARY");
-  for (const char *path : {env, "libcublasLt.so.13", "libcublasLt.so.12"}) {
-    if (!path || !*path)
-      continue;
-    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle)
-      break;
-    tried += std::string(tried.empty() ? "" : ", ") + path;
-  }
-  if (!handle) {
-    error = "dot_general on cuda needs cuBLASLt, and none of " + tried +
-            " can be loaded (PyTorch's CUDA build ships it in the "
-            "nvidia-cublas wheel; set DISC_CUBLASLT_LIBRARY to its path)";
-    throw RuntimeError(error);
-  }
-  auto lib = std::make_unique<Library>();
+void resolve(void *handle, Library &lib, std::string &error) {
   auto get = [&](const char *name, auto &fn) {
     cuda::resolveSymbol(handle, "cuBLASLt", name, fn, error);
   };
-  get("cublasLtCreate", lib->create);
-  get("cublasLtMatmulDescCreate", lib->descCreate);
-  get("cublasLtMatmulDescDestroy", lib->descDestroy);
-  get("cublasLtMatmulDescSetAttribute", lib->descSetAttribute);
-  get("cublasLtMatrixLayoutCreate", lib->layoutCreate);
-  get("cublasLtMatrixLayoutDestroy", lib->layoutDestroy);
-  get("cublasLtMatrixLayoutSetAttribute", lib->layoutSetAttribute);
-  get("cublasLtMatmulPreferenceCreate", lib->preferenceCreate);
-  get("cublasLtMatmulPreferenceDestroy", lib->preferenceDestroy);
-  get("cublasLtMatmulPreferenceSetAttribute", lib->preferenceSetAttribute);
-  get("cublasLtMatmulAlgoGetHeuristic", lib->algoGetHeuristic);
-  get("cublasLtMatmul", lib->matmul);
-  if (!error.empty())
-    throw RuntimeError(error);
-  loaded = std::move(lib);
-  return *loaded;
+  get("cublasLtCreate", lib.create);
+  get("cublasLtMatmulDescCreate", lib.descCreate);
+  get("cublasLtMatmulDescDestroy", lib.descDestroy);
+  get("cublasLtMatmulDescSetAttribute", lib.descSetAttribute);
+  get("cublasLtMatrixLayoutCreate", lib.layoutCreate);
+  get("cublasLtMatrixLayoutDestroy", lib.layoutDestroy);
+  get("cublasLtMatrixLayoutSetAttribute", lib.layoutSetAttribute);
+  get("cublasLtMatmulPreferenceCreate", lib.preferenceCreate);
+  get("cublasLtMatmulPreferenceDestroy", lib.preferenceDestroy);
+  get("cublasLtMatmulPreferenceSetAttribute", lib.preferenceSetAttribute);
+  get("cublasLtMatmulAlgoGetHeuristic", lib.algoGetHeuristic);
+  get("cublasLtMatmul", lib.matmul);
+}
+
+const Library &library() {
+  return cuda::loadLibraryOnce<Library>(
+      "DISC_CUBLASLT_LIBRARY", {"libcublasLt.so.13", "libcublasLt.so.12"},
+      "dot_general on cuda needs cuBLASLt",
+      "PyTorch's CUDA build ships it in the nvidia-cublas wheel; set "
+      "DISC_CUBLASLT_LIBRARY to its path",
+      resolve);
 }
 
 void check(Status status, const char *what) {
@@ -134,13 +113,9 @@ void check(Status status, const char *what) {
 
 /// One handle per CUDA context (cuBLASLt handles are not tied to a stream).
 Handle handleFor(cuda::CUcontext context) {
-  static std::mutex mutex;
-  static std::map<cuda::CUcontext, Handle> handles;
-  std::lock_guard<std::mutex> lock(mutex);
-  Handle &handle = handles[context];
-  if (!handle)
-    check(library().create(&handle), "cublasLtCreate");
-  return handle;
+  return cuda::handlePerContext<Handle>(context, [](Handle *handle) {
+    check(library().create(handle), "cublasLtCreate");
+  });
 }
 
 /// Releases cuBLASLt descriptors on every path.

@@ -1,6 +1,8 @@
 //===- CudaDriver.cpp - the CUDA driver API, loaded with dlopen -----------===//
 #include "CudaDriver.h"
 
+#include <vector>
+
 #include "disc/Runtime/Runtime.h"
 
 #include <cstdlib>
@@ -72,6 +74,22 @@ const Loaded &load() {
 }
 
 } // namespace
+
+void *openFirstLibrary(const char *envVar,
+                       std::initializer_list<const char *> names,
+                       std::string &tried) {
+  const char *env = std::getenv(envVar);
+  std::vector<const char *> paths = {env};
+  paths.insert(paths.end(), names.begin(), names.end());
+  for (const char *path : paths) {
+    if (!path || !*path)
+      continue;
+    if (void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL))
+      return handle;
+    tried += std::string(tried.empty() ? "" : ", ") + path;
+  }
+  return nullptr;
+}
 
 bool driverAvailable(std::string *why) {
   const Loaded &l = load();

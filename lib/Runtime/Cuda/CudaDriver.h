@@ -9,9 +9,15 @@
 #ifndef DISC_LIB_RUNTIME_CUDA_CUDADRIVER_H
 #define DISC_LIB_RUNTIME_CUDA_CUDADRIVER_H
 
+#include "disc/Runtime/Runtime.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <dlfcn.h>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace disc {
@@ -61,6 +67,62 @@ bool resolveSymbol(void *library, const char *what, const char *name, Fn &fn,
   if (!fn && error.empty())
     error = std::string(what) + " has no entry point " + name;
   return fn != nullptr;
+}
+
+/// dlopen (RTLD_NOW | RTLD_LOCAL) of $`envVar` if set, else of each of
+/// `names` in turn: the first handle that loads, or null with `tried`
+/// listing every path attempted.
+void *openFirstLibrary(const char *envVar,
+                       std::initializer_list<const char *> names,
+                       std::string &tried);
+
+/// A CUDA library's entry points `Lib`, loaded once per process: dlopen
+/// of the first of $`envVar` / `names` that loads (openFirstLibrary), then
+/// `resolve(handle, lib, error)` (resolveSymbol for each entry point).
+/// Throws RuntimeError when nothing loads ("`needed`, and none of ... can
+/// be loaded (`hint`)") or an entry point is missing; later calls rethrow
+/// the first error.
+template <typename Lib>
+const Lib &loadLibraryOnce(const char *envVar,
+                           std::initializer_list<const char *> names,
+                           const char *needed, const char *hint,
+                           void (*resolve)(void *, Lib &, std::string &)) {
+  static std::mutex mutex;
+  static std::unique_ptr<Lib> loaded;
+  static std::string error;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded)
+    return *loaded;
+  if (error.empty()) {
+    std::string tried;
+    if (void *handle = openFirstLibrary(envVar, names, tried)) {
+      auto lib = std::make_unique<Lib>();
+      resolve(handle, *lib, error);
+      if (error.empty())
+        loaded = std::move(lib);
+    } else {
+      error = std::string(needed) + ", and none of " + tried +
+              " can be loaded (" + hint + ")";
+    }
+  }
+  if (!loaded)
+    throw RuntimeError(error);
+  return *loaded;
+}
+
+/// A library handle per CUDA context, made by `create(&handle)` (which
+/// throws on failure) the first time a context asks. Each call site (its
+/// `create` type) keeps its own handles.
+template <typename Handle, typename Create>
+Handle handlePerContext(CUcontext context, Create create) {
+  static std::mutex mutex;
+  static std::map<CUcontext, Handle> *handles =
+      new std::map<CUcontext, Handle>; // outlives every caller
+  std::lock_guard<std::mutex> lock(mutex);
+  Handle &handle = (*handles)[context];
+  if (!handle)
+    create(&handle);
+  return handle;
 }
 
 /// The loaded driver, initialised (cuInit) once per process. Throws

@@ -9,7 +9,7 @@ import operator
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 import torch.fx as fx
@@ -512,7 +512,11 @@ class DiscPartition(torch.nn.Module):
         _log.log("verify", f"{self.partition_name}: {len(outs)} output(s) match eager")
 
 
-def _dump(opts: Options, graph_id: int, name: str, text: str) -> Optional[str]:
+def _dump(opts: Options, graph_id: int, name: str, text: Callable[[], str]) -> Optional[str]:
+    """Writes text() to the graph's dump directory, if any. `text` is only
+    called then: printing a large graph with symbolic shapes takes seconds
+    (sympy prints every size), which a compilation without a dump must not
+    pay."""
     if not opts.dump_dir:
         return None
     d = os.path.join(opts.dump_dir, f"graph-{os.getpid()}-{graph_id:03d}")
@@ -520,7 +524,7 @@ def _dump(opts: Options, graph_id: int, name: str, text: str) -> Optional[str]:
     path = os.path.join(d, name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
-        f.write(text)
+        f.write(text())
     return d
 
 
@@ -535,7 +539,8 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
 
     report = GraphReport(graph_id)
     prefix = f"{role}-" if role else ""
-    _dump(opts, graph_id, f"{prefix}aten_graph.txt", gm.print_readable(print_output=False))
+    _dump(opts, graph_id, f"{prefix}aten_graph.txt",
+          lambda: gm.print_readable(print_output=False))
     supported, reasons = _classify(gm)
 
     class Support(OperatorSupportBase):
@@ -574,7 +579,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
             imported = import_graph(sub)
             _log.log("import", f"graph {graph_id} {name}:\n{imported.text}")
             dump_root = _dump(opts, graph_id, f"{name}/fx_graph.txt",
-                              sub.print_readable(print_output=False))
+                              lambda: sub.print_readable(print_output=False))
             exe = disc.compile_mlir(imported.text, dump_dir=os.path.join(dump_root, name)
                                     if dump_root else None,
                                     source_name=f"graph{graph_id}-{name}.mlir",

@@ -107,15 +107,27 @@ def test_missing_driver_is_reported_not_crashed():
 def test_unsupported_library_call_is_a_compile_error_naming_it():
     text = """
 func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
-  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [2, 2], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
   return %0 : tensor<?x8x?x?xf32>
 }"""
     with pytest.raises(disc.CompileError,
-                       match=r"(?s)input.mlir:3:8: error: .*calls @disc_ral_conv_f32 .*"
+                       match=r"(?s)input.mlir:3:8: error: .*calls @disc_ral_conv_f32 with padding "
+                             r"that differs between the low and high side \(1 and 2\), "
                              r"which the cuda target does not support yet"):
         disc.compile_mlir(text, target="cuda")
     # The CPU target is unaffected.
     assert disc.compile_mlir(text).target == "cpu"
+
+
+@needs_toolkit
+def test_convolution_compiles_to_a_cudnn_call():
+    text = """
+func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  return %0 : tensor<?x8x?x?xf32>
+}"""
+    exe = disc.compile_mlir(text, target="cuda")
+    assert exe.kernel_counts["library_calls"] == 1
 
 
 @needs_toolkit
@@ -204,16 +216,21 @@ def _fake_cuda_graph(fn, *shapes):
 def test_cuda_nodes_are_supported_but_library_gaps_stay_in_eager():
     from disc.frontend.lowerings import unsupported_reason
 
-    def fn(x, w):
-        return torch.relu(torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False,
-                                            [0, 0], 1)) + 1
+    def fn(x, w, wt):
+        y = torch.relu(torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))
+        return torch.convolution(y, wt, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1) + 1
 
-    gm = _fake_cuda_graph(fn, (1, 2, 5, 5), (3, 2, 3, 3))
-    reasons = {n.target: unsupported_reason(n) for n in gm.graph.nodes if n.op == "call_function"}
+    gm = _fake_cuda_graph(fn, (1, 2, 5, 5), (3, 2, 3, 3), (3, 2, 3, 3))
+    reasons = [(n.target, n.args[6] if n.target == torch.ops.aten.convolution.default else None,
+                unsupported_reason(n)) for n in gm.graph.nodes if n.op == "call_function"]
     aten = torch.ops.aten
-    assert "which the cuda target does not support" in reasons[aten.convolution.default]
-    assert reasons[aten.relu.default] is None
-    assert reasons[aten.add.Tensor] is None
+    by_kind = {(t, transposed): r for t, transposed, r in reasons}
+    # cuDNN: a direct convolution is compiled; a transposed one stays in eager.
+    assert by_kind[(aten.convolution.default, False)] is None
+    assert by_kind[(aten.convolution.default, True)] == (
+        "transposed convolution (a library call), which the cuda target does not support yet")
+    assert by_kind[(aten.relu.default, None)] is None
+    assert by_kind[(aten.add.Tensor, None)] is None
 
 
 def test_a_device_transfer_stays_in_eager():

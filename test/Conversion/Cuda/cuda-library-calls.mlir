@@ -29,11 +29,60 @@ func.func @matmul_bf16(%ctx: !llvm.ptr, %a: memref<*xbf16>, %b: memref<*xbf16>, 
 
 // -----
 
-// Must not: a convolution has no cuda implementation yet.
-func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>) attributes {llvm.emit_c_interface}
-func.func @conv(%ctx: !llvm.ptr, %a: memref<*xf32>) {
-  // expected-error @+1 {{calls @disc_ral_conv_f32 (a library call), which the cuda target does not support yet}}
-  call @disc_ral_conv_f32(%ctx, %a) : (!llvm.ptr, memref<*xf32>) -> ()
+// A convolution goes to cuDNN when its padding is symmetric and it has no
+// input dilation.
+// CHECK-NOT:   func.func private @disc_ral_conv_f32
+// CHECK:       func.func private @disc_ral_cuda_conv_f32
+// CHECK-LABEL: func.func @conv
+// CHECK:         call @disc_ral_cuda_conv_f32(%arg0, %arg1, %arg2, %arg3,
+func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+func.func @conv(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>, %y: memref<*xf32>) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %p1 = arith.constant 1 : i64
+  %p2 = arith.constant 2 : i64
+  call @disc_ral_conv_f32(%ctx, %x, %w, %y, %c1, %c1, %c1, %p1, %p1, %c0, %p1, %p1, %c0, %c1, %c1, %c1, %c1, %c1, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// Must not: padding that differs between the sides ...
+func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+func.func @asymmetric_conv(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>, %y: memref<*xf32>) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %p1 = arith.constant 1 : i64
+  %p2 = arith.constant 2 : i64
+  // expected-error @+1 {{calls @disc_ral_conv_f32 with padding that differs between the low and high side (1 and 2), which the cuda target does not support yet}}
+  call @disc_ral_conv_f32(%ctx, %x, %w, %y, %c1, %c1, %c1, %p1, %p1, %c0, %p2, %p2, %c0, %c1, %c1, %c1, %c1, %c1, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// ... a transposed convolution (input dilation) ...
+func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+func.func @transposed_conv(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>, %y: memref<*xf32>) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %p1 = arith.constant 1 : i64
+  %p2 = arith.constant 2 : i64
+  // expected-error @+1 {{calls @disc_ral_conv_f32 with input dilation (a transposed convolution), which the cuda target does not support yet}}
+  call @disc_ral_conv_f32(%ctx, %x, %w, %y, %c1, %c1, %c1, %p1, %p1, %c0, %p1, %p1, %c0, %c1, %c1, %c1, %c2, %c1, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// ... or another library call without a cuda implementation.
+func.func private @disc_ral_sort_f32(!llvm.ptr, memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func @sort(%ctx: !llvm.ptr, %a: memref<*xf32>) {
+  // expected-error @+1 {{calls @disc_ral_sort_f32 (a library call), which the cuda target does not support yet}}
+  call @disc_ral_sort_f32(%ctx, %a) : (!llvm.ptr, memref<*xf32>) -> ()
   return
 }
 

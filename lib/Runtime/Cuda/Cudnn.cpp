@@ -1,0 +1,377 @@
+//===- Cudnn.cpp - convolution on the GPU through cuDNN -------------------===//
+//
+// _mlir_ciface_disc_ral_cuda_conv_<f32|f16|bf16>(ctx, input, kernel, output,
+// strides, padLo, padHi, dilations, lhsDilations, groups): the CPU
+// convolution's operands and parameters (RalApi.h), computed by cuDNN's
+// cudnnConvolutionForward on the call's stream. cuDNN is loaded with dlopen
+// ($DISC_CUDNN_LIBRARY, else libcudnn.so.9, which a PyTorch CUDA process
+// has loaded already): the CPU build never needs it.
+//
+// The legacy (descriptor) API: N-d tensor descriptors with the operands'
+// strides, a packed NCHW filter, cross-correlation (PyTorch's convolution),
+// f32 accumulation without TF32 for f32 (FMA math; PyTorch's result with
+// torch.backends.cudnn.allow_tf32 off), tensor cores for f16/bf16. The
+// algorithm is cuDNN's heuristic choice (cudnnGetConvolutionForwardAlgorithm_v7),
+// kept per context and problem. A 1-d convolution runs as a 2-d one of
+// height 1. Not supported (OpError naming the call): input dilation
+// (transposed convolutions), padding that differs between the low and
+// high side, empty reductions.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaDriver.h"
+#include "CudaRal.h"
+
+#include "../ExecutionContext.h"
+#include "../Operand.h"
+#include "../StridedCopy.h"
+#include "disc/Runtime/RalApi.h"
+
+#include <climits>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace disc {
+namespace ral {
+namespace cudnn {
+
+// The few cuDNN types and constants used (cudnn.h, cuDNN 8/9).
+using Status = int;
+using Handle = struct OpaqueHandle *;
+using TensorDesc = struct OpaqueTensor *;
+using FilterDesc = struct OpaqueFilter *;
+using ConvDesc = struct OpaqueConv *;
+constexpr int kFloat = 0, kHalf = 2, kBFloat16 = 9; // cudnnDataType_t
+constexpr int kNCHW = 0;                            // cudnnTensorFormat_t
+constexpr int kCrossCorrelation = 1;                // cudnnConvolutionMode_t
+constexpr int kTensorOpMath = 1, kFmaMath = 3;      // cudnnMathType_t
+struct AlgoPerf {                                   // cudnnConvolutionFwdAlgoPerf_t
+  int algo;
+  Status status;
+  float time;
+  size_t memory;
+  int determinism;
+  int mathType;
+  int reserved[3];
+};
+
+struct Library {
+  Status (*create)(Handle *);
+  Status (*setStream)(Handle, void *);
+  const char *(*errorString)(Status);
+  Status (*createTensor)(TensorDesc *);
+  Status (*destroyTensor)(TensorDesc);
+  Status (*setTensorNd)(TensorDesc, int type, int rank, const int *dims,
+                        const int *strides);
+  Status (*createFilter)(FilterDesc *);
+  Status (*destroyFilter)(FilterDesc);
+  Status (*setFilterNd)(FilterDesc, int type, int format, int rank,
+                        const int *dims);
+  Status (*createConv)(ConvDesc *);
+  Status (*destroyConv)(ConvDesc);
+  Status (*setConvNd)(ConvDesc, int spatial, const int *pads,
+                      const int *strides, const int *dilations, int mode,
+                      int computeType);
+  Status (*setGroupCount)(ConvDesc, int);
+  Status (*setMathType)(ConvDesc, int);
+  Status (*getForwardAlgorithm)(Handle, TensorDesc, FilterDesc, ConvDesc,
+                                TensorDesc, int requested, int *returned,
+                                AlgoPerf *);
+  Status (*getWorkspaceSize)(Handle, TensorDesc, FilterDesc, ConvDesc,
+                             TensorDesc, int algo, size_t *);
+  Status (*forward)(Handle, const void *alpha, TensorDesc, const void *x,
+                    FilterDesc, const void *w, ConvDesc, int algo,
+                    void *workspace, size_t workspaceBytes, const void *beta,
+                    TensorDesc, void *y);
+};
+
+void resolve(void *handle, Library &lib, std::string &error) {
+  auto get = [&](const char *name, auto &fn) {
+    cuda::resolveSymbol(handle, "cuDNN", name, fn, error);
+  };
+  get("cudnnCreate", lib.create);
+  get("cudnnSetStream", lib.setStream);
+  get("cudnnGetErrorString", lib.errorString);
+  get("cudnnCreateTensorDescriptor", lib.createTensor);
+  get("cudnnDestroyTensorDescriptor", lib.destroyTensor);
+  get("cudnnSetTensorNdDescriptor", lib.setTensorNd);
+  get("cudnnCreateFilterDescriptor", lib.createFilter);
+  get("cudnnDestroyFilterDescriptor", lib.destroyFilter);
+  get("cudnnSetFilterNdDescriptor", lib.setFilterNd);
+  get("cudnnCreateConvolutionDescriptor", lib.createConv);
+  get("cudnnDestroyConvolutionDescriptor", lib.destroyConv);
+  get("cudnnSetConvolutionNdDescriptor", lib.setConvNd);
+  get("cudnnSetConvolutionGroupCount", lib.setGroupCount);
+  get("cudnnSetConvolutionMathType", lib.setMathType);
+  get("cudnnGetConvolutionForwardAlgorithm_v7", lib.getForwardAlgorithm);
+  get("cudnnGetConvolutionForwardWorkspaceSize", lib.getWorkspaceSize);
+  get("cudnnConvolutionForward", lib.forward);
+}
+
+const Library &library() {
+  return cuda::loadLibraryOnce<Library>(
+      "DISC_CUDNN_LIBRARY", {"libcudnn.so.9", "libcudnn.so.8"},
+      "convolution on cuda needs cuDNN",
+      "PyTorch's CUDA build ships it in the nvidia-cudnn wheel; set "
+      "DISC_CUDNN_LIBRARY to its path",
+      resolve);
+}
+
+void check(Status status, const char *what) {
+  if (status == 0)
+    return;
+  const char *text = library().errorString(status);
+  throw RuntimeError(std::string(what) + " failed: " +
+                     (text ? text : "cuDNN status " + std::to_string(status)));
+}
+
+/// One handle per CUDA context; the stream is set per call.
+Handle handleFor(cuda::CUcontext context) {
+  return cuda::handlePerContext<Handle>(context, [](Handle *handle) {
+    check(library().create(handle), "cudnnCreate");
+  });
+}
+
+/// Releases cuDNN descriptors on every path.
+struct Descriptors {
+  const Library &lib;
+  TensorDesc x = nullptr, y = nullptr;
+  FilterDesc w = nullptr;
+  ConvDesc conv = nullptr;
+  explicit Descriptors(const Library &lib) : lib(lib) {}
+  ~Descriptors() {
+    if (x)
+      lib.destroyTensor(x);
+    if (y)
+      lib.destroyTensor(y);
+    if (w)
+      lib.destroyFilter(w);
+    if (conv)
+      lib.destroyConv(conv);
+  }
+};
+
+} // namespace cudnn
+
+namespace {
+
+int cudnnTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return cudnn::kFloat;
+  case DType::F16:
+    return cudnn::kHalf;
+  case DType::BF16:
+    return cudnn::kBFloat16;
+  default:
+    throw OpError(std::string("no cuDNN type for ") + dtypeName(dtype));
+  }
+}
+
+int toInt(int64_t value, const char *what) {
+  if (value < 0 || value > INT_MAX)
+    throw OpError(std::string(what) + " " + std::to_string(value) +
+                  " does not fit cuDNN's 32-bit descriptors");
+  return static_cast<int>(value);
+}
+
+std::map<std::pair<cudnn::Handle, std::vector<int64_t>>, cudnn::AlgoPerf> &
+algorithmCache(std::mutex *&mutex) {
+  static std::mutex *cacheMutex = new std::mutex;
+  static auto *cache =
+      new std::map<std::pair<cudnn::Handle, std::vector<int64_t>>,
+                   cudnn::AlgoPerf>; // outlives every caller
+  mutex = cacheMutex;
+  return *cache;
+}
+
+
+void cudaConvolution(ExecutionContext &ectx, DType dtype,
+                     const UnrankedMemRef *inputRef,
+                     const UnrankedMemRef *kernelRef,
+                     const UnrankedMemRef *outputRef,
+                     const ConvParams &call) {
+  using namespace cudnn;
+  const size_t elemSize = dtypeSize(dtype);
+  if (!inputRef)
+    throw OpError("input is a null memref");
+  const int64_t rank = inputRef->rank;
+  if (rank < 3 || rank > 5)
+    throw OpError("input has rank " + std::to_string(rank) +
+                  ", expected 3 to 5 (1 to 3 spatial dims)");
+  const int64_t spatial = rank - 2;
+  Operand input = readOperand("input", inputRef, rank, elemSize);
+  Operand kernel = readOperand("kernel", kernelRef, rank, elemSize);
+  Operand output = readOperand("output", outputRef, rank, elemSize);
+  auto describe = [&]() {
+    return "input is " + shapeString(input.sizes) + ", kernel is " +
+           shapeString(kernel.sizes) + ", output is " +
+           shapeString(output.sizes) + ", groups " +
+           std::to_string(call.groups);
+  };
+  const int64_t groups = call.groups;
+  if (groups < 1 || kernel.sizes[1] * groups != input.sizes[1] ||
+      kernel.sizes[0] % groups != 0 || output.sizes[0] != input.sizes[0] ||
+      output.sizes[1] != kernel.sizes[0])
+    throw OpError("operand shapes do not form a convolution: " + describe());
+  bool emptyReduction = input.sizes[1] == 0;
+  for (int64_t s = 0; s < spatial; ++s) {
+    if (call.lhsDilations[s] != 1)
+      throw OpError("a transposed convolution (input dilation) is not "
+                    "supported on cuda yet: " +
+                    describe());
+    if (call.padLo[s] != call.padHi[s])
+      throw OpError("padding that differs between the low and high side is "
+                    "not supported on cuda yet: " +
+                    describe());
+    if (call.strides[s] < 1 || call.dilations[s] < 1 || call.padLo[s] < 0)
+      throw OpError("strides and dilations must be >= 1, padding >= 0: " +
+                    describe());
+    const int64_t in = input.sizes[2 + s], window = kernel.sizes[2 + s];
+    const int64_t span = window == 0 ? 0 : (window - 1) * call.dilations[s] + 1;
+    const int64_t padded = in + 2 * call.padLo[s];
+    const int64_t expected =
+        padded < span ? 0 : (padded - span) / call.strides[s] + 1;
+    if (output.sizes[2 + s] != expected)
+      throw OpError("output spatial dim " + std::to_string(s) + " is " +
+                    std::to_string(output.sizes[2 + s]) + ", expected " +
+                    std::to_string(expected) + ": " + describe());
+    emptyReduction |= in == 0 || window == 0;
+  }
+  if (numElements(output.sizes) == 0)
+    return;
+  if (emptyReduction)
+    throw OpError("a convolution over an empty dim is not supported on cuda "
+                  "yet: " +
+                  describe());
+  // The filter must be packed: [O, C/G, K...] row-major.
+  if (kernel.strides != contiguousStrides(kernel.sizes))
+    throw OpError("the kernel must be contiguous on cuda: " + describe());
+
+  // 1-d as 2-d of height 1: dims, strides and parameters get a leading
+  // spatial slot.
+  std::vector<int> xDims, xStrides, yDims, yStrides, wDims;
+  std::vector<int> pads, convStrides, dilations;
+  const bool oneD = spatial == 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (oneD && d == 2) {
+      xDims.push_back(1);
+      xStrides.push_back(toInt(input.sizes[2] * input.strides[2], "stride"));
+      yDims.push_back(1);
+      yStrides.push_back(toInt(output.sizes[2] * output.strides[2], "stride"));
+      wDims.push_back(1);
+    }
+    xDims.push_back(toInt(input.sizes[d], "input size"));
+    xStrides.push_back(toInt(input.strides[d], "input stride"));
+    yDims.push_back(toInt(output.sizes[d], "output size"));
+    yStrides.push_back(toInt(output.strides[d], "output stride"));
+    wDims.push_back(toInt(kernel.sizes[d], "kernel size"));
+  }
+  if (oneD) {
+    pads.push_back(0), convStrides.push_back(1), dilations.push_back(1);
+  }
+  for (int64_t s = 0; s < spatial; ++s) {
+    pads.push_back(toInt(call.padLo[s], "padding"));
+    convStrides.push_back(toInt(call.strides[s], "stride"));
+    dilations.push_back(toInt(call.dilations[s], "dilation"));
+  }
+  // A size-1 dim may carry any stride; cuDNN wants positive ones.
+  for (size_t d = 0; d < xStrides.size(); ++d) {
+    xStrides[d] = std::max(xStrides[d], 1);
+    yStrides[d] = std::max(yStrides[d], 1);
+  }
+
+  const Library &lib = library();
+  Handle handle = handleFor(cuda::currentContext());
+  check(lib.setStream(handle, ectx.cudaStream), "cudnnSetStream");
+  const int type = cudnnTypeOf(dtype);
+  const int nd = static_cast<int>(xDims.size());
+  Descriptors d(lib);
+  check(lib.createTensor(&d.x), "cudnnCreateTensorDescriptor");
+  check(lib.createTensor(&d.y), "cudnnCreateTensorDescriptor");
+  check(lib.createFilter(&d.w), "cudnnCreateFilterDescriptor");
+  check(lib.createConv(&d.conv), "cudnnCreateConvolutionDescriptor");
+  check(lib.setTensorNd(d.x, type, nd, xDims.data(), xStrides.data()),
+        "cudnnSetTensorNdDescriptor(input)");
+  check(lib.setTensorNd(d.y, type, nd, yDims.data(), yStrides.data()),
+        "cudnnSetTensorNdDescriptor(output)");
+  check(lib.setFilterNd(d.w, type, kNCHW, nd, wDims.data()),
+        "cudnnSetFilterNdDescriptor");
+  check(lib.setConvNd(d.conv, nd - 2, pads.data(), convStrides.data(),
+                      dilations.data(), kCrossCorrelation, kFloat),
+        "cudnnSetConvolutionNdDescriptor");
+  check(lib.setGroupCount(d.conv, toInt(groups, "groups")),
+        "cudnnSetConvolutionGroupCount");
+  check(lib.setMathType(d.conv, dtype == DType::F32 ? kFmaMath : kTensorOpMath),
+        "cudnnSetConvolutionMathType");
+
+  // cuDNN's heuristic, kept per context and problem.
+  std::vector<int64_t> problem = {type, nd, groups};
+  for (auto *list : {&xDims, &xStrides, &yDims, &yStrides, &wDims, &pads,
+                     &convStrides, &dilations})
+    problem.insert(problem.end(), list->begin(), list->end());
+  AlgoPerf choice{};
+  std::mutex *mutex = nullptr;
+  auto &cache = algorithmCache(mutex);
+  bool cached = false;
+  {
+    std::lock_guard<std::mutex> lock(*mutex);
+    auto it = cache.find({handle, problem});
+    if (it != cache.end())
+      choice = it->second, cached = true;
+  }
+  if (!cached) {
+    int returned = 0;
+    check(lib.getForwardAlgorithm(handle, d.x, d.w, d.conv, d.y, 1, &returned,
+                                  &choice),
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+    if (returned < 1 || choice.status != 0)
+      throw OpError("cuDNN has no forward algorithm for " + describe());
+    check(lib.getWorkspaceSize(handle, d.x, d.w, d.conv, d.y, choice.algo,
+                               &choice.memory),
+          "cudnnGetConvolutionForwardWorkspaceSize");
+    std::lock_guard<std::mutex> lock(*mutex);
+    cache.emplace(std::make_pair(handle, problem), choice);
+  }
+  void *workspace = nullptr;
+  if (choice.memory > 0) {
+    workspace = allocateDeviceForCall(&ectx, (int64_t)choice.memory);
+    if (!workspace)
+      throw RuntimeError(ectx.errorMessage);
+  }
+  const float one = 1.0f, zero = 0.0f;
+  Status status = lib.forward(handle, &one, d.x, input.data, d.w, kernel.data,
+                              d.conv, choice.algo, workspace, choice.memory,
+                              &zero, d.y, output.data);
+  if (workspace) {
+    ectx.live.erase(workspace);
+    freeDevice(ectx.cudaStream, workspace); // stream-ordered after the conv
+  }
+  check(status, "cudnnConvolutionForward");
+}
+
+} // namespace
+} // namespace ral
+} // namespace disc
+
+using disc::ral::asExecutionContext;
+using disc::ral::ExecutionContext;
+using disc::ral::ralFailNoReturn;
+
+#define DISC_RAL_DEFINE_CUDA_CONV(SUFFIX, DTYPE)                               \
+  extern "C" void _mlir_ciface_disc_ral_cuda_conv_##SUFFIX(                    \
+      DISC_RAL_CONV_PARAMETERS) {                                              \
+    ExecutionContext *ectx = asExecutionContext(ctx);                          \
+    const disc::ral::ConvParams call = DISC_RAL_CONV_PARAMS_OF_ARGUMENTS;       \
+    if (!disc::ral::guardedCall(*ectx, "disc_ral_cuda_conv_" #SUFFIX, [&] {    \
+          disc::ral::cudaConvolution(*ectx, disc::ral::DType::DTYPE, input,    \
+                                     kernel, output, call);                    \
+        }))                                                                    \
+      ralFailNoReturn(ectx);                                                   \
+  }
+DISC_RAL_DEFINE_CUDA_CONV(f32, F32)
+DISC_RAL_DEFINE_CUDA_CONV(f16, F16)
+DISC_RAL_DEFINE_CUDA_CONV(bf16, BF16)
