@@ -25,12 +25,19 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <algorithm>
+
+#include <thread>
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -152,21 +159,25 @@ KernelCounts countKernels(ModuleOp module) {
 /// time in the backend) several times for little gain: on a 1,000-op graph
 /// compile time drops from 14 s to 5 s. DISC_LLVM_UNROLL=1 turns unrolling
 /// back on for experiments.
+/// `dumpSuffix` tells the parts of a split module apart in the dump.
 std::function<llvm::Error(llvm::Module *)>
 makeLlvmOptimizer(llvm::TargetMachine *targetMachine,
-                  const std::string &dumpDir) {
+                  const std::string &dumpDir,
+                  const std::string &dumpSuffix = "") {
   const char *unrollEnv = std::getenv("DISC_LLVM_UNROLL");
   bool unroll = unrollEnv && std::string(unrollEnv) == "1";
-  return [targetMachine, unroll, dumpDir](llvm::Module *module) -> llvm::Error {
+  return [targetMachine, unroll, dumpDir,
+          dumpSuffix](llvm::Module *module) -> llvm::Error {
     auto dump = [&](const char *name) {
       if (dumpDir.empty())
         return;
       std::error_code error;
-      llvm::raw_fd_ostream out(dumpDir + "/" + name, error);
+      llvm::raw_fd_ostream out(dumpDir + "/" + name + dumpSuffix + ".ll",
+                               error);
       if (!error)
         module->print(out, nullptr);
     };
-    dump("1000-llvm-ir.ll");
+    dump("1000-llvm-ir");
     llvm::PipelineTuningOptions tuning;
     tuning.LoopUnrolling = unroll;
     // DISC_LLVM_INTERLEAVE=0: ~15% less LLVM time on big graphs, slower
@@ -188,9 +199,150 @@ makeLlvmOptimizer(llvm::TargetMachine *targetMachine,
     llvm::ModulePassManager passes =
         builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     passes.run(*module, mam);
-    dump("1001-llvm-ir-optimized.ll");
+    dump("1001-llvm-ir-optimized");
     return llvm::Error::success();
   };
+}
+
+/// Wall time of the compile phases; printed to stderr when asked for
+/// (CompileOptions::logTiming, `DISC_LOG=compile` from Python).
+class PhaseTimer {
+public:
+  explicit PhaseTimer(bool enabled) : enabled(enabled) {}
+  void phase(StringRef name) {
+    auto now = Clock::now();
+    double seconds = std::chrono::duration<double>(now - last).count();
+    last = now;
+    if (!phases.empty() && phases.back().first == name)
+      phases.back().second += seconds; // a stage run in several parts
+    else
+      phases.emplace_back(name.str(), seconds);
+  }
+  double total() const {
+    return std::chrono::duration<double>(last - start).count();
+  }
+  void report() const {
+    if (!enabled)
+      return;
+    std::string line = "[disc] compile";
+    for (const auto &[name, seconds] : phases)
+      line += llvm::formatv(" {0}={1:F1}ms", name, seconds * 1e3).str();
+    line += llvm::formatv(" total={0:F1}ms\n", total() * 1e3).str();
+    llvm::errs() << line;
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  bool enabled;
+  Clock::time_point start = Clock::now(), last = start;
+  std::vector<std::pair<std::string, double>> phases;
+};
+
+/// How many parts LLVM optimises and compiles a module in, each in its own
+/// thread (as many at once as there are cores) and LLVM context, the
+/// objects then linked together: one per 24 defined functions (kernels,
+/// their parallel bodies), at most 8, so a big graph's LLVM time divides
+/// by the cores while small modules stay whole. A function of one part
+/// cannot be inlined into another: kernels are called through the runtime
+/// anyway. DISC_LLVM_PARTS=N overrides (1: never split). The count depends
+/// on the module only, so the code does not depend on the machine.
+unsigned llvmParts(const llvm::Module &module) {
+  if (const char *env = std::getenv("DISC_LLVM_PARTS"); env && *env) {
+    char *end = nullptr;
+    long parts = std::strtol(env, &end, 10);
+    if (*end != 0 || parts < 1 || parts > 64)
+      throw std::invalid_argument("DISC_LLVM_PARTS must be 1 to 64, got '" +
+                                  std::string(env) + "'");
+    return static_cast<unsigned>(parts);
+  }
+  unsigned defined = 0;
+  for (const llvm::Function &function : module)
+    defined += !function.isDeclaration();
+  return std::clamp(defined / 24u, 1u, 8u);
+}
+
+/// `module` (in `context`, optimised here) as one shared object: split in
+/// llvmParts() parts optimised and compiled in parallel, or whole.
+llvm::Expected<std::string> compileLlvmModule(llvm::Module &module,
+                                              llvm::TargetMachine &machine,
+                                              const std::string &dumpDir,
+                                              PhaseTimer &timer) {
+  const unsigned parts = llvmParts(module);
+  if (parts == 1) {
+    if (llvm::Error error = makeLlvmOptimizer(&machine, dumpDir)(&module))
+      return std::move(error);
+    timer.phase("llvm-opt");
+    auto sharedObject = emitSharedObject(module, machine);
+    timer.phase("codegen+link");
+    return sharedObject;
+  }
+  // A definition that a part may drop once it has inlined it (linkonce_odr:
+  // convert-math-to-funcs' helpers) must stay for the other parts that
+  // call it: an ordinary hidden definition in whichever part gets it.
+  for (llvm::GlobalValue &value : module.global_values())
+    if (!value.isDeclaration() && !value.hasLocalLinkage() &&
+        llvm::GlobalValue::isDiscardableIfUnused(value.getLinkage())) {
+      value.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      value.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    }
+  // Each part goes to its own context through bitcode: an LLVMContext is
+  // not thread-safe.
+  std::vector<std::string> bitcodes;
+  llvm::SplitModule(
+      module, parts,
+      [&](std::unique_ptr<llvm::Module> part) {
+        std::string &bitcode = bitcodes.emplace_back();
+        llvm::raw_string_ostream stream(bitcode);
+        llvm::WriteBitcodeToFile(*part, stream);
+      },
+      /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  timer.phase("llvm-split");
+  std::vector<std::string> objects(bitcodes.size()), errors(bitcodes.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i = next++; i < bitcodes.size(); i = next++) {
+      llvm::LLVMContext context;
+      auto part = llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(bitcodes[i], "part"), context);
+      if (!part) {
+        errors[i] = llvm::toString(part.takeError());
+        continue;
+      }
+      auto partMachine = createHostTargetMachine();
+      if (!partMachine) {
+        errors[i] = llvm::toString(partMachine.takeError());
+        continue;
+      }
+      if (llvm::Error error = makeLlvmOptimizer(partMachine->get(), dumpDir,
+                                                ".part" + std::to_string(i))(
+              part->get())) {
+        errors[i] = llvm::toString(std::move(error));
+        continue;
+      }
+      auto object = emitObject(**part, **partMachine);
+      if (!object) {
+        errors[i] = llvm::toString(object.takeError());
+        continue;
+      }
+      objects[i] = std::move(*object);
+    }
+  };
+  unsigned threads =
+      std::min<unsigned>(parts, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &thread : pool)
+    thread.join();
+  for (size_t i = 0; i < errors.size(); ++i)
+    if (!errors[i].empty())
+      return llvm::createStringError("part " + std::to_string(i) + " of " +
+                                     std::to_string(parts) + ": " + errors[i]);
+  timer.phase("llvm-opt+codegen");
+  auto sharedObject = linkSharedObject(objects);
+  timer.phase("link");
+  return sharedObject;
 }
 
 void initializeOnce() {
@@ -316,39 +468,6 @@ private:
   unsigned &counter;
 };
 
-/// Wall time of the compile phases; printed to stderr when asked for
-/// (CompileOptions::logTiming, `DISC_LOG=compile` from Python).
-class PhaseTimer {
-public:
-  explicit PhaseTimer(bool enabled) : enabled(enabled) {}
-  void phase(StringRef name) {
-    auto now = Clock::now();
-    double seconds = std::chrono::duration<double>(now - last).count();
-    last = now;
-    if (!phases.empty() && phases.back().first == name)
-      phases.back().second += seconds; // a stage run in several parts
-    else
-      phases.emplace_back(name.str(), seconds);
-  }
-  double total() const {
-    return std::chrono::duration<double>(last - start).count();
-  }
-  void report() const {
-    if (!enabled)
-      return;
-    std::string line = "[disc] compile";
-    for (const auto &[name, seconds] : phases)
-      line += llvm::formatv(" {0}={1:F1}ms", name, seconds * 1e3).str();
-    line += llvm::formatv(" total={0:F1}ms\n", total() * 1e3).str();
-    llvm::errs() << line;
-  }
-
-private:
-  using Clock = std::chrono::steady_clock;
-  bool enabled;
-  Clock::time_point start = Clock::now(), last = start;
-  std::vector<std::pair<std::string, double>> phases;
-};
 
 } // namespace
 
@@ -465,16 +584,11 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
   if (llvm::Error error = addPackedEntry(*llvmModule, entryName))
     return fail(llvm::toString(std::move(error)));
   timer.phase("llvm-ir");
-  if (llvm::Error error =
-          makeLlvmOptimizer(machine->get(), dumpDir)(llvmModule.get()))
-    return fail("LLVM optimisation failed: " +
-                llvm::toString(std::move(error)));
-  timer.phase("llvm-opt");
-  auto sharedObject = emitSharedObject(*llvmModule, **machine);
+  auto sharedObject =
+      compileLlvmModule(*llvmModule, **machine, dumpDir, timer);
   if (!sharedObject)
-    return fail("code generation failed: " +
+    return fail("LLVM optimisation or code generation failed: " +
                 llvm::toString(sharedObject.takeError()));
-  timer.phase("codegen+link");
   if (!dumpDir.empty()) {
     std::error_code ec;
     llvm::raw_fd_ostream out(dumpDir + "/1002-module.so", ec);

@@ -131,18 +131,29 @@ public:
 
 } // namespace
 
+llvm::Expected<std::string> emitObject(llvm::Module &module,
+                                       llvm::TargetMachine &machine) {
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream stream(object);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError(
+        "the target machine cannot emit object files");
+  passes.run(module);
+  return std::string(object.data(), object.size());
+}
+
 llvm::Expected<std::string> emitSharedObject(llvm::Module &module,
                                              llvm::TargetMachine &machine) {
-  llvm::SmallVector<char, 0> object;
-  {
-    llvm::raw_svector_ostream stream(object);
-    llvm::legacy::PassManager passes;
-    if (machine.addPassesToEmitFile(passes, stream, nullptr,
-                                    llvm::CodeGenFileType::ObjectFile))
-      return llvm::createStringError(
-          "the target machine cannot emit object files");
-    passes.run(module);
-  }
+  auto object = emitObject(module, machine);
+  if (!object)
+    return object.takeError();
+  return linkSharedObject({*object});
+}
+
+llvm::Expected<std::string>
+linkSharedObject(llvm::ArrayRef<std::string> objects) {
   std::string error;
   std::vector<std::string> libraries = linkLibraries(error);
   if (libraries.empty())
@@ -151,21 +162,23 @@ llvm::Expected<std::string> emitSharedObject(llvm::Module &module,
   if (temp.dir.empty())
     return llvm::createStringError(
         "cannot create a temporary directory to link in");
-  std::string objectPath = temp.dir + "/module.o";
-  std::string outputPath = temp.dir + "/module.so";
-  {
+  std::vector<std::string> objectPaths;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    objectPaths.push_back(temp.dir + "/module" + std::to_string(i) + ".o");
     std::error_code ec;
-    llvm::raw_fd_ostream out(objectPath, ec);
+    llvm::raw_fd_ostream out(objectPaths.back(), ec);
     if (ec)
-      return llvm::createStringError("cannot write " + objectPath + ": " +
-                                     ec.message());
-    out.write(object.data(), object.size());
+      return llvm::createStringError("cannot write " + objectPaths.back() +
+                                     ": " + ec.message());
+    out.write(objects[i].data(), objects[i].size());
   }
+  std::string outputPath = temp.dir + "/module.so";
   std::vector<const char *> args = {"ld.lld", "-shared", "--no-undefined",
                                     "-z", "noexecstack", "-z", "now",
                                     "--hash-style=gnu", "--build-id",
-                                    "-o", outputPath.c_str(),
-                                    objectPath.c_str()};
+                                    "-o", outputPath.c_str()};
+  for (const std::string &path : objectPaths)
+    args.push_back(path.c_str());
   for (const std::string &library : libraries)
     args.push_back(library.c_str());
   std::string linkOutput;

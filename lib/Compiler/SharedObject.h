@@ -2,6 +2,7 @@
 #ifndef DISC_COMPILER_SHAREDOBJECT_H
 #define DISC_COMPILER_SHAREDOBJECT_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -26,10 +27,18 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine();
 /// utilities (memrefCopy) to the runtime's own entry points.
 llvm::Error addPackedEntry(llvm::Module &module, llvm::StringRef entryName);
 
-/// Compiles `module` to an object file and links it (lld, in process) into
-/// a shared object whose dependencies are libdisc_runtime.so, libm, libgcc_s
-/// and libc. Every undefined symbol must resolve against them: a symbol
-/// nothing provides is an error here, not when the object is loaded.
+/// Compiles `module` to a relocatable object file.
+llvm::Expected<std::string> emitObject(llvm::Module &module,
+                                       llvm::TargetMachine &machine);
+
+/// Links object files (lld, in process) into a shared object whose
+/// dependencies are libdisc_runtime.so, libm, libgcc_s and libc. Every
+/// undefined symbol must resolve against them or another of the objects: a
+/// symbol nothing provides is an error here, not when the object is loaded.
+llvm::Expected<std::string>
+linkSharedObject(llvm::ArrayRef<std::string> objects);
+
+/// emitObject, then linkSharedObject of that one object.
 llvm::Expected<std::string> emitSharedObject(llvm::Module &module,
                                              llvm::TargetMachine &machine);
 

@@ -307,3 +307,51 @@ def test_dump_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("DISC_DUMP_DIR", str(tmp_path))
     disc.compile_mlir(ADD)
     assert any(tmp_path.rglob("000-input.mlir"))
+
+
+def _many_kernels_program(n: int) -> str:
+    """`n` chained integer powers and sums: n loop nests (kernels) calling
+    convert-math-to-funcs' linkonce_odr ipowi helper."""
+    lines = ["func.func @main(%x: tensor<?x?xi32>, %e: tensor<?x?xi32>) -> tensor<?x?xi32> {"]
+    prev = "%x"
+    for i in range(n):
+        lines.append(f"  %p{i} = disc.power {prev}, %e : tensor<?x?xi32>")
+        lines.append(f"  %t{i} = disc.reverse %p{i}, dims = [{i % 2}] : tensor<?x?xi32>")
+        prev = f"%t{i}"
+    lines.append(f"  return {prev} : tensor<?x?xi32>")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("parts", ["1", "3", ""])
+def test_llvm_compiles_a_big_module_in_parallel_parts(parts, monkeypatch, tmp_path):
+    """A module of many kernels is optimised and compiled in parts, one
+    thread each (docs/architecture.md, "Compile time"); the result is the
+    same program, helpers shared between parts included."""
+    monkeypatch.setenv("DISC_LLVM_PARTS", parts)
+    monkeypatch.setenv("DISC_CACHE", "0")
+    before = compilations()
+    exe = disc.compile_mlir(_many_kernels_program(60), dump_dir=str(tmp_path))
+    assert compilations() == before + 1
+    (dump,) = list(tmp_path.iterdir())
+    split = sorted(p.name for p in dump.glob("1001-llvm-ir-optimized.part*.ll"))
+    if parts:
+        assert len(split) == (0 if parts == "1" else int(parts)), split
+    else:  # one part per 24 defined functions (kernels and their bodies)
+        assert 2 <= len(split) <= 8, split
+    g = torch.Generator().manual_seed(0)
+    for shape in [(3, 4), (1, 7), (5, 1)]:
+        x = torch.randint(-3, 4, shape, generator=g, dtype=torch.int32)
+        e = torch.randint(0, 3, shape, generator=g, dtype=torch.int32)
+        want = x
+        for i in range(60):
+            want = torch.flip(torch.pow(want, e), [i % 2])
+        (got,) = exe(x, e)
+        assert torch.equal(got, want)
+
+
+def test_llvm_parts_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("DISC_LLVM_PARTS", "0")
+    monkeypatch.setenv("DISC_CACHE", "0")
+    with pytest.raises(ValueError, match="DISC_LLVM_PARTS must be 1 to 64, got '0'"):
+        disc.compile_mlir(_many_kernels_program(1))
