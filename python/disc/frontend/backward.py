@@ -242,9 +242,48 @@ def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp
     return grad_query, grad_key, grad_value
 
 
+def _adaptive_window_matrix(out_size, in_size, dtype, device):
+    """[out_size, in_size]: row i averages input positions start_i <= h <
+    end_i, start_i = floor(i * in / out), end_i = ceil((i + 1) * in / out)
+    (adaptive average pooling's windows along one dim)."""
+    rows = aten.unsqueeze.default(
+        aten.arange.default(out_size, dtype=torch.int64, device=device), 1)
+    cols = aten.unsqueeze.default(
+        aten.arange.default(in_size, dtype=torch.int64, device=device), 0)
+    start = aten.div.Tensor_mode(aten.mul.Tensor(rows, in_size), out_size,
+                                 rounding_mode="floor")
+    end = aten.div.Tensor_mode(
+        aten.add.Tensor(aten.mul.Tensor(aten.add.Tensor(rows, 1), in_size), out_size - 1),
+        out_size, rounding_mode="floor")
+    inside = aten.logical_and.default(aten.ge.Tensor(cols, start), aten.lt.Tensor(cols, end))
+    weight = aten.reciprocal.default(aten._to_copy.default(aten.sub.Tensor(end, start),
+                                                           dtype=dtype))
+    return aten.where.self(inside, weight, aten.zeros_like.default(weight))
+
+
+def adaptive_avg_pool2d_backward(grad_output, input):
+    """Adaptive average pooling averages separable windows: per channel,
+    out = A_h x A_w^T with A the window matrices (_adaptive_window_matrix),
+    so the input's gradient is A_h^T grad A_w: two batched products, any
+    (symbolic) sizes."""
+    if input.dim() not in (3, 4):
+        return NotImplemented
+    dtype = grad_output.dtype
+    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    out_h, out_w = grad_output.shape[-2:]
+    in_h, in_w = input.shape[-2:]
+    a_h = _adaptive_window_matrix(out_h, in_h, compute, grad_output.device)
+    a_w = _adaptive_window_matrix(out_w, in_w, compute, grad_output.device)
+    grad = aten._to_copy.default(grad_output, dtype=compute)
+    rows = aten.matmul.default(aten.t.default(a_h), grad)    # [..., H, OW]
+    full = aten.matmul.default(rows, a_w)                    # [..., H, W]
+    return aten._to_copy.default(full, dtype=input.dtype)
+
+
 def table() -> dict:
     return {aten.convolution_backward.default: convolution_backward,
             aten.avg_pool2d_backward.default: avg_pool2d_backward,
+            aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
             aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
             aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
                 flash_attention_for_cpu_backward}

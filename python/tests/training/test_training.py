@@ -337,3 +337,31 @@ def test_average_pool_gradients(options):
         compiles = compiles or disc.stats()["compilations"]
     assert disc.stats()["compilations"] == compiles
     assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+
+
+ADAPTIVE_POOLS = {  # literal sizes: a closure's ints would be symbolic with dynamic=True
+    "3x2": lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
+    "global": lambda x: F.adaptive_avg_pool2d(x, 1),
+    "5x5-overlapping": lambda x: F.adaptive_avg_pool2d(x, (5, 5)),
+    "pyramid": lambda x: F.adaptive_avg_pool2d(x, 2) * 2 + F.adaptive_avg_pool2d(x, 2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTIVE_POOLS))
+def test_adaptive_average_pool_gradients(name):
+    """_adaptive_avg_pool2d_backward (backward.py): the window matrices'
+    products, windows of unequal (and overlapping) extents included, at
+    three input sizes with one compilation and no fallback."""
+    torch._dynamo.reset()
+    f = ADAPTIVE_POOLS[name]
+
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    fallbacks, compiles = _stat("fallback_nodes"), None
+    for shape in ((2, 3, 7, 11), (3, 3, 16, 5), (2, 5, 9, 9)):
+        x = torch.randn(shape, requires_grad=True)
+        (got,) = torch.autograd.grad(_loss(compiled(x)), x)
+        (want,) = torch.autograd.grad(_loss(f(x)), x)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
