@@ -312,6 +312,21 @@ def test_attention_gradients(causal, mask):
     assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
 
 
+def _check_input_gradients(f, shapes):
+    """`f`'s input gradient through DISC against eager at `shapes`: one
+    compilation for all of them, no fallback node."""
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    fallbacks, compiles = _stat("fallback_nodes"), None
+    for shape in shapes:
+        x = torch.randn(shape, requires_grad=True)
+        (got,) = torch.autograd.grad(_loss(compiled(x)), x)
+        (want,) = torch.autograd.grad(_loss(f(x)), x)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+
+
 @pytest.mark.parametrize("options", [
     dict(kernel_size=3, stride=1, padding=1, count_include_pad=False),
     dict(kernel_size=2, stride=2),
@@ -327,16 +342,7 @@ def test_average_pool_gradients(options):
     def f(x):
         return F.avg_pool2d(x, **options)
 
-    compiled = torch.compile(f, backend="disc", dynamic=True)
-    fallbacks, compiles = _stat("fallback_nodes"), None
-    for shape in ((2, 3, 9, 11), (3, 3, 16, 7), (2, 5, 12, 12)):
-        x = torch.randn(shape, requires_grad=True)
-        (got,) = torch.autograd.grad(_loss(compiled(x)), x)
-        (want,) = torch.autograd.grad(_loss(f(x)), x)
-        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
-        compiles = compiles or disc.stats()["compilations"]
-    assert disc.stats()["compilations"] == compiles
-    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+    _check_input_gradients(f, ((2, 3, 9, 11), (3, 3, 16, 7), (2, 5, 12, 12)))
 
 
 ADAPTIVE_POOLS = {  # literal sizes: a closure's ints would be symbolic with dynamic=True
@@ -355,13 +361,4 @@ def test_adaptive_average_pool_gradients(name):
     torch._dynamo.reset()
     f = ADAPTIVE_POOLS[name]
 
-    compiled = torch.compile(f, backend="disc", dynamic=True)
-    fallbacks, compiles = _stat("fallback_nodes"), None
-    for shape in ((2, 3, 7, 11), (3, 3, 16, 5), (2, 5, 9, 9)):
-        x = torch.randn(shape, requires_grad=True)
-        (got,) = torch.autograd.grad(_loss(compiled(x)), x)
-        (want,) = torch.autograd.grad(_loss(f(x)), x)
-        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
-        compiles = compiles or disc.stats()["compilations"]
-    assert disc.stats()["compilations"] == compiles
-    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+    _check_input_gradients(f, ((2, 3, 7, 11), (3, 3, 16, 5), (2, 5, 9, 9)))
