@@ -16,7 +16,9 @@
 
 #include "disc/Runtime/Runtime.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -55,6 +57,68 @@ __attribute__((noinline)) bool runProtected(ExecutionContext *ectx,
 void *addBytes(void *base, int64_t bytes) {
   return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(base) +
                                   static_cast<uintptr_t>(bytes));
+}
+
+/// Checks InvokeOptions::resultsInto before the call: indices in range,
+/// dtypes and ranks that agree, and destinations that do not overlap (the
+/// order of the writes would decide the result).
+void checkResultsInto(const Signature &signature,
+                      const std::vector<TensorView> &inputs,
+                      const std::vector<int64_t> &resultsInto) {
+  if (resultsInto.size() > signature.results.size())
+    throw InvocationError("results-into names " +
+                          std::to_string(resultsInto.size()) +
+                          " results, the program has " +
+                          std::to_string(signature.results.size()));
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges; // [begin, end)
+  for (size_t r = 0; r < resultsInto.size(); ++r) {
+    const int64_t k = resultsInto[r];
+    if (k < 0)
+      continue;
+    if (k >= static_cast<int64_t>(inputs.size()))
+      throw InvocationError("result " + std::to_string(r) +
+                            " is to be written into argument " +
+                            std::to_string(k) + ", but the call has " +
+                            std::to_string(inputs.size()) + " arguments");
+    const ResultSpec &result = signature.results[r];
+    if (result.dtype != inputs[k].dtype ||
+        result.rank != static_cast<int64_t>(inputs[k].shape.size()))
+      throw InvocationError(
+          "result " + std::to_string(r) + " (" + dtypeName(result.dtype) +
+          ", rank " + std::to_string(result.rank) + ") cannot be written into " +
+          argLabel(signature, static_cast<size_t>(k)) + " (" +
+          dtypeName(inputs[k].dtype) + ", rank " +
+          std::to_string(inputs[k].shape.size()) + ")");
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(inputs[k].data);
+    const size_t bytes = static_cast<size_t>(numElements(inputs[k].shape)) *
+                         dtypeSize(inputs[k].dtype);
+    if (bytes)
+      ranges.push_back({begin, begin + bytes});
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second)
+      throw InvocationError("two results are to be written into arguments "
+                            "whose memory overlaps");
+}
+
+/// Copies `bytes` on the host, across the call's threads when it is large.
+void copyHost(void *dst, const void *src, size_t bytes) {
+  constexpr size_t kChunk = size_t(1) << 20;
+#ifdef DISC_RAL_HAS_OPENMP
+  if (bytes >= 4 * kChunk) {
+    const int64_t chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const size_t begin = static_cast<size_t>(c) * kChunk;
+      std::memcpy(static_cast<char *>(dst) + begin,
+                  static_cast<const char *>(src) + begin,
+                  std::min(kChunk, bytes - begin));
+    }
+    return;
+  }
+#endif
+  std::memcpy(dst, src, bytes);
 }
 
 } // namespace
@@ -147,6 +211,7 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
                                  const std::vector<TensorView> &inputs,
                                  const InvokeOptions &options) {
   checkInputs(signature, inputs);
+  checkResultsInto(signature, inputs, options.resultsInto);
   if (!fn)
     throw RuntimeError("invoke: null function");
   const bool onCuda = options.device == Device::Cuda;
@@ -291,6 +356,34 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
                   elemSize);
     }
     outputs.push_back(std::move(output));
+  }
+  // Every result is in a buffer of its own now (views of inputs were
+  // copied above), so writing one into an input cannot change another.
+  // Every shape is checked before anything is written: a rejected call
+  // leaves its inputs as they were.
+  for (size_t r = 0; r < options.resultsInto.size(); ++r) {
+    const int64_t k = options.resultsInto[r];
+    if (k >= 0 && outputs[r].shape != inputs[static_cast<size_t>(k)].shape)
+      throw InvocationError(
+          "result " + std::to_string(r) + " has shape " +
+          shapeString(outputs[r].shape) + " and cannot be written into " +
+          argLabel(signature, static_cast<size_t>(k)) + " of shape " +
+          shapeString(inputs[static_cast<size_t>(k)].shape));
+  }
+  for (size_t r = 0; r < options.resultsInto.size(); ++r) {
+    const int64_t k = options.resultsInto[r];
+    if (k < 0)
+      continue;
+    OutputTensor &output = outputs[r];
+    const TensorView &destination = inputs[static_cast<size_t>(k)];
+    const size_t bytes = static_cast<size_t>(numElements(output.shape)) *
+                         dtypeSize(output.dtype);
+    if (bytes && onCuda)
+      copyDevice(stream, destination.data, output.data, bytes);
+    else if (bytes)
+      copyHost(destination.data, output.data, bytes);
+    output.owner.reset();
+    output.data = nullptr;
   }
   ectx.reset(); // releases every allocation no output claimed
   return outputs;

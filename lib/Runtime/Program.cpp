@@ -220,11 +220,14 @@ std::shared_ptr<Program> Program::load(Artifact artifact,
 }
 
 std::vector<OutputTensor> Program::run(const std::vector<TensorView> &inputs,
-                                       void *cudaStream) const {
+                                       void *cudaStream,
+                                       const std::vector<int64_t> &resultsInto)
+    const {
   InvokeOptions options;
   options.device = impl->device;
   options.cudaStream = cudaStream;
   options.cudaModules = impl->cudaModules.get();
+  options.resultsInto = resultsInto;
   if (impl->artifact.weights.empty())
     return invoke(*impl->context, impl->function, impl->artifact.signature,
                   inputs, options);
@@ -234,10 +237,13 @@ std::vector<OutputTensor> Program::run(const std::vector<TensorView> &inputs,
   checkInputs(impl->callerSignature, inputs);
   std::vector<TensorView> all;
   all.reserve(full.args.size());
+  // resultsInto names caller arguments; invoke() numbers all of them.
+  std::vector<int64_t> fullIndexOf;
   size_t next = 0;
   for (size_t i = 0; i < full.args.size(); ++i) {
     int64_t w = impl->weightOf[i];
     if (w < 0) {
+      fullIndexOf.push_back(static_cast<int64_t>(i));
       all.push_back(inputs[next++]);
       continue;
     }
@@ -248,6 +254,13 @@ std::vector<OutputTensor> Program::run(const std::vector<TensorView> &inputs,
     view.shape = weight.shape;
     all.push_back(std::move(view));
   }
+  for (int64_t &into : options.resultsInto)
+    if (into >= 0 && into < static_cast<int64_t>(fullIndexOf.size()))
+      into = fullIndexOf[into];
+    else if (into >= 0)
+      throw InvocationError("a result is to be written into argument " +
+                            std::to_string(into) + ", but the call has " +
+                            std::to_string(fullIndexOf.size()) + " arguments");
   return invoke(*impl->context, impl->function, full, all, options);
 }
 

@@ -101,19 +101,28 @@ def _as_tensor(value, index):
 
 
 def _as_argument(value, index):
-    """What the C++ runtime takes for one argument. A contiguous CPU tensor
-    goes as a DLPack capsule straight from ATen (a fraction of a
-    microsecond; Tensor.__dlpack__ costs several, and a partition has a
-    tensor per weight); the runtime checks device, dtype and layout and names
-    the argument when one is wrong. Everything else (views, tensors with a
-    lazy negative or conjugate bit, other layouts) goes through _as_tensor."""
+    """What the C++ runtime takes for one argument. A contiguous tensor goes
+    as a DLPack capsule straight from ATen; the runtime checks its device,
+    dtype and layout and names the argument when one is wrong. The checks
+    here are the fewest that keep that right (each tensor attribute costs
+    0.2 us, and a partition has a tensor per weight and per optimizer
+    state): a lazily negated tensor exports its memory as it is, so it and
+    anything ATen will not export (sparse, quantized, meta tensors) go
+    through _as_tensor, as do views (a contiguous copy). A complex tensor
+    (conjugate bit) is rejected by its dtype either way."""
     torch = sys.modules.get("torch")
-    if (torch is not None and isinstance(value, torch.Tensor)
-            and value.layout == torch.strided and value.device.type in ("cpu", "cuda")
-            and value.is_contiguous() and not value.is_neg() and not value.is_conj()
-            and not value.is_quantized):
-        return torch._C._to_dlpack(value)
+    if torch is not None and isinstance(value, torch.Tensor) and value.is_contiguous() \
+            and not value.is_neg():
+        try:
+            return torch._C._to_dlpack(value)
+        except (RuntimeError, BufferError):
+            pass
     return _as_tensor(value, index)
+
+
+def _is_zero_copy(argument) -> bool:
+    """Whether _as_argument passed the tensor's own memory (not a copy)."""
+    return type(argument).__name__ == "PyCapsule"
 
 
 class Executable:
@@ -125,20 +134,48 @@ class Executable:
         self._cached = cached
         self._artifact = artifact  # the artifact's bytes (what Artifact.save writes)
 
-    def __call__(self, *args):
+    def __call__(self, *args, results_into=None):
+        """Runs the program. `results_into` ({result index: argument
+        index}) updates arguments in place: each such result is written into
+        its argument's memory once the whole call has run, and comes back as
+        None. A destination must be a contiguous tensor of the result's
+        dtype and shape (InvocationError otherwise; nothing is written then)."""
+        device = self._cuda_device()
         arguments = [_as_argument(a, i) for i, a in enumerate(args)]
+        into = []
+        if results_into:
+            into = [-1] * (max(results_into) + 1)
+            for r, k in results_into.items():
+                if r < 0 or not 0 <= k < len(args):
+                    raise InvocationError(f"results_into maps result {r} to argument {k}, "
+                                          f"which does not exist")
+                if not _is_zero_copy(arguments[k]):
+                    raise InvocationError(
+                        f"argument {k} is to receive result {r} but is not a contiguous "
+                        f"tensor (a copy of it would be written)")
+                into[r] = k
+        return self._run(arguments, into, device)
+
+    def _cuda_device(self) -> int:
+        """-1 for a CPU program; for a cuda one, the caller's current device
+        (a clear error when PyTorch sees none)."""
         if self._impl.target != "cuda":
-            return tuple(self._impl.run(arguments))
-        # The caller's current device and stream: the work is queued there,
-        # asynchronously (nothing here synchronises the device).
+            return -1
         torch = sys.modules.get("torch")
         if torch is None or not torch.cuda.is_available():
             why = _runtime.cuda_driver_available()[1]
             raise DiscError("this executable was compiled for target cuda, but "
                             "PyTorch sees no CUDA device" + (f" ({why})" if why else ""))
-        device = torch.cuda.current_device()
-        stream = torch.cuda.current_stream(device).cuda_stream
-        return tuple(self._impl.run(arguments, stream, device))
+        return torch.cuda.current_device()
+
+    def _run(self, arguments: list, into: list, device: int) -> tuple:
+        """Runs on arguments made by _as_argument."""
+        if device < 0:
+            return tuple(self._impl.run(arguments, into=into))
+        # The caller's current stream: the work is queued there,
+        # asynchronously (nothing here synchronises the device).
+        stream = sys.modules["torch"].cuda.current_stream(device).cuda_stream
+        return tuple(self._impl.run(arguments, stream, device, into))
 
     @property
     def target(self) -> str:
@@ -282,6 +319,11 @@ def stats() -> dict:
                     returned as graph outputs: left to eager on purpose
                     (free there, and they must stay real views of the
                     input); not counted as fallback_nodes
+    inputs_updated_in_place  input mutations of inference graphs (an
+                    optimizer step's parameters and state) that compiled
+                    calls write into the input's memory (Executable's
+                    results_into); the others stay eager copy_ nodes, as
+                    AOTAutograd would run them
     fallback_ops    {"op: reason": count} for the fallback nodes
     kernels         kernels of the compiled partitions (generated loop
                     kernels + library calls + copies; Executable.kernel_counts)

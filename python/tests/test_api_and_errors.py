@@ -117,6 +117,79 @@ func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
     assert exe(torch.empty(0, 3))[0].shape == (0, 3)
 
 
+UPDATE = """func.func @main(%w: tensor<?xf32>, %g: tensor<?xf32>, %n: tensor<?xi64>)
+    -> (tensor<?xf32>, tensor<?xf32>, tensor<?xi64>) {
+  %0 = disc.subtract %w, %g : tensor<?xf32>
+  %1 = disc.add %w, %g : tensor<?xf32>
+  %2 = disc.add %n, %n : tensor<?xi64>
+  return %0, %1, %2 : tensor<?xf32>, tensor<?xf32>, tensor<?xi64>
+}"""
+
+
+@pytest.fixture(scope="module")
+def update_exe():
+    return disc.compile_mlir(UPDATE)
+
+
+def test_results_written_into_arguments(update_exe):
+    """results_into: a result goes into an argument's memory once every
+    result is computed, and comes back as None; at several sizes."""
+    for n in (1, 7, 300):
+        w, g = torch.randn(n), torch.randn(n)
+        counts = torch.arange(n)
+        w0, ptr = w.clone(), w.data_ptr()
+        new_w, plus, doubled = update_exe(w, g, counts, results_into={0: 0, 2: 2})
+        assert new_w is None and doubled is None
+        assert w.data_ptr() == ptr and torch.equal(w, w0 - g)
+        # Result 1 read the old w: results are computed before any write.
+        assert torch.equal(plus, w0 + g)
+        assert torch.equal(counts, 2 * torch.arange(n))
+
+
+def test_results_into_swap_reads_old_values():
+    """Writes into two arguments that each result reads: both results are
+    computed from the old values (no write is seen by another result)."""
+    exe = disc.compile_mlir("""
+func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  return %b, %a : tensor<?xf32>, tensor<?xf32>
+}""")
+    a, b = torch.zeros(5), torch.ones(5)
+    assert exe(a, b, results_into={0: 0, 1: 1}) == (None, None)
+    assert torch.equal(a, torch.ones(5)) and torch.equal(b, torch.zeros(5))
+
+
+def test_results_into_errors_leave_arguments_unchanged(update_exe):
+    w, g, n = torch.randn(4), torch.randn(4), torch.arange(4)
+    w0 = w.clone()
+    with pytest.raises(disc.InvocationError, match=r"result 2 \(i64, rank 1\) cannot be "
+                       r"written into argument 0 \(%arg0\) \(f32, rank 1\)"):
+        update_exe(w, g, n, results_into={2: 0})
+    with pytest.raises(disc.InvocationError, match="maps result 0 to argument 5"):
+        update_exe(w, g, n, results_into={0: 5})
+    with pytest.raises(disc.InvocationError, match="argument 0 is to receive result 0 but is "
+                       "not a contiguous tensor"):
+        update_exe(torch.randn(8)[::2], g, n, results_into={0: 0})
+    with pytest.raises(disc.InvocationError, match="whose memory overlaps"):
+        update_exe(w, w, n, results_into={0: 0, 1: 1})
+    assert torch.equal(w, w0)
+
+
+def test_results_into_shape_mismatch_is_checked_after_the_call():
+    """A result whose size differs from its destination's (known only once
+    the call ran) is an error, and no argument is written."""
+    exe = disc.compile_mlir("""
+func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %0 = disc.negate %a : tensor<?xf32>
+  %1 = disc.negate %b : tensor<?xf32>
+  return %0, %1 : tensor<?xf32>, tensor<?xf32>
+}""")
+    a, b = torch.ones(3), torch.ones(4)
+    with pytest.raises(disc.InvocationError, match=r"result 0 has shape \[3\] and cannot be "
+                       r"written into argument 1 \(%arg1\) of shape \[4\]"):
+        exe(a, b, results_into={0: 1, 1: 0})
+    assert torch.equal(a, torch.ones(3)) and torch.equal(b, torch.ones(4))
+
+
 def test_concurrent_calls_from_threads():
     """Compiled code is stateless: one executable serves many threads."""
     exe = compile_once("""

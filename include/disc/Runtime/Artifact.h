@@ -81,9 +81,13 @@ public:
   ~Program();
 
   /// Runs with the arguments that are not stored weights, in order (all of
-  /// them when there are none). See invoke() for errors and cuda streams.
+  /// them when there are none). See invoke() for errors and cuda streams,
+  /// and InvokeOptions::resultsInto for `resultsInto` (indices of `inputs`;
+  /// a stored weight is never written).
   std::vector<OutputTensor> run(const std::vector<TensorView> &inputs,
-                                void *cudaStream = nullptr) const;
+                                void *cudaStream = nullptr,
+                                const std::vector<int64_t> &resultsInto = {})
+      const;
   Device device() const;
   /// The full signature (weights included) and, separately, the arguments
   /// callers pass.

@@ -169,6 +169,14 @@ struct InvokeOptions {
   void *cudaStream = nullptr;
   /// Cuda: the executable's module cache (required).
   CudaModuleCache *cudaModules = nullptr;
+  /// Results written into inputs (an in-place update, e.g. an optimizer
+  /// step's parameters): resultsInto[r] >= 0 writes result r into input
+  /// resultsInto[r] once the whole call has run (every result is computed
+  /// before any input is written), and result r comes back empty (no data,
+  /// no owner). The result and the input must agree in dtype and shape
+  /// (InvocationError otherwise); results past the vector's end, and -1,
+  /// are returned as usual.
+  std::vector<int64_t> resultsInto;
 };
 
 /// Checks `inputs` against `signature` (InvocationError naming the argument

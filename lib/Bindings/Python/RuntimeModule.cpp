@@ -43,12 +43,16 @@ nb::dlpack::dtype toDLPack(ral::DType t) {
 using Array = nb::ndarray<nb::ro>;
 using TorchArray = nb::ndarray<nb::pytorch>;
 
-std::vector<TorchArray> run(const ral::Program &exe, std::vector<Array> arrays,
-                            uintptr_t cudaStream, int32_t cudaDevice) {
+/// Runs `exe`. `into[r] >= 0` writes result r into argument into[r] after
+/// the call (ral::InvokeOptions::resultsInto); such a result comes back as
+/// None.
+nb::list run(const ral::Program &exe, std::vector<Array> arrays,
+             uintptr_t cudaStream, int32_t cudaDevice,
+             const std::vector<int64_t> &into) {
   const bool onCuda = exe.device() == ral::Device::Cuda;
-  std::vector<ral::TensorView> inputs;
-  inputs.reserve(arrays.size());
+  std::vector<ral::TensorView> inputs(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
+    ral::TensorView &view = inputs[i];
     Array &a = arrays[i];
     if (onCuda && (a.device_type() != nb::device::cuda::value ||
                    a.device_id() != cudaDevice))
@@ -61,7 +65,6 @@ std::vector<TorchArray> run(const ral::Program &exe, std::vector<Array> arrays,
       throw ral::InvocationError("argument " + std::to_string(i) +
                                  " is not on the CPU (the program was "
                                  "compiled for target cpu)");
-    ral::TensorView view;
     view.data = const_cast<void *>(a.data());
     view.dtype = toDType(a.dtype(), i);
     // Row-major contiguity as PyTorch defines it: strides of size-1 dims
@@ -77,25 +80,29 @@ std::vector<TorchArray> run(const ral::Program &exe, std::vector<Array> arrays,
     }
     for (size_t d = 0; d < a.ndim(); ++d)
       view.shape.push_back((int64_t)a.shape(d));
-    inputs.push_back(std::move(view));
   }
   std::vector<ral::OutputTensor> outputs;
   {
     nb::gil_scoped_release release;
-    outputs = exe.run(inputs, reinterpret_cast<void *>(cudaStream));
+    outputs = exe.run(inputs, reinterpret_cast<void *>(cudaStream), into);
   }
-  std::vector<TorchArray> results;
-  for (ral::OutputTensor &out : outputs) {
+  nb::list results;
+  for (size_t r = 0; r < outputs.size(); ++r) {
+    ral::OutputTensor &out = outputs[r];
+    if (r < into.size() && into[r] >= 0) {
+      results.append(nb::none());
+      continue;
+    }
     auto *keep = new std::shared_ptr<void>(std::move(out.owner));
     nb::capsule owner(keep, [](void *p) noexcept {
       delete static_cast<std::shared_ptr<void> *>(p);
     });
     std::vector<size_t> shape(out.shape.begin(), out.shape.end());
-    results.emplace_back(out.data, shape.size(), shape.data(), owner, nullptr,
-                         toDLPack(out.dtype),
-                         onCuda ? nb::device::cuda::value
-                                : nb::device::cpu::value,
-                         onCuda ? cudaDevice : 0);
+    results.append(TorchArray(out.data, shape.size(), shape.data(), owner,
+                              nullptr, toDLPack(out.dtype),
+                              onCuda ? nb::device::cuda::value
+                                     : nb::device::cpu::value,
+                              onCuda ? cudaDevice : 0));
   }
   return results;
 }
@@ -191,7 +198,8 @@ NB_MODULE(_runtime, m) {
 
   nb::class_<ral::Program>(m, "Program")
       .def("run", &run, nb::arg("inputs"), nb::arg("cuda_stream") = 0,
-           nb::arg("cuda_device") = 0)
+           nb::arg("cuda_device") = 0,
+           nb::arg("into") = std::vector<int64_t>())
       .def_prop_ro("target",
                    [](const ral::Program &p) {
                      return p.device() == ral::Device::Cuda ? "cuda" : "cpu";

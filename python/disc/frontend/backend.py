@@ -15,7 +15,7 @@ import torch
 import torch.fx as fx
 
 from .. import _log
-from .emitter import ImportError_
+from .emitter import ImportError_, shape_of
 from .importer import fake_value, import_graph
 from . import lowerings, symbolic
 
@@ -40,6 +40,7 @@ def stats() -> dict:
             "training_graphs": _counters["training_graphs"],
             "eager_calls": _counters["eager_calls"],
             "eager_views": _counters["eager_views"],
+            "inputs_updated_in_place": _counters["inputs_updated_in_place"],
             "fallback_ops": dict(_fallback_ops),
         }
 
@@ -224,8 +225,12 @@ def backend(gm: fx.GraphModule, example_inputs, **options):
     needs_grad = torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs)
     if not needs_grad:
+        # Input mutations (an optimizer step's parameters and state) stay in
+        # the graph as copy_ nodes, which the compiled calls apply in place
+        # (_fold_input_mutations) instead of AOTAutograd's eager epilogue.
         return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                     decompositions=decompositions())
+                                     decompositions=decompositions(),
+                                     keep_inference_input_mutations=True)
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
     _count(training_graphs=1)
@@ -365,6 +370,15 @@ def _flat_nodes(value) -> list:
     return []
 
 
+_INPUT_MUTATION_REASON = ("an input mutation (AOTAutograd's copy_ into a graph input) that no "
+                          "compiled partition's call can apply: applied in eager")
+
+
+def _is_input_mutation(node: fx.Node) -> bool:
+    return node.op == "call_function" and node.target is aten.copy_.default \
+        and isinstance(node.args[0], fx.Node) and node.args[0].op == "placeholder"
+
+
 def _classify(gm: fx.GraphModule):
     supported, reasons = set(), {}
     shape_nodes = []
@@ -372,6 +386,9 @@ def _classify(gm: fx.GraphModule):
     input_views = _input_views_at_outputs(gm)
     for node in gm.graph.nodes:
         if node.op != "call_function":
+            continue
+        if _is_input_mutation(node):
+            reasons[node] = _INPUT_MUTATION_REASON  # see _fold_input_mutations
             continue
         if node in input_views:
             if node.target is not operator.getitem:
@@ -435,8 +452,30 @@ class DiscPartition(torch.nn.Module):
         self.num_outputs = num_outputs
         self.single_output = single_output
         self.partition_name = name
+        # (output index, placeholder index, executable input index): outputs
+        # written into an input when the call returns (_fold_input_mutations).
+        self.results_into = []
+
+    def write_result_into(self, output: int, placeholder: int) -> None:
+        """Output `output` is no longer returned: each call writes it into
+        its argument `placeholder` (an input mutation)."""
+        inputs = [i for i, p in enumerate(self.plan)
+                  if p.kind == "tensor" and p.placeholder == placeholder]
+        if len(inputs) != 1:
+            raise AssertionError(f"{self.partition_name}: placeholder {placeholder} is not "
+                                 f"one executable input")
+        self.results_into.append((output, placeholder, inputs[0]))
+
+    def _apply_in_eager(self, args, outs, pairs):
+        """The input mutations `pairs` done with copy_ (the runtime did
+        not write them)."""
+        for output, placeholder, _ in pairs:
+            args[placeholder].copy_(outs[output])
+            outs[output] = None
+        return outs
 
     def forward(self, *args):
+        expected = self.reference(*args) if self.reference is not None else None
         inputs = []
         for p in self.plan:
             if p.kind == "seed":
@@ -453,7 +492,21 @@ class DiscPartition(torch.nn.Module):
         import disc
 
         try:
-            outs = self.executable(*inputs)
+            exe = self.executable
+            device = exe._cuda_device()
+            arguments = [disc._as_argument(a, i) for i, a in enumerate(inputs)]
+            # The runtime writes into an input only when the call reads it in
+            # place; any other (a non-contiguous parameter, say) is updated
+            # here from the returned result.
+            into, in_eager = [], []
+            if self.results_into:
+                into = [-1] * self.num_outputs
+                for pair in self.results_into:
+                    if disc._is_zero_copy(arguments[pair[2]]):
+                        into[pair[0]] = pair[2]
+                    else:
+                        in_eager.append(pair)
+            outs = list(exe._run(arguments, into, device))
         except disc.InvocationError as e:
             # The compiled code checks every relation it relies on before it
             # runs (dims that must agree, sizes read from data, index
@@ -471,14 +524,20 @@ class DiscPartition(torch.nn.Module):
             _log.log("fallback", message)
             if not _log.enabled("fallback"):
                 _warn_once(message)
-            return self.eager(*args)
-        if self.reference is not None:
-            self._verify(args, inputs, outs)
-        return outs[0] if self.single_output else outs
+            outs = self.eager(*args)
+            outs = [outs] if self.single_output else list(outs)
+            self._apply_in_eager(args, outs, self.results_into)
+            return outs[0] if self.single_output else tuple(outs)
+        self._apply_in_eager(args, outs, in_eager)
+        if expected is not None:
+            self._verify(args, inputs, outs, expected)
+        return outs[0] if self.single_output else tuple(outs)
 
-    def _verify(self, args, inputs, outs) -> None:
-        expected = self.reference(*args)
+    def _verify(self, args, inputs, outs, expected) -> None:
         expected = [expected] if self.single_output else list(expected)
+        outs = list(outs)
+        for output, placeholder, _ in self.results_into:
+            outs[output] = args[placeholder]  # written in place
         problems = []
         for i, (want, got) in enumerate(zip(expected, outs)):
             if not isinstance(want, torch.Tensor):
@@ -622,9 +681,16 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
         compiled_nodes += n_nodes
         report.partitions += 1
 
+    folded = _fold_input_mutations(fused, graph_id)
     eager_views = 0
     for node, reason in reasons.items():
-        if node in partition_nodes:
+        if node in partition_nodes or node.name in folded:
+            continue
+        if reason == _INPUT_MUTATION_REASON:
+            # Not a fallback either: AOTAutograd applies such a copy in
+            # eager when the backend does not keep it in the graph.
+            _log.log("partition", f"graph {graph_id}: {node.name} ({node.args[0].name} <- "
+                     f"{node.args[1]}) stays in eager: {reason}")
             continue
         if reason == _INPUT_VIEW_REASON:
             # Not a fallback: a view of an input is free in eager and must
@@ -641,12 +707,61 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
 
     report.compiled_nodes, report.fallback_nodes = compiled_nodes, fallback_nodes
     _count(compiled_nodes=compiled_nodes, fallback_nodes=fallback_nodes, eager_views=eager_views,
-           partitions=report.partitions, kernels=kernels)
+           partitions=report.partitions, kernels=kernels, inputs_updated_in_place=len(folded))
     _log.log("partition", f"graph {graph_id}: {report.partitions} compiled partition(s), "
              f"{compiled_nodes} compiled nodes, {fallback_nodes} fallback nodes")
     _emit_report(report)
     fused.recompile()
     return fused.forward
+
+
+def _fold_input_mutations(gm: fx.GraphModule, graph_id: int) -> set:
+    """Moves AOTAutograd's input mutations into the compiled calls. With
+    keep_inference_input_mutations, an inference graph (an optimizer step,
+    a batch-norm statistics update under no_grad) ends in `copy_(input,
+    value)` nodes. Where `value` is an output of a compiled partition that
+    nothing else uses, and `input` is an argument of that call that no
+    later node reads, the runtime writes the result into the input's memory
+    after the call (Executable's results_into): no output tensor is made
+    and no copy_ dispatched. Every other copy_ stays an eager node, as
+    AOTAutograd's own epilogue would have run it. Returns the names of the
+    folded nodes (now erased)."""
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    mutations = [n for n in gm.graph.nodes if _is_input_mutation(n)]
+    per_input = collections.Counter(n.args[0] for n in mutations)
+    folded = set()
+    for node in mutations:
+        dst, src = node.args[0], node.args[1]
+        if per_input[dst] != 1 or not isinstance(src, fx.Node) or len(src.users) != 1:
+            continue
+        if src.op == "call_module":
+            call, index = src, 0
+        elif src.target is operator.getitem and isinstance(src.args[0], fx.Node) \
+                and src.args[0].op == "call_module":
+            call, index = src.args[0], src.args[1]
+        else:
+            continue
+        wrapper = getattr(gm, call.target, None)
+        if not isinstance(wrapper, DiscPartition) or dst not in call.args:
+            continue
+        # The call reads the input and writes it when it returns: any other
+        # reader after the call would see the new value too early.
+        if any(u is not node and u is not call and u.op != "output"
+               and order[u] > order[call] for u in dst.users):
+            continue
+        want, got = fake_value(dst), fake_value(src)
+        if not (isinstance(want, torch.Tensor) and isinstance(got, torch.Tensor)
+                and want.dtype == got.dtype and want.device == got.device
+                and shape_of(want) == shape_of(got)):
+            continue
+        wrapper.write_result_into(index, call.args.index(dst))
+        gm.graph.erase_node(node)
+        if src is not call:
+            gm.graph.erase_node(src)
+        folded.add(node.name)
+        _log.log("partition", f"graph {graph_id}: {dst.name} is updated in place by "
+                 f"{call.target}'s call (output {index})")
+    return folded
 
 
 def _partition_target(sub: fx.GraphModule) -> str:

@@ -200,8 +200,11 @@ def test_rejected_partition_call_runs_in_eager():
     from disc.frontend.backend import DiscPartition
     from disc.frontend.importer import ArgPlan
 
-    class Rejecting:
-        def __call__(self, *args):
+    class Rejecting:  # DiscPartition runs an Executable through these two
+        def _cuda_device(self):
+            return -1
+
+        def _run(self, arguments, into, device):
             raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
 
     graph = fx.symbolic_trace(lambda x: x * 2 + 1)
@@ -215,8 +218,8 @@ def test_rejected_partition_call_runs_in_eager():
     assert disc.stats()["eager_calls"] == before + 1
     assert any("rejected this call" in str(w.message) for w in caught)
 
-    class Failing:  # anything else is a bug and propagates
-        def __call__(self, *args):
+    class Failing(Rejecting):  # anything else is a bug and propagates
+        def _run(self, arguments, into, device):
             raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
@@ -231,8 +234,11 @@ def test_rejected_partition_call_raises_under_disc_strict(monkeypatch):
     from disc.frontend.backend import DiscPartition
     from disc.frontend.importer import ArgPlan
 
-    class Rejecting:
-        def __call__(self, *args):
+    class Rejecting:  # DiscPartition runs an Executable through these two
+        def _cuda_device(self):
+            return -1
+
+        def _run(self, arguments, into, device):
             raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
 
     monkeypatch.setenv("DISC_STRICT", "1")
