@@ -136,8 +136,12 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // Stitch fusion: row reductions with their elementwise stages in
          // one loop over rows; elementwise fusion then merges the per-row
          // stages into their users.
-         "func.func(disc-stitch-fusion" + log + "),disc-fuse-elementwise" +
-         log + ",canonicalize,cse,"
+         // Now also multi-result: a producer whose other uses all follow
+         // a consumer is computed in that consumer's loop.
+         "func.func(disc-stitch-fusion" + log +
+         "),disc-fuse-elementwise{multi-result=1" +
+         (logFusion ? std::string(" log=1") : std::string()) +
+         "},canonicalize,cse,"
          // Library calls last before bufferization, and nothing that moves,
          // merges or folds ops in between: a call reads its operands through
          // `bufferization.to_buffer` right before it, which is where one-shot

@@ -57,6 +57,79 @@ void duplicateCheapProducers(Operation *root, bool log) {
   }
 }
 
+/// Fuses a producer with several uses into a consumer that iterates over
+/// exactly its elements, when every other use of the producer follows the
+/// consumer in its block: the fused op yields the producer's results as
+/// well, and they replace the producer everywhere (upstream's pattern keeps
+/// the producer for its other uses, computing it twice). See
+/// DiscFuseElementwise's `multi-result`.
+struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
+  FuseMultiUseProducer(MLIRContext *context, bool log)
+      : OpRewritePattern(context, /*benefit=*/2), log(log) {}
+
+  /// Whether every use of the producer is `operand` or follows the
+  /// consumer. The consumer must read the producer through `operand` only:
+  /// the fused op would otherwise read its own result (a second input, or
+  /// an init).
+  static bool usesFollow(linalg::GenericOp producer, OpOperand *operand) {
+    Operation *consumer = operand->getOwner();
+    Block *block = consumer->getBlock();
+    if (producer->getBlock() != block)
+      return false;
+    for (OpResult result : producer->getResults())
+      for (OpOperand &use : result.getUses()) {
+        if (&use == operand)
+          continue;
+        Operation *user = use.getOwner();
+        Operation *inBlock = block->findAncestorOpInBlock(*user);
+        if (!inBlock || inBlock == consumer ||
+            !consumer->isBeforeInBlock(inBlock))
+          return false;
+      }
+    return true;
+  }
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (consumer.getNumParallelLoops() != consumer.getNumLoops() ||
+        !consumer.hasPureTensorSemantics())
+      return failure();
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+      // A single-use producer is upstream's pattern's.
+      if (!producer || producer->hasOneUse() ||
+          !linalg::areElementwiseOpsFusable(operand) ||
+          !consumer.getMatchingIndexingMap(operand).isPermutation() ||
+          !usesFollow(producer, operand))
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, operand);
+      if (failed(fused))
+        continue;
+      if (log)
+        llvm::errs() << "[disc] fusion: " << producer->getName() << " at "
+                     << producer->getLoc()
+                     << " fused into its consumer at " << consumer->getLoc()
+                     << " (multi-result: its other uses read the fused "
+                        "op's result)\n";
+      SmallVector<Value> consumerResults;
+      for (Value result : consumer->getResults())
+        consumerResults.push_back(fused->replacements.lookup(result));
+      rewriter.replaceOp(consumer, consumerResults);
+      for (Value result : producer->getResults())
+        if (Value replacement = fused->replacements.lookup(result))
+          rewriter.replaceAllUsesWith(result, replacement);
+      // A result the fused op does not yield had the consumer as its only
+      // user: nothing reads the producer any more.
+      rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+
+  bool log;
+};
+
 struct FuseElementwisePass
     : disc::impl::DiscFuseElementwiseBase<FuseElementwisePass> {
   using DiscFuseElementwiseBase::DiscFuseElementwiseBase;
@@ -88,6 +161,8 @@ struct FuseElementwisePass
 
     duplicateCheapProducers(getOperation(), log);
     RewritePatternSet patterns(context);
+    if (multiResult)
+      patterns.add<FuseMultiUseProducer>(context, log);
     linalg::populateElementwiseOpsFusionPatterns(patterns,
                                                  noExpensiveRecompute);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, singleUse);

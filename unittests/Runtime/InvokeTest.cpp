@@ -193,6 +193,49 @@ TEST(InvokeTest, AliasOfAnInputIsCopied) {
   EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
 }
 
+TEST(InvokeTest, ResultWrittenIntoItsInput) {
+  auto context = Context::create();
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  InvokeOptions options;
+  options.resultsInto = {0};
+  std::vector<OutputTensor> outputs = invoke(
+      *context, addOneKernel, addOneSignature(), {input(x, {2, 3})}, options);
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].data, nullptr); // written, not returned
+  EXPECT_FALSE(outputs[0].owner);
+  EXPECT_EQ(x, (std::vector<float>{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
+}
+
+TEST(InvokeTest, ResultAliasingItsDestinationIsWrittenUnchanged) {
+  // The identity returns the input itself: written into the same memory
+  // after a copy (a view of an input is materialised first).
+  auto context = Context::create();
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  InvokeOptions options;
+  options.resultsInto = {0};
+  invoke(*context, identityKernel, addOneSignature(), {input(x, {3, 2})},
+         options);
+  EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
+}
+
+TEST(InvokeTest, ResultsIntoIsCheckedBeforeTheCall) {
+  auto context = Context::create();
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  InvokeOptions options;
+  options.resultsInto = {1}; // no argument 1
+  EXPECT_THROW(invoke(*context, addOneKernel, addOneSignature(),
+                      {input(x, {2, 3})}, options),
+               InvocationError);
+  options.resultsInto = {0, 0}; // more entries than results
+  EXPECT_THROW(invoke(*context, addOneKernel, addOneSignature(),
+                      {input(x, {2, 3})}, options),
+               InvocationError);
+  EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
+}
+
 /// Returns the transpose of its input as a strided view of a fresh buffer.
 void transposeViewKernel(void **args) {
   void *ctx = ctxOf(args);

@@ -216,11 +216,28 @@ def DiscFuseElementwise : Pass<"disc-fuse-elementwise"> {
     ReLU of one shape into one op; without the copies it would be written
     to memory once and read back by every ReLU kernel.
 
-    `log` prints each fusion refused by the recompute rule and each
-    duplicated producer.
+    With `multi-result`, a producer with several uses also fuses into one
+    of its consumers when that consumer iterates over exactly the
+    producer's elements (an all-parallel consumer reading the result
+    through a permutation: nothing is recomputed) and every other use of
+    the producer comes after that consumer in the same block: the fused
+    loop computes both and yields the producer's result as well, which
+    replaces the producer everywhere. An optimizer step's `exp_avg` (a
+    result of the step, and read by the parameter update) is then computed
+    in the update's loop instead of a loop of its own that the update reads
+    back. A use before the consumer would need the producer's own loop
+    (the value would be computed twice), so it prevents this fusion. The
+    pipeline enables it after stitch fusion, whose row patterns (softmax's
+    `exp` read by its sum and its division) it leaves alone.
+
+    `log` prints each fusion refused by the recompute rule, each
+    duplicated producer and each multi-result fusion.
   }];
   let options = [Option<"log", "log", "bool", "false",
-                         "print refused fusions to stderr">];
+                         "print refused fusions to stderr">,
+                 Option<"multiResult", "multi-result", "bool", "false",
+                        "fuse multi-use producers into their first consumer "
+                        "when every other use follows it">];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::affine::AffineDialect",
                            "mlir::tensor::TensorDialect"];
