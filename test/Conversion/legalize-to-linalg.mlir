@@ -101,6 +101,36 @@ func.func @reduce_max(%a: tensor<?x?xf32>) -> tensor<?xf32> {
 
 // -----
 
+// An f32 column sum (innermost dim kept) over a long or dynamic extent
+// accumulates in f64 and rounds once: its additions are sequential per
+// output, so f32 accumulation lost ~50x eager's accuracy over 32768 rows.
+// CHECK-LABEL: func @column_sum_accumulates_in_f64
+// CHECK: linalg.fill ins(%{{.*}} : f64) outs(%{{.*}} : tensor<?xf64>)
+// CHECK: linalg.reduce
+// CHECK:   arith.extf %{{.*}} : f32 to f64
+// CHECK:   arith.addf %{{.*}} : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+func.func @column_sum_accumulates_in_f64(%a: tensor<?x?xf32>) -> tensor<?xf32> {
+  %0 = disc.reduce %a, dims = [0], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+// Not: a row sum (vectorised into many partial sums), a short static
+// column, a column max (exact in any precision).
+// CHECK-LABEL: func @sums_that_stay_f32
+// CHECK-NOT: f64
+// CHECK: return
+func.func @sums_that_stay_f32(%a: tensor<?x?xf32>, %b: tensor<16x8xf32>) -> (tensor<?xf32>, tensor<8xf32>, tensor<?xf32>) {
+  %0 = disc.reduce %a, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
+  %1 = disc.reduce %b, dims = [0], kind = sum : (tensor<16x8xf32>) -> tensor<8xf32>
+  %2 = disc.reduce %a, dims = [0], kind = max : (tensor<?x?xf32>) -> tensor<?xf32>
+  return %0, %1, %2 : tensor<?xf32>, tensor<8xf32>, tensor<?xf32>
+}
+
+// -----
+
 // A reshape the shape analysis cannot prove (no symbolic dims): row-major
 // flatten, then unflatten to the new shape (views that fusion sees through,
 // never tensor.reshape).

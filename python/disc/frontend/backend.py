@@ -327,38 +327,83 @@ def _place_shape_nodes(gm: fx.GraphModule, partitions) -> None:
             owner[node] = target
 
 
-_INPUT_VIEW_REASON = ("view of a graph input returned as an output: stays a view in eager "
-                      "(AOTAutograd rebuilds it from the input with the output's strides "
-                      "and offset, which a compiled copy does not have)")
+_INPUT_VIEW_REASON = ("view returned as an output: stays a view in eager (AOTAutograd "
+                      "rebuilds it from its base, a graph input or another output, with the "
+                      "output's strides and offset, which a compiled copy does not have)")
+
+# View ops whose result, taken of a contiguous tensor, is that tensor's
+# first elements in order: contiguous, offset 0. A compiled partition's
+# copy of such a view has the strides and offset of the real view.
+_RESHAPE_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.unsqueeze.default,
+                  aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims,
+                  aten.alias.default)
 
 
-def _input_views_at_outputs(gm: fx.GraphModule) -> set:
-    """The view ops (and getitems of them) that lead from a graph input to a
-    graph output. AOTAutograd regenerates such an output from the input as
-    an as_strided view with the compiled output's sizes, strides and
-    storage offset; a compiled partition returns a fresh contiguous copy
-    (offset 0), so the regenerated view would read the wrong elements
-    (every chunk but the first of torch.chunk(x) under dynamic=True). Views
-    cost nothing in eager, so these stay there."""
-    def view_chain(node):
-        path = []
-        while node.op == "call_function":
-            target = node.target
-            if target is not operator.getitem and not (
-                    isinstance(target, torch._ops.OpOverload) and target.is_view):
-                return None
-            path.append(node)
-            node = node.args[0]
-            if not isinstance(node, fx.Node):
-                return None
-        return path if node.op == "placeholder" else None
+def _view_chain(node: fx.Node):
+    """(view ops from `node` down to its base, the base): the chain of
+    view ops (and getitems of multi-result views such as split) that
+    produces `node`, ending at the first node that is not a view."""
+    path = []
+    while node.op == "call_function":
+        target = node.target
+        if target is operator.getitem:
+            source = node.args[0]
+            if not (isinstance(source, fx.Node) and isinstance(source.target, torch._ops.OpOverload)
+                    and source.target.is_view):
+                break
+        elif not (isinstance(target, torch._ops.OpOverload) and target.is_view):
+            break
+        path.append(node)
+        node = node.args[0]
+        if not isinstance(node, fx.Node):
+            return [], None
+    return path, node
 
+
+def _views_at_outputs(gm: fx.GraphModule) -> set:
+    """Graph outputs that are views keep their chain of view ops in eager
+    when a compiled copy would not do. AOTAutograd regenerates an output
+    that aliases a graph input or an intermediate from that base, as an
+    as_strided view with the returned tensor's sizes, strides and storage
+    offset; a compiled partition returns a fresh contiguous copy (offset
+    0), so the regenerated view would read the wrong elements: every chunk
+    but the first of torch.chunk(x) under dynamic=True, or the second half
+    of a projection sliced into two outputs (wrong gradients through the
+    pigu_hybrid sample). Such views stay in eager, where they cost nothing
+    and are real views of the base:
+    - every view chain from a graph input;
+    - a view chain from a computed tensor unless it only reshapes (a
+      compiled copy of a reshape of a contiguous tensor is what the
+      regenerated view reads).
+    The chain is copied for the output, so the compiled consumers of its
+    nodes keep reading them in their partition."""
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     views = set()
+    copies = {}
     for value in _flat_nodes(out_node.args):
-        path = view_chain(value)
-        if path:
+        if value not in out_node.all_input_nodes:
+            continue  # a repeated output whose chain was copied already
+        path, base = _view_chain(value)
+        if not path or base is None:
+            continue
+        if base.op != "placeholder" and all(n.target in _RESHAPE_VIEWS for n in path):
+            continue
+        if not any(n in copies for n in path) and all(len(n.users) == 1 for n in path):
             views.update(path)
+            continue
+        # Some link of the chain also feeds other nodes: the output gets
+        # its own copy of the chain.
+        for node in reversed(path):
+            if node not in copies:
+                with gm.graph.inserting_before(out_node):
+                    copy = gm.graph.node_copy(node, lambda n: copies.get(n, n))
+                copy.meta = dict(node.meta)
+                copies[node] = copy
+                views.add(copy)
+        out_node.replace_input_with(value, copies[value])
+        for node in path:  # originals only the output used
+            if not node.users:
+                gm.graph.erase_node(node)
     return views
 
 
@@ -383,7 +428,7 @@ def _classify(gm: fx.GraphModule):
     supported, reasons = set(), {}
     shape_nodes = []
     _duplicate_shape_nodes(gm)
-    input_views = _input_views_at_outputs(gm)
+    input_views = _views_at_outputs(gm)
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
@@ -693,8 +738,8 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
                      f"{node.args[1]}) stays in eager: {reason}")
             continue
         if reason == _INPUT_VIEW_REASON:
-            # Not a fallback: a view of an input is free in eager and must
-            # stay a real view (see _input_views_at_outputs).
+            # Not a fallback: a view is free in eager and must stay a real
+            # view of its base (see _views_at_outputs).
             eager_views += 1
             _log.log("partition", f"graph {graph_id}: {_op_name(node)} ({node.name}) stays "
                      f"in eager: {reason}")

@@ -77,6 +77,54 @@ def test_chunk_of_an_input_under_dynamic_shapes():
     check_compiled(fn, [(torch.randn(n, 4),) for n in (8, 10, 14)])
 
 
+def _projection_halves(x, w1, w2, b2):
+    """Two slices of one computed tensor, both returned: each aliases it,
+    so AOTAutograd returns that tensor and rebuilds the slices from it.
+    The projection's width equals the first dim (duck sizing gives both
+    one symbol), as in the pigu_hybrid GraphNet sample."""
+    y = F.linear(F.silu(x @ w1), w2, b2)
+    return y[..., :4], y[..., 4:]
+
+
+def _projection_inputs(h, requires_grad=False):
+    g = torch.Generator().manual_seed(h)
+    shapes = [(1, h, 5, 2), (2, 6), (h, 6), (h,)]
+    return tuple(torch.randn(s, generator=g).requires_grad_(requires_grad) for s in shapes)
+
+
+def test_views_of_a_computed_tensor_returned_as_outputs():
+    """A slice or transpose of a computed tensor returned as an output
+    stays a view in eager (a compiled contiguous copy, rebuilt by
+    AOTAutograd with its own strides from the base, read the wrong
+    elements); a reshape of one is compiled."""
+    before = disc.stats()["eager_views"]
+    check_compiled(_projection_halves, [_projection_inputs(h) for h in (8, 12, 16)])
+    assert disc.stats()["eager_views"] > before
+    fn = lambda x: (torch.sigmoid(x) * 2).view(-1)  # noqa: E731
+    before = disc.stats()["eager_views"]
+    check_compiled(fn, [(torch.randn(n, 3),) for n in (2, 5, 7)])
+    assert disc.stats()["eager_views"] == before
+
+
+def test_views_of_a_computed_tensor_returned_as_outputs_under_autograd():
+    torch._dynamo.reset()
+    compiled = torch.compile(_projection_halves, backend="disc", dynamic=True)
+    before = disc.stats()["compilations"]
+    for h in (8, 12, 16):
+        args = _projection_inputs(h, requires_grad=True)
+        expected, actual = _projection_halves(*args), compiled(*args)
+        for e, a in zip(expected, actual):
+            torch.testing.assert_close(a, e)
+        g = torch.Generator().manual_seed(0)
+        weights = [torch.randn(e.shape, generator=g) for e in expected]
+        grads = [torch.autograd.grad(sum((o * w).sum() for o, w in zip(outs, weights)), args)
+                 for outs in (expected, actual)]
+        for e, a in zip(*grads):
+            torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+    # one forward and one backward graph for every size
+    assert disc.stats()["compilations"] - before == 2
+
+
 @pytest.mark.parametrize("op", ["var", "std"])
 @pytest.mark.parametrize("correction", [1, 2])
 def test_variance_over_nothing_is_nan(op, correction):
