@@ -554,6 +554,32 @@ def _zeros(ctx, *args, **kwargs):
     return ctx.b.full(0, ctx.out_dtype, ctx.out_shape)
 
 
+@register(aten.new_empty_strided.default)
+def _new_empty_strided(ctx, *args, **kwargs):
+    return ctx.b.full(0, ctx.out_dtype, ctx.out_shape)
+
+
+def _new_empty_strided_check(node):
+    """A DISC tensor is contiguous: a strided empty tensor is one only
+    when its strides are the contiguous ones (AOTAutograd's clone in a
+    backward graph: new_empty_strided, then copy into it). Other strides
+    matter to an as_strided consumer, so that tensor stays in eager."""
+    def value(a):  # a size argument: an int, or an FX node computing a SymInt
+        return as_expr(fake(a) if hasattr(a, "meta") else a)
+
+    size, stride = node.args[1], node.args[2]
+    expected = sympy.Integer(1)
+    for d, st in reversed(list(zip(size, stride))):
+        d, st = value(d), value(st)
+        if not (is_static(d) and int(d) == 1) and sympy.simplify(st - expected) != 0:
+            return "new_empty_strided with non-contiguous strides"
+        expected = expected * d
+    return None
+
+
+LOWERINGS[aten.new_empty_strided.default].check = _new_empty_strided_check
+
+
 @register(aten.ones.default, aten.ones_like.default, aten.new_ones.default)
 def _ones(ctx, *args, **kwargs):
     return ctx.b.full(1, ctx.out_dtype, ctx.out_shape)
@@ -2188,24 +2214,23 @@ def _roll_dim(ctx, x: Val, shift, dim: int) -> Val:
     return ctx.b.concatenate([head, tail], dim, x.shape)
 
 
-@register(aten.as_strided.default)
-def _as_strided(ctx, x, size, stride, storage_offset=None):
-    """An as_strided view of a contiguous tensor: a reshape when the view
-    is contiguous, else a gather of computed linear positions."""
-    out_shape = ctx.out_shape
+def _strided_view(ctx, x, size, stride, storage_offset):
+    """(whether the view is x's elements in order, reshaped, [*size, 1]
+    linear positions into x's storage, or None then): an as_strided view
+    of a contiguous x."""
+    out_shape = [as_expr(d) for d in size]
     offset = as_expr(storage_offset or 0)
-    strides = [as_expr(s) for s in stride]
+    strides = [as_expr(st) for st in stride]
     contiguous = []
     acc = sympy.Integer(1)
     for d in reversed(out_shape):
         contiguous.insert(0, acc)
         acc = acc * d
     numel = sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
-    flat = ctx.b.reshape(x, (numel,))
     if offset == 0 and all(sympy.simplify(a - b) == 0 or (is_static(d) and int(d) == 1)
                            for a, b, d in zip(strides, contiguous, out_shape)) \
             and sympy.simplify(acc - numel) == 0:
-        return ctx.b.reshape(x, out_shape)
+        return True, None
     pos = ctx.b.broadcast_to(ctx.scalar(offset, torch.int64), out_shape)
     for d, st in enumerate(strides):
         if is_static(out_shape[d]) and int(out_shape[d]) == 1:
@@ -2213,8 +2238,35 @@ def _as_strided(ctx, x, size, stride, storage_offset=None):
         term = ctx.b.binary("multiply", ctx.b.iota(out_shape, d, torch.int64),
                             ctx.b.broadcast_to(ctx.scalar(st, torch.int64), out_shape))
         pos = ctx.b.binary("add", pos, term)
-    idx = ctx.b.reshape(pos, tuple(out_shape) + (sympy.Integer(1),))
+    return False, ctx.b.reshape(pos, tuple(out_shape) + (sympy.Integer(1),))
+
+
+@register(aten.as_strided.default)
+def _as_strided(ctx, x, size, stride, storage_offset=None):
+    """An as_strided view of a contiguous tensor: a reshape when the view
+    is contiguous, else a gather of computed linear positions."""
+    whole, idx = _strided_view(ctx, x, size, stride, storage_offset)
+    if whole:
+        return ctx.b.reshape(x, ctx.out_shape)
+    numel = sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
+    flat = ctx.b.reshape(x, (numel,))
+    out_shape = ctx.out_shape
     return ctx.b.gather(flat, idx, [1], [], [0], [0], len(out_shape), out_shape)
+
+
+@register(aten.as_strided_scatter.default)
+def _as_strided_scatter(ctx, x, src, size, stride, storage_offset=None):
+    """x with its as_strided view replaced by src (AOTAutograd's backward
+    of a view it cannot replay): src itself when the view is all of x in
+    order, else a scatter into computed linear positions."""
+    whole, idx = _strided_view(ctx, x, size, stride, storage_offset)
+    src = ctx.b.convert(src, x.dtype)
+    if whole:
+        return ctx.b.reshape(src, x.shape)
+    numel = sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
+    flat = ctx.b.reshape(x, (numel,))
+    out = ctx.b.scatter(flat, idx, src, "replace", [], [0], [0], src.rank)
+    return ctx.b.reshape(out, x.shape)
 
 
 def _as_strided_check(node):
@@ -2224,7 +2276,19 @@ def _as_strided_check(node):
     return None
 
 
+def _as_strided_scatter_check(node):
+    x = fake(node.args[0])
+    if not x.is_contiguous():
+        return "as_strided_scatter into a non-contiguous tensor"
+    # Overlapping positions (a zero stride): eager refuses them; the
+    # scatter would leave which write wins to its order.
+    if any(isinstance(st, int) and st <= 0 for st in node.args[3]):
+        return "as_strided_scatter with a zero or negative stride"
+    return None
+
+
 LOWERINGS[aten.as_strided.default].check = _as_strided_check
+LOWERINGS[aten.as_strided_scatter.default].check = _as_strided_scatter_check
 
 
 # Random ops live in their own module (they register into LOWERINGS).

@@ -484,3 +484,42 @@ def test_boolean_mask_with_other_indices_stays_in_eager():
         after = check_compiled(fn, inputs, max_fallback=1)
     assert any("a boolean mask combined with other index tensors" in k
                for k in after["fallback_ops"])
+
+
+def test_new_empty_strided_with_contiguous_strides_is_compiled():
+    """AOTAutograd's clone in backward graphs: new_empty_strided with the
+    contiguous strides, then a copy into it (t5 and Flaubert training)."""
+    def fn(x):
+        y = torch.ops.aten.new_empty_strided.default(x, x.shape, x.stride())
+        return torch.ops.aten.copy.default(y, x * 2) + 1
+
+    check_compiled(fn, [(rnd(s),) for s in SHAPES])
+
+    def transposed(x):  # strides of x.t(): stays in eager, named
+        n, m = x.shape
+        y = torch.ops.aten.new_empty_strided.default(x, (m, n), (1, m))
+        return torch.ops.aten.copy.default(y, x.t() * 2) + 1
+
+    torch._dynamo.reset()
+    before = disc.stats()["fallback_ops"].get(
+        "aten.new_empty_strided.default: new_empty_strided with non-contiguous strides", 0)
+    check_compiled(transposed, [(rnd(s),) for s in SHAPES], max_fallback=1)
+    after = disc.stats()["fallback_ops"].get(
+        "aten.new_empty_strided.default: new_empty_strided with non-contiguous strides", 0)
+    assert after == before + 1
+
+
+def test_as_strided_scatter():
+    """AOTAutograd's backward of a view it cannot replay (convnext's
+    adaptive pooling): the whole tensor in order, and a strided part."""
+    def whole(x, src):
+        return torch.ops.aten.as_strided_scatter.default(x, src * 2, x.shape, x.stride()) + 1
+
+    check_compiled(whole, [(rnd(s), rnd(s)) for s in SHAPES])
+
+    def every_other_row(x, src):
+        rows, cols = x.shape
+        return torch.as_strided_scatter(x, src, (rows // 2, cols), (2 * cols, 1), cols)
+
+    check_compiled(every_other_row,
+                   [(rnd((2 * r, c)), rnd((r, c))) for r, c in [(3, 5), (4, 7), (9, 6)]])
