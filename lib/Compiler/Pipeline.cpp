@@ -181,6 +181,9 @@ std::string disc::cpuLowerToKernelsPipeline(bool runtimeChecks,
 
 std::string disc::cpuOutlineKernelsPipeline() {
   return "disc-outline-loop-kernels,"
+         // A column reduction's row loop around its column loop becomes a
+         // parallel loop over column blocks, each walking every row.
+         "disc-parallel-column-blocks,"
          // Each kernel's outer parallel loop runs on the runtime's threads.
          "disc-parallelize-loops,func.func(disc-hoist-static-allocas),"
          // Buffers no other kernel argument overlaps: noalias for LLVM.

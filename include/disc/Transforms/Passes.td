@@ -137,6 +137,36 @@ def DiscPromoteAccumulators
                            "mlir::arith::ArithDialect"];
 }
 
+def DiscParallelColumnBlocks : Pass<"disc-parallel-column-blocks", "mlir::ModuleOp"> {
+  let summary = "Run a kernel's sequential loop around a parallel loop over column blocks";
+  let description = [{
+    A reduction over an outer and an inner dim that keeps a middle one
+    (batch norm's backward: [N, C, H*W] summed over N and H*W) lowers to
+    `scf.for %n { scf.parallel (%c) { scf.for %hw { ... } } }`:
+    disc-parallelize-loops only splits top-level parallel loops, so it ran
+    on one thread. In every kernel function (`disc.kernel`) such a top-level
+    nest becomes
+    `scf.parallel (%b) { scf.for %n { scf.for %c in block %b { ... } } }`:
+    the kept dim is cut into blocks of max(16, ceil(n / 8) rounded up to
+    16) (about 8 blocks to share between threads), and each block walks
+    every %n. [64, 256, 3136] summed over dims 0 and 2: 5.1 ms -> 2.6 ms on
+    2 threads.
+
+    Only where each column does a loop of work: a plain column sum (one
+    element per column and row) split this way makes each thread read part
+    of every row, slower than one thread over whole rows (it needs
+    per-thread partial sums over row ranges, not done yet). And only where
+    the interchange is legal: the `scf.for` has no iter_args and
+    its body is the 1-d `scf.parallel` alone (lower bound 0, step 1, upper
+    bound defined above the `scf.for`), the body has no side effects but
+    memref loads and stores, and every memref the body stores to is
+    accessed, by every load and store in the body, at one same index list
+    that holds the column index itself (each column's iterations touch
+    only that column's elements).
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 def DiscParallelizeLoops : Pass<"disc-parallelize-loops", "mlir::ModuleOp"> {
   let summary = "Run each kernel's outer parallel loop on the runtime's threads";
   let description = [{

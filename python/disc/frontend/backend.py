@@ -362,21 +362,43 @@ def _view_chain(node: fx.Node):
 
 def _views_at_outputs(gm: fx.GraphModule) -> set:
     """Graph outputs that are views keep their chain of view ops in eager
-    when a compiled copy would not do. AOTAutograd regenerates an output
-    that aliases a graph input or an intermediate from that base, as an
-    as_strided view with the returned tensor's sizes, strides and storage
-    offset; a compiled partition returns a fresh contiguous copy (offset
-    0), so the regenerated view would read the wrong elements: every chunk
-    but the first of torch.chunk(x) under dynamic=True, or the second half
-    of a projection sliced into two outputs (wrong gradients through the
-    pigu_hybrid sample). Such views stay in eager, where they cost nothing
-    and are real views of the base:
+    where AOTAutograd rebuilds them. It regenerates an output that aliases
+    a graph input, or (under autograd) an output that aliases an
+    intermediate another output also aliases, from that base: an as_strided
+    view with the returned tensor's sizes, strides and storage offset. A
+    compiled partition returns a fresh contiguous copy (offset 0), so the
+    regenerated view would read the wrong elements: every chunk but the
+    first of torch.chunk(x) under dynamic=True, or the second of two
+    slices of one projection (pigu_hybrid's forward values, hence every
+    gradient). These chains stay in eager, where they cost nothing and are
+    real views of the base:
     - every view chain from a graph input;
-    - a view chain from a computed tensor unless it only reshapes (a
-      compiled copy of a reshape of a contiguous tensor is what the
-      regenerated view reads).
-    The chain is copied for the output, so the compiled consumers of its
-    nodes keep reading them in their partition."""
+    - a view chain from a computed tensor that another output aliases too
+      (or is), unless it only reshapes (a compiled copy of a reshape of a
+      contiguous tensor is what the regenerated view reads) or the traced
+      base is not contiguous (DISC's base is: the chain's view ops may not
+      apply to it, so the chain stays compiled as before).
+    The chain is copied for the output when compiled nodes also read its
+    nodes, so they keep reading them in their partition."""
+    from torch._prims_common import is_contiguous_or_false
+
+    outputs = _flat_nodes(next(n for n in gm.graph.nodes if n.op == "output").args)
+    roots = collections.Counter()
+    for value in set(outputs):
+        path, base = _view_chain(value)
+        if base is not None:
+            roots[base] += 1
+
+    def eager_chain(path, base) -> bool:
+        if not path or base is None:
+            return False
+        if base.op == "placeholder":
+            return True
+        if roots[base] < 2 or all(n.target in _RESHAPE_VIEWS for n in path):
+            return False
+        val = fake_value(base)
+        return isinstance(val, torch.Tensor) and is_contiguous_or_false(val)
+
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     views = set()
     copies = {}
@@ -384,9 +406,7 @@ def _views_at_outputs(gm: fx.GraphModule) -> set:
         if value not in out_node.all_input_nodes:
             continue  # a repeated output whose chain was copied already
         path, base = _view_chain(value)
-        if not path or base is None:
-            continue
-        if base.op != "placeholder" and all(n.target in _RESHAPE_VIEWS for n in path):
+        if not eager_chain(path, base):
             continue
         if not any(n in copies for n in path) and all(len(n.users) == 1 for n in path):
             views.update(path)
