@@ -25,11 +25,6 @@ namespace {
 constexpr int64_t kMinBlock = 16;
 constexpr int64_t kTargetBlocks = 8;
 
-bool isConstantIndex(Value value, int64_t expected) {
-  std::optional<int64_t> constant = getConstantIntValue(value);
-  return constant && *constant == expected;
-}
-
 /// Whether iterations of `loop` (1-d) for different columns touch
 /// different elements only: no side effects but memref loads and stores,
 /// and each memref that the body stores to is accessed everywhere in the
@@ -82,8 +77,8 @@ scf::ParallelOp columnLoop(scf::ForOp loop) {
     return nullptr;
   auto inner = dyn_cast<scf::ParallelOp>(body->front());
   if (!inner || inner.getNumLoops() != 1 || inner.getNumResults() != 0 ||
-      !isConstantIndex(inner.getLowerBound().front(), 0) ||
-      !isConstantIndex(inner.getStep().front(), 1))
+      !isConstantIntValue(inner.getLowerBound().front(), 0) ||
+      !isConstantIntValue(inner.getStep().front(), 1))
     return nullptr;
   Value extent = inner.getUpperBound().front();
   if (!extent.getParentRegion()->isProperAncestor(&loop.getRegion()))

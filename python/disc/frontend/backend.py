@@ -382,12 +382,10 @@ def _views_at_outputs(gm: fx.GraphModule) -> set:
     nodes, so they keep reading them in their partition."""
     from torch._prims_common import is_contiguous_or_false
 
-    outputs = _flat_nodes(next(n for n in gm.graph.nodes if n.op == "output").args)
-    roots = collections.Counter()
-    for value in set(outputs):
-        path, base = _view_chain(value)
-        if base is not None:
-            roots[base] += 1
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outputs = _flat_nodes(out_node.args)
+    chains = {value: _view_chain(value) for value in outputs}
+    roots = collections.Counter(base for _, base in chains.values() if base is not None)
 
     def eager_chain(path, base) -> bool:
         if not path or base is None:
@@ -399,13 +397,12 @@ def _views_at_outputs(gm: fx.GraphModule) -> set:
         val = fake_value(base)
         return isinstance(val, torch.Tensor) and is_contiguous_or_false(val)
 
-    out_node = next(n for n in gm.graph.nodes if n.op == "output")
     views = set()
     copies = {}
-    for value in _flat_nodes(out_node.args):
+    for value in outputs:
         if value not in out_node.all_input_nodes:
             continue  # a repeated output whose chain was copied already
-        path, base = _view_chain(value)
+        path, base = chains[value]
         if not eager_chain(path, base):
             continue
         if not any(n in copies for n in path) and all(len(n.users) == 1 for n in path):

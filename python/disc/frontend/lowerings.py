@@ -548,15 +548,22 @@ def _full(ctx, *args, **kwargs):
 
 @register(aten.zeros.default, aten.zeros_like.default, aten.new_zeros.default,
           aten.empty.memory_format, aten.empty_like.default, aten.new_empty.default,
-          aten.empty_strided.default, aten.empty_permuted.default)
+          aten.empty_strided.default, aten.empty_permuted.default,
+          aten.new_empty_strided.default)
 def _zeros(ctx, *args, **kwargs):
     # empty: any value is valid; zeros keeps results deterministic.
     return ctx.b.full(0, ctx.out_dtype, ctx.out_shape)
 
 
-@register(aten.new_empty_strided.default)
-def _new_empty_strided(ctx, *args, **kwargs):
-    return ctx.b.full(0, ctx.out_dtype, ctx.out_shape)
+def _is_contiguous_layout(shape, strides) -> bool:
+    """Whether `strides` (sympy) are the row-major strides of `shape`
+    (sympy; a dim of extent 1 may have any stride)."""
+    expected = sympy.Integer(1)
+    for d, st in reversed(list(zip(shape, strides))):
+        if not (is_static(d) and int(d) == 1) and sympy.simplify(st - expected) != 0:
+            return False
+        expected = expected * d
+    return True
 
 
 def _new_empty_strided_check(node):
@@ -567,13 +574,9 @@ def _new_empty_strided_check(node):
     def value(a):  # a size argument: an int, or an FX node computing a SymInt
         return as_expr(fake(a) if hasattr(a, "meta") else a)
 
-    size, stride = node.args[1], node.args[2]
-    expected = sympy.Integer(1)
-    for d, st in reversed(list(zip(size, stride))):
-        d, st = value(d), value(st)
-        if not (is_static(d) and int(d) == 1) and sympy.simplify(st - expected) != 0:
-            return "new_empty_strided with non-contiguous strides"
-        expected = expected * d
+    size = [value(d) for d in node.args[1]]
+    if not _is_contiguous_layout(size, [value(st) for st in node.args[2]]):
+        return "new_empty_strided with non-contiguous strides"
     return None
 
 
@@ -2214,6 +2217,10 @@ def _roll_dim(ctx, x: Val, shift, dim: int) -> Val:
     return ctx.b.concatenate([head, tail], dim, x.shape)
 
 
+def _numel(x: Val) -> sympy.Expr:
+    return sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
+
+
 def _strided_view(ctx, x, size, stride, storage_offset):
     """(whether the view is x's elements in order, reshaped, [*size, 1]
     linear positions into x's storage, or None then): an as_strided view
@@ -2221,15 +2228,8 @@ def _strided_view(ctx, x, size, stride, storage_offset):
     out_shape = [as_expr(d) for d in size]
     offset = as_expr(storage_offset or 0)
     strides = [as_expr(st) for st in stride]
-    contiguous = []
-    acc = sympy.Integer(1)
-    for d in reversed(out_shape):
-        contiguous.insert(0, acc)
-        acc = acc * d
-    numel = sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
-    if offset == 0 and all(sympy.simplify(a - b) == 0 or (is_static(d) and int(d) == 1)
-                           for a, b, d in zip(strides, contiguous, out_shape)) \
-            and sympy.simplify(acc - numel) == 0:
+    if offset == 0 and _is_contiguous_layout(out_shape, strides) \
+            and sympy.simplify(sympy.Mul(*out_shape) - _numel(x)) == 0:
         return True, None
     pos = ctx.b.broadcast_to(ctx.scalar(offset, torch.int64), out_shape)
     for d, st in enumerate(strides):
@@ -2248,8 +2248,7 @@ def _as_strided(ctx, x, size, stride, storage_offset=None):
     whole, idx = _strided_view(ctx, x, size, stride, storage_offset)
     if whole:
         return ctx.b.reshape(x, ctx.out_shape)
-    numel = sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
-    flat = ctx.b.reshape(x, (numel,))
+    flat = ctx.b.reshape(x, (_numel(x),))
     out_shape = ctx.out_shape
     return ctx.b.gather(flat, idx, [1], [], [0], [0], len(out_shape), out_shape)
 
@@ -2263,8 +2262,7 @@ def _as_strided_scatter(ctx, x, src, size, stride, storage_offset=None):
     src = ctx.b.convert(src, x.dtype)
     if whole:
         return ctx.b.reshape(src, x.shape)
-    numel = sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
-    flat = ctx.b.reshape(x, (numel,))
+    flat = ctx.b.reshape(x, (_numel(x),))
     out = ctx.b.scatter(flat, idx, src, "replace", [], [0], [0], src.rank)
     return ctx.b.reshape(out, x.shape)
 
