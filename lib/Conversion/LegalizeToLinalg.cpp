@@ -1124,16 +1124,69 @@ struct PadToTensor : public OpConversionPattern<OpTy> {
         return ok;
       };
       Value limit = cIndex(rewriter, loc, kMaxPadding);
+      Value negLimit = cIndex(rewriter, loc, -kMaxPadding);
+      auto nonNegativeConstant = [](Value v) {
+        std::optional<int64_t> c = getConstantIntValue(v);
+        return c && *c >= 0;
+      };
+      // Negative edge amounts crop (a convolution's weight gradient cut
+      // to the kernel by a symbolic amount), as PadOp's static ones do:
+      // the operand is sliced first, then padded by the positive parts.
+      // Amounts known non-negative need no slice.
+      bool mayCrop = false;
+      for (int64_t i = 0; i < rank; ++i)
+        mayCrop |= !nonNegativeConstant(lo[i]) || !nonNegativeConstant(hi[i]);
+      SmallVector<Value> dims = getDims(rewriter, loc, operand);
+      SmallVector<OpFoldResult> offsets, sizes, strides;
       for (int64_t i = 0; i < rank; ++i) {
-        assertTrue(rewriter, loc, allOf(i, arith::CmpIPredicate::sge, zero),
-                   opLabel(op) + ": negative padding of dim " + Twine(i) +
-                       " is not supported");
+        assertTrue(rewriter, loc, allOf(i, arith::CmpIPredicate::sge, negLimit),
+                   opLabel(op) + ": padding of dim " + Twine(i) +
+                       " is smaller than " + Twine(-kMaxPadding));
+        assertTrue(rewriter, loc,
+                   arith::CmpIOp::create(rewriter, loc,
+                                         arith::CmpIPredicate::sge,
+                                         interior[i], zero),
+                   opLabel(op) + ": negative interior padding of dim " +
+                       Twine(i));
         // Amounts as PadOp's verifier bounds them, so the padded size
         // cannot wrap.
         assertTrue(rewriter, loc, allOf(i, arith::CmpIPredicate::sle, limit),
                    opLabel(op) + ": padding of dim " + Twine(i) +
                        " is larger than " + Twine(kMaxPadding));
+        if (!mayCrop)
+          continue;
+        // Folded where the amounts are constants, so static sizes stay
+        // static in the slice's type.
+        auto negativePart = [&](Value v) -> Value {
+          return rewriter.createOrFold<arith::MaxSIOp>(
+              loc, rewriter.createOrFold<arith::SubIOp>(loc, zero, v), zero);
+        };
+        Value cropLo = negativePart(lo[i]), cropHi = negativePart(hi[i]);
+        Value crop = rewriter.createOrFold<arith::AddIOp>(loc, cropLo, cropHi);
+        Value noCrop = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, crop, zero);
+        Value noInterior = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, interior[i], zero);
+        assertTrue(rewriter, loc,
+                   arith::OrIOp::create(rewriter, loc, noCrop, noInterior),
+                   opLabel(op) + ": negative padding of dim " + Twine(i) +
+                       " together with interior padding is not supported");
+        assertTrue(rewriter, loc,
+                   arith::CmpIOp::create(rewriter, loc,
+                                         arith::CmpIPredicate::sle, crop,
+                                         dims[i]),
+                   opLabel(op) + ": negative padding of dim " + Twine(i) +
+                       " removes more than the dim's size");
+        offsets.push_back(getAsOpFoldResult(cropLo));
+        sizes.push_back(getAsOpFoldResult(
+            rewriter.createOrFold<arith::SubIOp>(loc, dims[i], crop)));
+        strides.push_back(rewriter.getIndexAttr(1));
+        lo[i] = rewriter.createOrFold<arith::MaxSIOp>(loc, lo[i], zero);
+        hi[i] = rewriter.createOrFold<arith::MaxSIOp>(loc, hi[i], zero);
       }
+      if (mayCrop)
+        operand = tensor::ExtractSliceOp::create(rewriter, loc, operand,
+                                                 offsets, sizes, strides);
     }
     // Result = fill(pad) with the operand inserted at `lo`, stride
     // interior + 1.

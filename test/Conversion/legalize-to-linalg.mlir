@@ -269,9 +269,10 @@ func.func @reverse(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // -----
 
 // Static and dynamic dims mixed: slice and insert ops keep the static
-// sizes as attributes, so their types verify.
+// sizes as attributes, so their types verify (the pad's operand is first
+// cropped by amounts that may be negative, so its sizes are dynamic).
 // CHECK-LABEL: func @mixed_static_dynamic
-// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}] [1, %{{.*}}]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}] [%{{.*}}, %{{.*}}]
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}] [1, %{{.*}}]
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [1, %{{.*}}]
 func.func @mixed_static_dynamic(%x: tensor<1x?xf32>, %v: tensor<f32>, %lo: tensor<2xindex>, %hi: tensor<2xindex>, %in: tensor<2xindex>, %st: tensor<2xindex>, %li: tensor<2xindex>, %str: tensor<2xindex>) -> (tensor<1x?xf32>, tensor<1x?xf32>, tensor<2x?xf32>) {
@@ -385,4 +386,36 @@ func.func @dynamic_iota_static_dim(%x: tensor<?xi64>) -> tensor<7x256xi64> {
   %s = tensor.from_elements %n, %c256 : tensor<2xindex>
   %0 = disc.dynamic_iota %s, dim = 1 : (tensor<2xindex>) -> tensor<7x256xi64>
   return %0 : tensor<7x256xi64>
+}
+
+// -----
+
+// Symbolic padding amounts may be negative (a crop): the operand is sliced
+// by the negative parts, after run-time checks, then padded by the
+// positive parts.
+// CHECK-LABEL: func @dynamic_pad_may_crop
+// CHECK: arith.maxsi
+// CHECK: cf.assert {{.*}} "disc.dynamic_pad{{.*}}negative padding of dim 0 removes more than the dim's size"
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}] [%{{.*}}] [1]
+// CHECK: linalg.fill
+// CHECK: tensor.insert_slice
+func.func @dynamic_pad_may_crop(%x: tensor<?xf32>, %v: tensor<f32>, %lo: tensor<1xindex>, %hi: tensor<1xindex>, %in: tensor<1xindex>) -> tensor<?xf32> {
+  %0 = disc.dynamic_pad %x, %v, %lo, %hi, %in : (tensor<?xf32>, tensor<f32>, tensor<1xindex>, tensor<1xindex>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+// Amounts known non-negative need no slice.
+// CHECK-LABEL: func @dynamic_pad_no_crop
+// CHECK-NOT: tensor.extract_slice
+// CHECK-NOT: removes more than
+// CHECK: tensor.insert_slice
+func.func @dynamic_pad_no_crop(%x: tensor<?xf32>, %v: tensor<f32>) -> tensor<?xf32> {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %c = tensor.from_elements %c2 : tensor<1xindex>
+  %z = tensor.from_elements %c0 : tensor<1xindex>
+  %0 = disc.dynamic_pad %x, %v, %c, %c, %z : (tensor<?xf32>, tensor<f32>, tensor<1xindex>, tensor<1xindex>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
 }

@@ -99,7 +99,8 @@ def float_errors(expected, actual):
 
 def disc_stats_delta(before: dict, after: dict) -> dict:
     """What one compilation added to disc.stats(): compilations, compiled
-    and fallback nodes, and the fallback ops with their counts."""
+    and fallback nodes, calls run in eager, and the fallback ops with their
+    counts."""
     return {
         "disc_compilations": after["compilations"] - before["compilations"],
         "disc_compile_s": after.get("compile_seconds", 0) - before.get("compile_seconds", 0),
@@ -107,6 +108,9 @@ def disc_stats_delta(before: dict, after: dict) -> dict:
         "compiled_nodes": after["compiled_nodes"] - before["compiled_nodes"],
         "kernels": after.get("kernels", 0) - before.get("kernels", 0),
         "fallback_nodes": after["fallback_nodes"] - before["fallback_nodes"],
+        # Calls of a compiled partition that its compiled code rejected
+        # (they ran the partition in eager): the timing is then partly eager's.
+        "eager_calls": after.get("eager_calls", 0) - before.get("eager_calls", 0),
         "fallback_ops": {k: v - before["fallback_ops"].get(k, 0)
                          for k, v in after["fallback_ops"].items()
                          if v != before["fallback_ops"].get(k, 0)},

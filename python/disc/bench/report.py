@@ -209,7 +209,8 @@ def overall_table(t: Table) -> str:
 
 def graph_break_note(t: Table) -> str:
     """Which samples Dynamo splits (the same graph breaks under every
-    compiler) and how many DISC fallback nodes there are."""
+    compiler), how many DISC fallback nodes there are, and which samples
+    had calls DISC's compiled code rejected."""
     breaks = sorted({s for s in t.samples for c in t.compiled()
                      if (t.get(s, c) or {}).get("graph_breaks")})
     fallback = sum((t.get(s, "disc") or {}).get("fallback_nodes") or 0 for s in t.samples)
@@ -217,6 +218,11 @@ def graph_break_note(t: Table) -> str:
             else "No sample has a graph break.")
     if "disc" in t.contenders:
         text += f" DISC fallback nodes over all samples: {fallback}."
+        rejected = sorted({key[0] for key, r in t.by_key.items()
+                           if key[1] == "disc" and (r.get("eager_calls") or 0) > 0})
+        if rejected:
+            text += (" Samples where DISC's compiled code rejected calls, which then ran "
+                     f"in eager (timings partly eager's): {', '.join(rejected)}.")
     return text
 
 

@@ -121,22 +121,31 @@ def _gradient_weight_by_windows(grad, input, weight_shape, stride, padding, dila
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
-    if transposed:
-        # A transposed convolution's gradients are the roles swapped; not
-        # written yet: the op stays whole (and runs in eager).
-        return NotImplemented
+    """A convolution's gradients as convolutions. A transposed convolution
+    y = C_w^T x (C_w: the ordinary convolution with the same weight, from
+    y's space to x's) has the roles swapped: d/dx = C_w dy, an ordinary
+    convolution of the gradient (its output has x's size exactly: the
+    output_padding rows are ones no window reads), and d/dw is the
+    ordinary convolution's weight gradient with dy as its input and x as
+    its output's gradient."""
     spatial = input.dim() - 2
     stride, padding, dilation = (list(v) * (spatial if len(v) == 1 else 1)
                                  for v in (stride, padding, dilation))
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
-        grad_input = _gradient_input(grad_output, weight, list(input.shape), stride, padding,
-                                     dilation, groups)
+        if transposed:
+            grad_input = aten.convolution.default(grad_output, weight, None, stride, padding,
+                                                  dilation, False, [0] * spatial, groups)
+        else:
+            grad_input = _gradient_input(grad_output, weight, list(input.shape), stride,
+                                         padding, dilation, groups)
     if output_mask[1]:
-        grad_weight = _gradient_weight_by_windows(grad_output, input, list(weight.shape),
+        # The ordinary convolution's (output gradient, input) pair.
+        pair = (input, grad_output) if transposed else (grad_output, input)
+        grad_weight = _gradient_weight_by_windows(pair[0], pair[1], list(weight.shape),
                                                   stride, padding, dilation, groups)
         if grad_weight is None:
-            grad_weight = _gradient_weight(grad_output, input, list(weight.shape), stride,
+            grad_weight = _gradient_weight(pair[0], pair[1], list(weight.shape), stride,
                                            padding, dilation, groups)
     if output_mask[2]:
         grad_bias = aten.sum.dim_IntList(grad_output, [0] + list(range(2, 2 + spatial)))

@@ -786,21 +786,10 @@ def _constant_pad(ctx, x, pad, value=0):
         d = rank - 1 - i
         low[d] = as_expr(pad[2 * i])
         high[d] = as_expr(pad[2 * i + 1])
-    dynamic = not all(is_static(p) for p in (*low, *high))
-    if dynamic and any(not is_static(p) or int(p) < 0 for p in (*low, *high)) and \
-            any(is_static(p) and int(p) < 0 for p in (*low, *high)):
-        raise ImportError_("negative padding with dynamic padding amounts")
+    # Negative amounts crop, static or symbolic (disc.dynamic_pad checks
+    # at run time that a crop fits in the dim).
     return ctx.b.pad(x, ctx.scalar(value, x.dtype), low, high, [0] * rank, ctx.out_shape)
 
-
-def _pad_check(node):
-    pad = node.args[1]
-    if any(not isinstance(p, int) for p in pad) and any(isinstance(p, int) and p < 0 for p in pad):
-        return "negative padding together with dynamic padding"
-    return None
-
-
-LOWERINGS[aten.constant_pad_nd.default].check = _pad_check
 
 
 @register(aten.repeat.default)

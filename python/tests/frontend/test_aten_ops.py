@@ -161,6 +161,10 @@ VIEWS = {
     "unbind": lambda x: x[:, :2].unbind(1)[1] + 1, "repeat": lambda x: x.repeat(2, 3),
     "flip": lambda x: torch.flip(x, [0, 1]) + 1, "roll": lambda x: torch.roll(x, 1, 1),
     "pad": lambda x: F.pad(x, (1, 2, 0, 3), value=0.5), "pad_crop": lambda x: F.pad(x, (-1, 1)),
+    # symbolic amounts, positive at one shape and negative (a crop) at others,
+    # with and without a constant crop beside them
+    "pad_to_8": lambda x: F.pad(x, (0, 8 - x.shape[1])) + 1,
+    "pad_crop_to_9": lambda x: F.pad(x, (-1, 10 - x.shape[1]), value=2.0),
     "pad_reflect": lambda x: F.pad(x.unsqueeze(0), (2, 2), mode="reflect"),
     "triu": lambda x: torch.triu(x), "tril": lambda x: torch.tril(x, -1),
     "contiguous": lambda x: x.t().contiguous() * 1.5, "clone": lambda x: x.clone() + 1,

@@ -324,23 +324,16 @@ def test_accumulation_no_grad_evaluation_and_mode_switches_behave_as_in_eager():
     torch.testing.assert_close(model.bn.running_var, ref.bn.running_var)
 
 
-@pytest.mark.parametrize("dims, groups, stride, padding, dilation", [
-    (2, 1, 1, 1, 1), (2, 1, 2, 1, 1), (2, 4, 1, 0, 2), (2, 8, 2, 1, 1), (1, 1, 3, 2, 1),
-    (1, 2, 1, 0, 3), (3, 1, 2, 1, 1),
-    # weight gradients from the input windows (backward.py): 1-d groups 1
-    # and depthwise 1-d/2-d, with strides, padding and dilation
-    (1, 1, 2, 0, 2), (1, 8, 2, 2, 2), (2, 8, 1, 2, 2)])
-def test_convolution_gradients(dims, groups, stride, padding, dilation):
-    """convolution_backward as convolutions (backward.py): strides whose
-    windows leave rows unread, groups (depthwise too), dilation, 1-d/2-d/3-d,
-    at several input sizes with one compilation."""
+def _check_convolution_gradients(conv, dims, sizes):
+    """`conv`'s input and weight gradients through DISC against eager at
+    (batch, size) `sizes`: one compilation, no fallback node, and no call
+    rejected by the compiled code and run in eager instead (a weight
+    gradient's symbolic crop once was, at even sizes)."""
     torch._dynamo.reset()
-    torch.manual_seed(0)
-    conv = getattr(torch.nn, f"Conv{dims}d")(8, 8, 3, stride, padding, dilation, groups)
     ref = copy.deepcopy(conv)
     compiled = torch.compile(conv, backend="disc", dynamic=True)
-    fallbacks, compiles = _stat("fallback_nodes"), None
-    for n, size in ((2, 11), (3, 16), (2, 9)):
+    fallbacks, eager_calls, compiles = _stat("fallback_nodes"), _stat("eager_calls"), None
+    for n, size in sizes:
         x = torch.randn(n, 8, *([size] * dims), requires_grad=True)
         x_ref = x.detach().clone().requires_grad_()
         _loss(compiled(x)).backward()
@@ -352,6 +345,37 @@ def test_convolution_gradients(dims, groups, stride, padding, dilation):
         compiles = compiles or disc.stats()["compilations"]
     assert disc.stats()["compilations"] == compiles
     assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+    assert _stat("eager_calls") == eager_calls
+
+
+@pytest.mark.parametrize("dims, groups, stride, padding, dilation", [
+    (2, 1, 1, 1, 1), (2, 1, 2, 1, 1), (2, 4, 1, 0, 2), (2, 8, 2, 1, 1), (1, 1, 3, 2, 1),
+    (1, 2, 1, 0, 3), (3, 1, 2, 1, 1),
+    # weight gradients from the input windows (backward.py): 1-d groups 1
+    # and depthwise 1-d/2-d, with strides, padding and dilation
+    (1, 1, 2, 0, 2), (1, 8, 2, 2, 2), (2, 8, 1, 2, 2)])
+def test_convolution_gradients(dims, groups, stride, padding, dilation):
+    """convolution_backward as convolutions (backward.py): strides whose
+    windows leave rows unread, groups (depthwise too), dilation, 1-d/2-d/3-d,
+    at several input sizes with one compilation."""
+    torch.manual_seed(0)
+    conv = getattr(torch.nn, f"Conv{dims}d")(8, 8, 3, stride, padding, dilation, groups)
+    _check_convolution_gradients(conv, dims, ((2, 11), (3, 16), (2, 9)))
+
+
+@pytest.mark.parametrize("dims, groups, stride, padding, output_padding, dilation", [
+    (1, 1, 1, 0, 0, 1), (1, 1, 2, 1, 1, 1), (1, 1, 3, 2, 1, 2), (1, 8, 2, 1, 0, 1),
+    (2, 1, 2, 1, 1, 1), (2, 4, 1, 0, 0, 2), (2, 8, 2, 2, 1, 1), (3, 1, 2, 1, 0, 1)])
+def test_transposed_convolution_gradients(dims, groups, stride, padding, output_padding,
+                                          dilation):
+    """A transposed convolution's gradients (backward.py: the ordinary
+    convolution's roles swapped), with output_padding rows no window of the
+    input gradient reads, groups (depthwise too), dilation, 1-d/2-d/3-d."""
+    torch.manual_seed(0)
+    conv = getattr(torch.nn, f"ConvTranspose{dims}d")(8, 8, 3, stride, padding,
+                                                      output_padding, groups,
+                                                      dilation=dilation)
+    _check_convolution_gradients(conv, dims, ((2, 7), (3, 10), (2, 5)))
 
 
 @pytest.mark.parametrize("causal, mask", [(False, None), (True, None), (False, "bool"),
