@@ -1309,14 +1309,18 @@ Value reduceCombine(OpBuilder &b, Location loc, ReduceKind kind, Value acc,
   llvm_unreachable("bad reduce kind");
 }
 
-/// Whether a reduction over `dims` of a `type` operand keeps the innermost
-/// dim (a column reduction) and reduces more than
-/// kShortColumnExtent elements per output, or a number unknown until run
-/// time.
-constexpr int64_t kShortColumnExtent = 64;
-bool isLongColumnReduction(RankedTensorType type, ArrayRef<int64_t> dims) {
+/// Whether an f32 sum over `dims` of a `type` operand adds more than
+/// kShortSumExtent elements per output one after another (or a number
+/// unknown until run time): a column sum (the innermost dim kept), or a sum
+/// over the innermost dim and others too (a bias or norm-weight gradient
+/// over batch and space, a whole-tensor sum), whose vector partial sums
+/// each add a long run of the outer dims. A sum over the innermost dim
+/// alone (softmax, layer norm) is not: its extent is a row, split over the
+/// vector lanes.
+constexpr int64_t kShortSumExtent = 64;
+bool isLongSerialSum(RankedTensorType type, ArrayRef<int64_t> dims) {
   int64_t rank = type.getRank();
-  if (rank < 2 || llvm::is_contained(dims, rank - 1))
+  if (dims.empty() || (dims.size() == 1 && dims[0] == rank - 1))
     return false;
   int64_t extent = 1;
   for (int64_t d : dims) {
@@ -1324,7 +1328,7 @@ bool isLongColumnReduction(RankedTensorType type, ArrayRef<int64_t> dims) {
       return true;
     extent *= type.getDimSize(d);
   }
-  return extent > kShortColumnExtent;
+  return extent > kShortSumExtent;
 }
 
 struct ReduceToLinalg : public OpConversionPattern<ReduceOp> {
@@ -1351,14 +1355,16 @@ struct ReduceToLinalg : public OpConversionPattern<ReduceOp> {
                  (kind == ReduceKind::Sum || kind == ReduceKind::Prod);
     Type accElementType = widen ? rewriter.getF32Type() : elementType;
     // An f32 column sum (the innermost dim kept) adds each output's
-    // elements one after another: its rounding error grows with the
-    // reduced extent (32768 rows: 50x eager's, whose cascade sums keep
-    // it near log n), and gradients that cancel magnify it. It
-    // accumulates in f64 instead; row sums are vectorised into many
-    // partial sums already and stay f32.
+    // elements one after another, and a sum over several dims adds long
+    // runs per vector lane: the rounding error grows with the reduced
+    // extent (32768 rows: 50x eager's, whose cascade sums keep it near
+    // log n), and gradients that cancel magnify it (convtasnet's PReLU
+    // weight gradients, sums over batch, channels and time: 3-20x eager's
+    // error). These accumulate in f64 instead; row sums are split into
+    // many partial sums along the row and stay f32.
     if (elementType.isF32() && kind == ReduceKind::Sum &&
-        isLongColumnReduction(cast<RankedTensorType>(inSignless),
-                              op.getDimensions())) {
+        isLongSerialSum(cast<RankedTensorType>(inSignless),
+                        op.getDimensions())) {
       widen = true;
       accElementType = rewriter.getF64Type();
     }

@@ -117,16 +117,32 @@ func.func @column_sum_accumulates_in_f64(%a: tensor<?x?xf32>) -> tensor<?xf32> {
 
 // -----
 
+// So does a sum over the innermost dim and others (a norm-weight or bias
+// gradient over batch and space, a whole-tensor sum): each vector lane adds
+// a long run of the outer dims.
+// CHECK-LABEL: func @multi_dim_sum_accumulates_in_f64
+// CHECK: linalg.reduce
+// CHECK:   arith.addf %{{.*}} : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+func.func @multi_dim_sum_accumulates_in_f64(%a: tensor<2x?x?xf32>) -> tensor<2xf32> {
+  %0 = disc.reduce %a, dims = [1, 2], kind = sum : (tensor<2x?x?xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
 // Not: a row sum (vectorised into many partial sums), a short static
-// column, a column max (exact in any precision).
+// column, a column max (exact in any precision), a short static sum over
+// two dims.
 // CHECK-LABEL: func @sums_that_stay_f32
 // CHECK-NOT: f64
 // CHECK: return
-func.func @sums_that_stay_f32(%a: tensor<?x?xf32>, %b: tensor<16x8xf32>) -> (tensor<?xf32>, tensor<8xf32>, tensor<?xf32>) {
+func.func @sums_that_stay_f32(%a: tensor<?x?xf32>, %b: tensor<16x8xf32>, %c: tensor<4x8x8xf32>) -> (tensor<?xf32>, tensor<8xf32>, tensor<?xf32>, tensor<4xf32>) {
   %0 = disc.reduce %a, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
   %1 = disc.reduce %b, dims = [0], kind = sum : (tensor<16x8xf32>) -> tensor<8xf32>
   %2 = disc.reduce %a, dims = [0], kind = max : (tensor<?x?xf32>) -> tensor<?xf32>
-  return %0, %1, %2 : tensor<?xf32>, tensor<8xf32>, tensor<?xf32>
+  %3 = disc.reduce %c, dims = [1, 2], kind = sum : (tensor<4x8x8xf32>) -> tensor<4xf32>
+  return %0, %1, %2, %3 : tensor<?xf32>, tensor<8xf32>, tensor<?xf32>, tensor<4xf32>
 }
 
 // -----
