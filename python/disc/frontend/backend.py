@@ -424,6 +424,26 @@ def _views_at_outputs(gm: fx.GraphModule) -> set:
     return views
 
 
+def _output_alias_keys(gm: fx.GraphModule, num_outputs: int):
+    """Per output of `gm`, what it may share memory with: outputs with the
+    same key (views of one base, or one node returned twice), and the input
+    ("input", i) when it is a view of placeholder i. None when the graph's
+    outputs do not line up with the partition's (nothing may share)."""
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outputs = _flat_nodes(out_node.args)
+    if len(outputs) != num_outputs:
+        return None
+    placeholders = {n: i for i, n in enumerate(n for n in gm.graph.nodes
+                                               if n.op == "placeholder")}
+    keys = []
+    for node in outputs:
+        _, base = _view_chain(node)
+        base = node if base is None else base
+        keys.append(("input", placeholders[base]) if base in placeholders
+                    else ("node", base.name))
+    return keys
+
+
 def _flat_nodes(value) -> list:
     if isinstance(value, fx.Node):
         return [value]
@@ -517,6 +537,7 @@ class DiscPartition(torch.nn.Module):
         # (output index, placeholder index, executable input index): outputs
         # written into an input when the call returns (_fold_input_mutations).
         self.results_into = []
+        self.alias_keys = _output_alias_keys(eager, num_outputs)
 
     def write_result_into(self, output: int, placeholder: int) -> None:
         """Output `output` is no longer returned: each call writes it into
@@ -591,9 +612,32 @@ class DiscPartition(torch.nn.Module):
             self._apply_in_eager(args, outs, self.results_into)
             return outs[0] if self.single_output else tuple(outs)
         self._apply_in_eager(args, outs, in_eager)
+        self._unshare(args, outs)
         if expected is not None:
             self._verify(args, inputs, outs, expected)
         return outs[0] if self.single_output else tuple(outs)
+
+    def _unshare(self, args, outs) -> None:
+        """Outputs that share memory where the FX graph's do not get their
+        own copy. The compiled code may return one buffer for two outputs
+        (two identical sums merged: the bias gradients of two batch norms
+        that add into one tensor) or an input's buffer for an output (a
+        folded copy). Autograd then makes the two gradients one tensor, and
+        accumulating into one (`p.grad += g`) changed the other: a ResNet's
+        gradients after two backward calls were wrong. Sharing is kept only
+        where the graph's outputs are views of one base (alias_keys)."""
+        owner = {}
+        for i, a in enumerate(args):
+            if isinstance(a, torch.Tensor) and a.numel() and a.device.type != "meta":
+                owner.setdefault(a.data_ptr(), ("input", i))
+        written = {pair[0] for pair in self.results_into}
+        for i, out in enumerate(outs):
+            if not isinstance(out, torch.Tensor) or not out.numel() or i in written:
+                continue
+            ptr = out.data_ptr()  # where the buffer starts: the cases above
+            key = self.alias_keys[i] if self.alias_keys is not None else ("output", i)
+            if owner.setdefault(ptr, key) != key:
+                outs[i] = out.clone()
 
     def _verify(self, args, inputs, outs, expected) -> None:
         expected = [expected] if self.single_output else list(expected)

@@ -39,6 +39,28 @@ def _loss(out, seed=7):
     return sum((o.float() * torch.randn(o.shape, generator=g)).sum() for o in outs)
 
 
+class _ReluMargin(torch.overrides.TorchFunctionMode):
+    """Records the smallest |input| of every ReLU run inside it."""
+
+    def __enter__(self):
+        self.smallest = float("inf")
+        return super().__enter__()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in (torch.relu, torch.relu_, F.relu) and isinstance(args[0], torch.Tensor) \
+                and args[0].numel():
+            self.smallest = min(self.smallest, float(args[0].detach().abs().min()))
+        return func(*args, **(kwargs or {}))
+
+
+def _assert_grads_close_in_norm(model, ref, tol):
+    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+        assert (p.grad is None) == (q.grad is None), name
+        if q.grad is not None:
+            error = float((p.grad - q.grad).norm() / q.grad.norm().clamp_min(1e-12))
+            assert error <= tol, f"gradient of {name}: relative L2 error {error:.3g}"
+
+
 def _assert_grads_close(model, ref, tol):
     for (name, p), q in zip(model.named_parameters(), ref.parameters()):
         assert (p.grad is None) == (q.grad is None), name
@@ -60,11 +82,22 @@ def test_zoo_gradients_match_eager_at_every_size_with_one_compilation(name):
     fallbacks, compiles = _stat("fallback_nodes"), None
     for size in entry.sizes:
         inputs = entry.inputs(size, g)
-        loss, want = _loss(compiled(*inputs)), _loss(ref(*inputs))
+        with _ReluMargin() as margin:
+            want = _loss(ref(*inputs))
+        loss = _loss(compiled(*inputs))
         torch.testing.assert_close(loss, want, rtol=1e-4, atol=1e-4)
         loss.backward()
         want.backward()
-        _assert_grads_close(model, ref, 2e-4)
+        if margin.smallest > 1e-5:
+            _assert_grads_close(model, ref, 2e-4)
+        else:
+            # A ReLU input within a few ulps of 0 (the ResNet at its second
+            # size: 6.9e-7) may fall on the other side of the kink after any
+            # reordering of f32 arithmetic, and the gradient below it moves
+            # by O(1 / (H * W)): 1.9% in L2 there. Compared in L2 instead
+            # (still fails for a wrong gradient: a duplicated bias gradient
+            # was 50% off).
+            _assert_grads_close_in_norm(model, ref, 5e-2)
         for a, b in zip(model.buffers(), ref.buffers()):  # batch-norm statistics
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
         model.zero_grad()
@@ -322,6 +355,35 @@ def test_accumulation_no_grad_evaluation_and_mode_switches_behave_as_in_eager():
     _loss(ref(xs[2])).backward()
     _assert_grads_close(model, ref, 1e-4)
     torch.testing.assert_close(model.bn.running_var, ref.bn.running_var)
+
+
+class _TwoHeads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 4)
+        self.b = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.a(x) + self.b(x)
+
+
+def test_equal_gradients_stay_separate_tensors_under_accumulation():
+    """The two biases' gradients are one sum: the compiled backward returns
+    one buffer for both. Autograd made that the .grad of both, so
+    accumulating into one (`.grad +=`) changed the other (6.5 off after
+    two steps). Outputs that share memory where the graph's do not get
+    their own copy (DiscPartition._unshare)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = _TwoHeads()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    for n in (5, 7, 9):
+        x = torch.randn(n, 8)
+        _loss(compiled(x)).backward()
+        _loss(ref(x)).backward()
+        assert model.a.bias.grad.data_ptr() != model.b.bias.grad.data_ptr()
+        _assert_grads_close(model, ref, 1e-5)
 
 
 def _check_convolution_gradients(conv, dims, sizes):
