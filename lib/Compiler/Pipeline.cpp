@@ -169,7 +169,11 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          "scf-forall-to-parallel,disc-lower-strided-copies,"
          "disc-collapse-contiguous-dims,"
          "convert-linalg-to-parallel-loops,canonicalize,"
-         "disc-promote-accumulators)" +
+         "disc-promote-accumulators" +
+         // A plain column sum's rows split into chunks that threads share
+         // (CPU: the GPU maps columns onto threads instead).
+         std::string(target == "cpu" ? ",disc-parallel-row-chunks" : "") +
+         ")" +
          std::string(runtimeChecks ? ",generate-runtime-verification" : "");
 }
 

@@ -137,6 +137,34 @@ def DiscPromoteAccumulators
                            "mlir::arith::ArithDialect"];
 }
 
+def DiscParallelRowChunks : Pass<"disc-parallel-row-chunks", "mlir::func::FuncOp"> {
+  let summary = "Split a column sum's rows into chunks with partial sums that threads share";
+  let description = [{
+    A plain column sum ([R, C] summed over R: a bias gradient) lowers to
+    `scf.for %r { scf.parallel (%c) { acc[c] = acc[c] + v(r, c) } }`:
+    disc-parallelize-loops only splits top-level parallel loops, and
+    splitting the columns into blocks makes each thread read part of every
+    row (slower than one thread). Here, after loops are formed and before
+    kernels are outlined, such a top-level nest becomes a parallel loop over
+    row chunks, each adding its rows into its own row of a partial-sum
+    buffer (`memref.alloc [chunks, C]`, cleared first), then a loop adding
+    the chunks' partial sums into the accumulator in chunk order (the
+    result does not depend on which thread ran which chunk). chunks =
+    clamp(R / 32, 1, 32), decided at run time; each chunk adds its rows four
+    at a time (one load and store of its partial sums per four rows).
+
+    Matched only where the row loop has step 1 and no iter_args, its body
+    is the 1-d `scf.parallel` alone (lower bound 0, step 1, upper bound
+    defined above the row loop), and the parallel body has no loop, call
+    or allocation: loads, pure ops and one store, of `addf`/`addi` of one
+    load of the stored element and a value that does not depend on it, at
+    indices that are the column or defined outside the nest. Float sums
+    are reassociated (as the vectoriser's partial sums already are).
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def DiscParallelColumnBlocks : Pass<"disc-parallel-column-blocks", "mlir::ModuleOp"> {
   let summary = "Run a kernel's sequential loop around a parallel loop over column blocks";
   let description = [{
