@@ -427,8 +427,11 @@ def _views_at_outputs(gm: fx.GraphModule) -> set:
 def _output_alias_keys(gm: fx.GraphModule, num_outputs: int):
     """Per output of `gm`, what it may share memory with: outputs with the
     same key (views of one base, or one node returned twice), and the input
-    ("input", i) when it is a view of placeholder i. None when the graph's
-    outputs do not line up with the partition's (nothing may share)."""
+    ("input", i) when it is a view of placeholder i. None when there is no
+    FX graph or its outputs do not line up with the partition's (nothing
+    may share)."""
+    if not isinstance(gm, fx.GraphModule):
+        return None
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = _flat_nodes(out_node.args)
     if len(outputs) != num_outputs:
