@@ -255,6 +255,104 @@ void splitIntoRowChunks(ColumnSum sum) {
   rows.erase();
 }
 
+/// Elements per chunk at least of a whole sum (a chunk's partial sum costs
+/// a load and a store).
+constexpr int64_t kMinChunkElements = 4096;
+
+/// A whole sum: `scf.for %i iter_args(%acc) { ... yield acc + v(i) }`, one
+/// carried value, a body of loads and pure ops only, v independent of acc.
+std::optional<Operation *> matchWholeSum(scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 1 ||
+      !isConstantIntValue(loop.getStep(), 1))
+    return std::nullopt;
+  Value acc = loop.getRegionIterArgs().front();
+  if (!acc.hasOneUse())
+    return std::nullopt;
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (!isa<memref::LoadOp>(op) && !isPure(&op))
+      return std::nullopt;
+  Operation *combine = *acc.getUsers().begin();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  if (!isa<arith::AddFOp, arith::AddIOp>(combine) ||
+      yield.getOperand(0) != combine->getResult(0) ||
+      !combine->getResult(0).hasOneUse() ||
+      combine->getOperand(0) == combine->getOperand(1))
+    return std::nullopt;
+  return combine;
+}
+
+/// for %i in [lo, hi) iter_args(init) { yield acc + v(i) } becomes
+///   partial = alloc [chunks]
+///   par %p in [0, chunks) {
+///     partial[p] = for %j in [0, len) iter_args(0) { yield s + v(lo + p len + j) } }
+///   r = for %p in [0, chunks) iter_args(init) { yield r + partial[p] }
+///   result = for %i in [lo + chunks len, hi) iter_args(r) { ... as before }
+/// with chunks = clamp(n / kMinChunkElements, 1, kMaxChunks), len =
+/// n / chunks: every chunk has the same length (a bound defined outside the
+/// parallel loop, which disc-parallelize-loops reads as its work), the
+/// remainder (fewer than `chunks` elements) runs after, in the original
+/// loop.
+void splitWholeSum(scf::ForOp loop, Operation *combine) {
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value zero = index(0), one = index(1);
+  Value lo = loop.getLowerBound(), hi = loop.getUpperBound();
+  Value count = arith::SubIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, hi, lo), lo);
+  Value chunks = arith::MinUIOp::create(
+      b, loc, index(kMaxChunks),
+      arith::MaxUIOp::create(
+          b, loc, one,
+          arith::DivUIOp::create(b, loc, count, index(kMinChunkElements))));
+  Value length = arith::DivUIOp::create(b, loc, count, chunks);
+  Type accType = loop.getResult(0).getType();
+  auto partialType = MemRefType::get({ShapedType::kDynamic}, accType);
+  Value partial = memref::AllocOp::create(b, loc, partialType,
+                                          ValueRange{chunks},
+                                          b.getI64IntegerAttr(64));
+  Value acc = loop.getRegionIterArgs().front();
+  auto perChunk = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                          ValueRange{chunks}, ValueRange{one});
+  {
+    OpBuilder cb = OpBuilder::atBlockBegin(perChunk.getBody());
+    Value chunk = perChunk.getInductionVars().front();
+    Value first = arith::AddIOp::create(
+        cb, loc, lo, arith::MulIOp::create(cb, loc, chunk, length));
+    Value identity = additiveIdentity(cb, loc, accType);
+    auto walk = scf::ForOp::create(cb, loc, zero, length, one,
+                                   ValueRange{identity});
+    OpBuilder wb = OpBuilder::atBlockBegin(walk.getBody());
+    IRMapping mapping;
+    mapping.map(loop.getInductionVar(),
+                arith::AddIOp::create(wb, loc, first, walk.getInductionVar())
+                    .getResult());
+    mapping.map(acc, walk.getRegionIterArgs().front());
+    for (Operation &op : loop.getBody()->without_terminator())
+      wb.clone(op, mapping);
+    scf::YieldOp::create(wb, loc, mapping.lookup(combine->getResult(0)));
+    memref::StoreOp::create(cb, loc, walk.getResult(0), partial,
+                            ValueRange{chunk});
+  }
+  // The chunks' sums added in chunk order (deterministic), then the
+  // remainder in the original loop.
+  auto combineChunks = scf::ForOp::create(b, loc, zero, chunks, one,
+                                          ValueRange{loop.getInitArgs()});
+  {
+    OpBuilder cb = OpBuilder::atBlockBegin(combineChunks.getBody());
+    Value part = memref::LoadOp::create(
+        cb, loc, partial, ValueRange{combineChunks.getInductionVar()});
+    Operation *added = cb.clone(*combine);
+    added->setOperands({combineChunks.getRegionIterArgs().front(), part});
+    scf::YieldOp::create(cb, loc, added->getResult(0));
+  }
+  loop.getLowerBoundMutable().assign(arith::AddIOp::create(
+      b, loc, lo, arith::MulIOp::create(b, loc, chunks, length)));
+  loop.getInitArgsMutable().assign(combineChunks.getResult(0));
+}
+
 struct ParallelRowChunksPass
     : public disc::impl::DiscParallelRowChunksBase<ParallelRowChunksPass> {
   void runOnOperation() override {
@@ -266,6 +364,12 @@ struct ParallelRowChunksPass
         sums.push_back(*sum);
     for (ColumnSum &sum : sums)
       splitIntoRowChunks(sum);
+    SmallVector<std::pair<scf::ForOp, Operation *>> wholeSums;
+    for (auto loop : getOperation().front().getOps<scf::ForOp>())
+      if (std::optional<Operation *> combine = matchWholeSum(loop))
+        wholeSums.push_back({loop, *combine});
+    for (auto [loop, combine] : wholeSums)
+      splitWholeSum(loop, combine);
   }
 };
 

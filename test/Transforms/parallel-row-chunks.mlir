@@ -144,3 +144,79 @@ func.func @not_column_sums(%acc: memref<?xf32>, %acc2: memref<?x?xf32>, %rows: i
 // A declaration (a runtime function) has no body to look at.
 // CHECK-LABEL: func.func private @declared
 func.func private @declared(memref<?xf32>)
+
+// -----
+
+// A whole sum (one carried accumulator): chunks of equal length (n / chunks,
+// chunks = clamp(n / 4096, 1, 32)) summed in a parallel loop into a
+// partial-sum buffer, added in chunk order onto the initial value, then the
+// remainder (fewer than `chunks` elements) in the original loop.
+// CHECK-LABEL: func.func @whole_sum
+// CHECK: %[[COUNT:.*]] = arith.subi
+// CHECK: %[[C4096:.*]] = arith.constant 4096 : index
+// CHECK: arith.divui %[[COUNT]], %[[C4096]]
+// CHECK: %[[CHUNKS:.*]] = arith.minui
+// CHECK: %[[LEN:.*]] = arith.divui %[[COUNT]], %[[CHUNKS]]
+// CHECK: %[[PART:.*]] = memref.alloc(%[[CHUNKS]]) {alignment = 64 : i64} : memref<?xf64>
+// CHECK: scf.parallel (%[[P:.*]]) = (%{{.*}}) to (%[[CHUNKS]])
+// CHECK:   %[[FIRST:.*]] = arith.addi %{{.*}}, %{{.*}}
+// CHECK:   %[[NEG0:.*]] = arith.constant -0.000000e+00 : f64
+// CHECK:   %[[S:.*]] = scf.for %[[J:.*]] = %{{.*}} to %[[LEN]] step %{{.*}} iter_args(%[[A:.*]] = %[[NEG0]])
+// CHECK:     %[[I:.*]] = arith.addi %[[FIRST]], %[[J]]
+// CHECK:     memref.load %arg1[%[[I]]]
+// CHECK:     arith.addf %[[A]], %{{.*}} fastmath<reassoc> : f64
+// CHECK:   memref.store %[[S]], %[[PART]][%[[P]]]
+// CHECK: %[[R:.*]] = scf.for %[[Q:.*]] = %{{.*}} to %[[CHUNKS]] step %{{.*}} iter_args(%[[B:.*]] = %arg2)
+// CHECK:   %[[V:.*]] = memref.load %[[PART]][%[[Q]]]
+// CHECK:   arith.addf %[[B]], %[[V]]
+// CHECK: %[[DONE:.*]] = arith.muli %[[CHUNKS]], %[[LEN]]
+// CHECK: %[[REST:.*]] = arith.addi %{{.*}}, %[[DONE]]
+// CHECK: %[[T:.*]] = scf.for %{{.*}} = %[[REST]] to %arg0 step %{{.*}} iter_args(%{{.*}} = %[[R]])
+// CHECK: return %[[T]]
+func.func @whole_sum(%n: index, %x: memref<?xf32>, %init: f64) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %0 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (f64) {
+    %1 = memref.load %x[%i] : memref<?xf32>
+    %2 = arith.extf %1 : f32 to f64
+    %3 = arith.addf %a, %2 fastmath<reassoc> : f64
+    scf.yield %3 : f64
+  }
+  return %0 : f64
+}
+
+// -----
+
+// Not split: a running max; an accumulator read twice; a body that stores
+// (a scan); two carried values.
+// CHECK-LABEL: func.func @not_whole_sums
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @not_whole_sums(%n: index, %x: memref<?xf32>, %y: memref<?xf32>, %init: f32) -> (f32, f32, f32, f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %0 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (f32) {
+    %1 = memref.load %x[%i] : memref<?xf32>
+    %2 = arith.maximumf %a, %1 : f32
+    scf.yield %2 : f32
+  }
+  %3 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (f32) {
+    %1 = memref.load %x[%i] : memref<?xf32>
+    %2 = arith.mulf %a, %1 : f32
+    %4 = arith.addf %a, %2 : f32
+    scf.yield %4 : f32
+  }
+  %5 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (f32) {
+    %1 = memref.load %x[%i] : memref<?xf32>
+    %2 = arith.addf %a, %1 : f32
+    memref.store %2, %y[%i] : memref<?xf32>
+    scf.yield %2 : f32
+  }
+  %6:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init, %b = %init) -> (f32, f32) {
+    %1 = memref.load %x[%i] : memref<?xf32>
+    %2 = arith.addf %a, %1 : f32
+    scf.yield %2, %b : f32, f32
+  }
+  return %0, %3, %5, %6#0 : f32, f32, f32, f32
+}

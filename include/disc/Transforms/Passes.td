@@ -138,7 +138,7 @@ def DiscPromoteAccumulators
 }
 
 def DiscParallelRowChunks : Pass<"disc-parallel-row-chunks", "mlir::func::FuncOp"> {
-  let summary = "Split a column sum's rows into chunks with partial sums that threads share";
+  let summary = "Split a column or whole sum into chunks with partial sums that threads share";
   let description = [{
     A plain column sum ([R, C] summed over R: a bias gradient) lowers to
     `scf.for %r { scf.parallel (%c) { acc[c] = acc[c] + v(r, c) } }`:
@@ -160,6 +160,13 @@ def DiscParallelRowChunks : Pass<"disc-parallel-row-chunks", "mlir::func::FuncOp
     load of the stored element and a value that does not depend on it, at
     indices that are the column or defined outside the nest. Float sums
     are reassociated (as the vectoriser's partial sums already are).
+
+    A whole sum (`scf.for %i iter_args(%acc) { yield acc + v(i) }`: one
+    carried value used only by the `addf`/`addi`, a body of loads and pure
+    ops) is split likewise: clamp(n / 4096, 1, 32) chunks of n / chunks
+    elements each summed in a parallel loop into a partial-sum buffer,
+    added in chunk order onto the initial value, then the remainder (fewer
+    than `chunks` elements) in the original loop.
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
