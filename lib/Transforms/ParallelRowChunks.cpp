@@ -22,6 +22,9 @@ namespace {
 /// clear and to add up), and chunks at most (partial-sum rows to hold).
 constexpr int64_t kMinChunkRows = 32;
 constexpr int64_t kMaxChunks = 32;
+/// Elements per chunk at least of a whole sum (a chunk's partial sum costs
+/// a load and a store).
+constexpr int64_t kMinChunkElements = 4096;
 /// Rows summed per load and store of a partial sum.
 constexpr int64_t kRowsPerGroup = 4;
 
@@ -104,6 +107,23 @@ Value additiveIdentity(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0));
 }
 
+/// The trip count of [lo, hi) and how many chunks to split it into:
+/// clamp(count / minPerChunk, 1, kMaxChunks), decided at run time.
+std::pair<Value, Value> countAndChunks(OpBuilder &b, Location loc, Value lo,
+                                       Value hi, int64_t minPerChunk) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value count = arith::SubIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, hi, lo), lo);
+  Value chunks = arith::MinUIOp::create(
+      b, loc, index(kMaxChunks),
+      arith::MaxUIOp::create(
+          b, loc, index(1),
+          arith::DivUIOp::create(b, loc, count, index(minPerChunk))));
+  return {count, chunks};
+}
+
 /// Adds v(r, c) for the rows `rowsOfGroup` into partial[chunk, c] for
 /// every column: the rows' values summed first (one load and store of the
 /// partial sum per group of rows, not per row).
@@ -167,13 +187,7 @@ void splitIntoRowChunks(ColumnSum sum) {
   Value zero = index(0), one = index(1), group = index(kRowsPerGroup);
   Value lo = rows.getLowerBound(), hi = rows.getUpperBound();
   Value columns = sum.columns.getUpperBound().front();
-  Value count = arith::SubIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, hi, lo), lo);
-  Value chunks = arith::MinUIOp::create(
-      b, loc, index(kMaxChunks),
-      arith::MaxUIOp::create(
-          b, loc, one,
-          arith::DivUIOp::create(b, loc, count, index(kMinChunkRows))));
+  auto [count, chunks] = countAndChunks(b, loc, lo, hi, kMinChunkRows);
   Value groups = arith::CeilDivUIOp::create(
       b, loc, arith::CeilDivUIOp::create(b, loc, count, chunks), group);
   Value chunkRows = arith::MulIOp::create(b, loc, groups, group);
@@ -255,10 +269,6 @@ void splitIntoRowChunks(ColumnSum sum) {
   rows.erase();
 }
 
-/// Elements per chunk at least of a whole sum (a chunk's partial sum costs
-/// a load and a store).
-constexpr int64_t kMinChunkElements = 4096;
-
 /// A whole sum: `scf.for %i iter_args(%acc) { ... yield acc + v(i) }`, one
 /// carried value, a body of loads and pure ops only, v independent of acc.
 std::optional<Operation *> matchWholeSum(scf::ForOp loop) {
@@ -300,13 +310,7 @@ void splitWholeSum(scf::ForOp loop, Operation *combine) {
   };
   Value zero = index(0), one = index(1);
   Value lo = loop.getLowerBound(), hi = loop.getUpperBound();
-  Value count = arith::SubIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, hi, lo), lo);
-  Value chunks = arith::MinUIOp::create(
-      b, loc, index(kMaxChunks),
-      arith::MaxUIOp::create(
-          b, loc, one,
-          arith::DivUIOp::create(b, loc, count, index(kMinChunkElements))));
+  auto [count, chunks] = countAndChunks(b, loc, lo, hi, kMinChunkElements);
   Value length = arith::DivUIOp::create(b, loc, count, chunks);
   Type accType = loop.getResult(0).getType();
   auto partialType = MemRefType::get({ShapedType::kDynamic}, accType);
