@@ -1,4 +1,5 @@
 //===- ParallelColumnBlocks.cpp - column loops onto the runtime's threads -===//
+#include "ColumnNests.h"
 #include "disc/Dialect/Disc/DiscDialect.h"
 #include "disc/Transforms/Passes.h"
 
@@ -70,18 +71,8 @@ bool columnsAreIndependent(scf::ParallelOp loop) {
 /// The `scf.parallel` that is the whole body of `loop`, when the nest can
 /// be interchanged, else null.
 scf::ParallelOp columnLoop(scf::ForOp loop) {
-  if (loop.getNumRegionIterArgs() != 0)
-    return nullptr;
-  Block *body = loop.getBody();
-  if (!llvm::hasSingleElement(body->without_terminator()))
-    return nullptr;
-  auto inner = dyn_cast<scf::ParallelOp>(body->front());
-  if (!inner || inner.getNumLoops() != 1 || inner.getNumResults() != 0 ||
-      !isConstantIntValue(inner.getLowerBound().front(), 0) ||
-      !isConstantIntValue(inner.getStep().front(), 1))
-    return nullptr;
-  Value extent = inner.getUpperBound().front();
-  if (!extent.getParentRegion()->isProperAncestor(&loop.getRegion()))
+  scf::ParallelOp inner = disc::columnLoopOf(loop);
+  if (!inner)
     return nullptr;
   // Only where each column does a row of work (a loop: the [N, C, H*W]
   // sum over N and H*W of batch norm's backward). A column of single

@@ -1,4 +1,5 @@
 //===- ParallelRowChunks.cpp - column sums as per-chunk partial sums ------===//
+#include "ColumnNests.h"
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -40,17 +41,8 @@ struct ColumnSum {
 };
 
 std::optional<ColumnSum> matchColumnSum(scf::ForOp rows) {
-  if (rows.getNumRegionIterArgs() != 0 ||
-      !llvm::hasSingleElement(rows.getBody()->without_terminator()))
-    return std::nullopt;
-  auto columns = dyn_cast<scf::ParallelOp>(rows.getBody()->front());
-  if (!columns || columns.getNumLoops() != 1 || columns.getNumResults() != 0 ||
-      !isConstantIntValue(columns.getLowerBound().front(), 0) ||
-      !isConstantIntValue(columns.getStep().front(), 1) ||
-      !isConstantIntValue(rows.getStep(), 1))
-    return std::nullopt;
-  Value extent = columns.getUpperBound().front();
-  if (!extent.getParentRegion()->isProperAncestor(&rows.getRegion()))
+  scf::ParallelOp columns = disc::columnLoopOf(rows);
+  if (!columns || !isConstantIntValue(rows.getStep(), 1))
     return std::nullopt;
   Value column = columns.getInductionVars().front();
   ColumnSum sum{rows, columns, nullptr, nullptr, nullptr};
@@ -99,9 +91,11 @@ std::optional<ColumnSum> matchColumnSum(scf::ForOp rows) {
   return sum;
 }
 
+/// The identity of an addition in `type`: for floats -0.0, so that
+/// x + identity is x for x = -0.0 too (upstream's arith::getIdentityValue
+/// for addf gives +0.0, which turns an all -0.0 sum into +0.0).
 Value additiveIdentity(OpBuilder &b, Location loc, Type type) {
   if (auto floatType = dyn_cast<FloatType>(type))
-    // -0.0: x + (-0.0) is x for every x, -0.0 included.
     return arith::ConstantOp::create(b, loc,
                                      b.getFloatAttr(floatType, -0.0));
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0));
