@@ -4,8 +4,9 @@
 // Runtime.h, runs the compiled function under setjmp (errors reported with
 // disc_ral_fail come back as a longjmp), and turns the result descriptors
 // into OutputTensors: buffers the call allocated are handed out without a
-// copy, anything else (views of inputs or constants, non-contiguous views) is
-// copied into a fresh contiguous buffer.
+// copy, anything else (views of inputs or constants, non-contiguous views,
+// a result overlapping an earlier one it may not share with) is copied into
+// a fresh contiguous buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -297,6 +298,11 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
     });
   };
   std::map<void *, std::shared_ptr<void>> owners;
+  struct ReturnedRange {
+    const char *begin, *end;
+    int64_t group;
+  };
+  std::vector<ReturnedRange> returnedRanges;
   std::vector<OutputTensor> outputs;
   outputs.reserve(signature.results.size());
   pos = 0;
@@ -322,7 +328,27 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
     void *data = addBytes(aligned, offset * static_cast<int64_t>(elemSize));
     const bool ownedByCall =
         owners.count(allocated) || ectx->live.count(allocated);
-    if (ownedByCall && isRowMajorContiguous(sizes, strides, rank)) {
+    const bool contiguous = isRowMajorContiguous(sizes, strides, rank);
+    // A returned result that overlaps an earlier one the caller does not
+    // expect to share with (InvokeOptions::resultShareGroups) gets a copy.
+    const bool returned = r >= options.resultsInto.size() ||
+                          options.resultsInto[r] < 0;
+    const int64_t group = r < options.resultShareGroups.size()
+                              ? options.resultShareGroups[r]
+                              : -1;
+    bool sharesUnexpectedly = false;
+    if (ownedByCall && contiguous && returned) {
+      const char *begin = static_cast<const char *>(data);
+      const char *end =
+          begin + numElements(sizes, rank) * static_cast<int64_t>(elemSize);
+      for (const ReturnedRange &earlier : returnedRanges)
+        if (begin < earlier.end && earlier.begin < end &&
+            (group < 0 || group != earlier.group))
+          sharesUnexpectedly = true;
+      if (!sharesUnexpectedly && begin != end)
+        returnedRanges.push_back({begin, end, group});
+    }
+    if (ownedByCall && contiguous && !sharesUnexpectedly) {
       std::shared_ptr<void> &owner = owners[allocated];
       if (!owner) {
         ectx->live.erase(allocated); // the output owns it from now on
@@ -331,10 +357,11 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
       output.owner = owner;
       output.data = data;
     } else if (onCuda) {
-      // A view the call does not own (an input returned as it is): a
-      // device copy. Strided device views are not produced by the cuda
-      // pipeline (every result is a fresh buffer or an input).
-      if (!isRowMajorContiguous(sizes, strides, rank))
+      // A view the call does not own (an input returned as it is) or one
+      // that must not share: a device copy. Strided device views are not
+      // produced by the cuda pipeline (every result is a fresh buffer or an
+      // input).
+      if (!contiguous)
         throw RuntimeError("invoke: cuda result " + std::to_string(r) +
                            " is a strided view, which is not supported");
       const int64_t count = numElements(sizes, rank);
@@ -346,7 +373,8 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
       output.data = buffer;
       copyDevice(stream, buffer, data, (size_t)count * elemSize);
     } else {
-      // A view the call does not own, or a non-contiguous one: copy.
+      // A view the call does not own, a non-contiguous one, or one that
+      // must not share: copy.
       const int64_t count = numElements(sizes, rank);
       void *buffer = allocator.allocate(static_cast<size_t>(count) * elemSize);
       output.owner = makeOwner(buffer);

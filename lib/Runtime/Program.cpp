@@ -221,13 +221,15 @@ std::shared_ptr<Program> Program::load(Artifact artifact,
 
 std::vector<OutputTensor> Program::run(const std::vector<TensorView> &inputs,
                                        void *cudaStream,
-                                       const std::vector<int64_t> &resultsInto)
+                                       const std::vector<int64_t> &resultsInto,
+                                       const std::vector<int64_t> &shareGroups)
     const {
   InvokeOptions options;
   options.device = impl->device;
   options.cudaStream = cudaStream;
   options.cudaModules = impl->cudaModules.get();
   options.resultsInto = resultsInto;
+  options.resultShareGroups = shareGroups;
   if (impl->artifact.weights.empty())
     return invoke(*impl->context, impl->function, impl->artifact.signature,
                   inputs, options);

@@ -168,14 +168,16 @@ class Executable:
                             "PyTorch sees no CUDA device" + (f" ({why})" if why else ""))
         return torch.cuda.current_device()
 
-    def _run(self, arguments: list, into: list, device: int) -> tuple:
-        """Runs on arguments made by _as_argument."""
+    def _run(self, arguments: list, into: list, device: int, share_groups=()) -> tuple:
+        """Runs on arguments made by _as_argument. Results overlap in
+        memory only within one `share_groups` group (a group number per
+        result, -1 for none; by default no two results share)."""
         if device < 0:
-            return tuple(self._impl.run(arguments, into=into))
+            return tuple(self._impl.run(arguments, into=into, share_groups=share_groups))
         # The caller's current stream: the work is queued there,
         # asynchronously (nothing here synchronises the device).
         stream = sys.modules["torch"].cuda.current_stream(device).cuda_stream
-        return tuple(self._impl.run(arguments, stream, device, into))
+        return tuple(self._impl.run(arguments, stream, device, into, share_groups))
 
     @property
     def target(self) -> str:

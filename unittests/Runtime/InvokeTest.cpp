@@ -305,6 +305,65 @@ TEST(InvokeTest, SameAllocationReturnedTwice) {
   EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
 }
 
+/// (d') returns one buffer twice (two equal results merged), and a view of
+/// its second half that overlaps both.
+void oneBufferThreeTimesKernel(void **args) {
+  void *ctx = ctxOf(args);
+  const float *x = static_cast<const float *>(ptrOf(args, 2)) + wordOf(args, 3);
+  const int64_t n = wordOf(args, 4);
+  float *buffer = static_cast<float *>(disc_ral_alloc(ctx, n * 4));
+  for (int64_t i = 0; i < n; ++i)
+    buffer[i] = x[i] * 10;
+  int64_t *words = static_cast<int64_t *>(args[kRank1ResultSlot]);
+  words += writeResult(words, buffer, buffer, 0, {n}, {1});
+  words += writeResult(words, buffer, buffer, 0, {n}, {1});
+  writeResult(words, buffer, buffer, n / 2, {n - n / 2}, {1});
+}
+
+TEST(InvokeTest, OverlappingResultsShareOnlyWithinAShareGroup) {
+  auto context = Context::create();
+  Signature signature;
+  signature.args = {arg("%arg0", DType::F32, {-1})};
+  signature.results = {{DType::F32, 1}, {DType::F32, 1}, {DType::F32, 1}};
+  std::vector<float> x = {1, 2, 3, 4};
+  auto check = [](const std::vector<OutputTensor> &outputs) {
+    ASSERT_EQ(outputs.size(), 3u);
+    for (int r = 0; r < 2; ++r)
+      for (int i = 0; i < 4; ++i)
+        EXPECT_EQ(static_cast<const float *>(outputs[r].data)[i], 10.0f * (i + 1));
+    EXPECT_EQ(static_cast<const float *>(outputs[2].data)[0], 30.0f);
+    EXPECT_EQ(static_cast<const float *>(outputs[2].data)[1], 40.0f);
+  };
+  // Default: no two results share memory; the first keeps the buffer.
+  std::vector<OutputTensor> outputs =
+      invoke(*context, oneBufferThreeTimesKernel, signature, {input(x, {4})});
+  check(outputs);
+  EXPECT_NE(outputs[0].data, outputs[1].data);
+  EXPECT_NE(outputs[2].data,
+            static_cast<char *>(outputs[0].data) + 2 * sizeof(float));
+  EXPECT_NE(outputs[2].data,
+            static_cast<char *>(outputs[1].data) + 2 * sizeof(float));
+  // Results 0 and 1 in one group (one value returned twice): they share;
+  // result 2, in no group, still gets its own copy.
+  InvokeOptions options;
+  options.resultShareGroups = {0, 0, -1};
+  outputs = invoke(*context, oneBufferThreeTimesKernel, signature,
+                   {input(x, {4})}, options);
+  check(outputs);
+  EXPECT_EQ(outputs[0].data, outputs[1].data);
+  EXPECT_NE(outputs[2].data,
+            static_cast<char *>(outputs[0].data) + 2 * sizeof(float));
+  // All three in one group (views of one base): the view shares too.
+  options.resultShareGroups = {3, 3, 3};
+  outputs = invoke(*context, oneBufferThreeTimesKernel, signature,
+                   {input(x, {4})}, options);
+  check(outputs);
+  EXPECT_EQ(outputs[2].data,
+            static_cast<char *>(outputs[0].data) + 2 * sizeof(float));
+  outputs.clear();
+  EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
+}
+
 /// (e) allocates, then reports an error.
 void failingKernel(void **args) {
   void *ctx = ctxOf(args);

@@ -83,10 +83,12 @@ public:
   /// Runs with the arguments that are not stored weights, in order (all of
   /// them when there are none). See invoke() for errors and cuda streams,
   /// and InvokeOptions::resultsInto for `resultsInto` (indices of `inputs`;
-  /// a stored weight is never written).
+  /// a stored weight is never written) and InvokeOptions::resultShareGroups
+  /// for `shareGroups`.
   std::vector<OutputTensor> run(const std::vector<TensorView> &inputs,
                                 void *cudaStream = nullptr,
-                                const std::vector<int64_t> &resultsInto = {})
+                                const std::vector<int64_t> &resultsInto = {},
+                                const std::vector<int64_t> &shareGroups = {})
       const;
   Device device() const;
   /// The full signature (weights included) and, separately, the arguments

@@ -177,6 +177,14 @@ struct InvokeOptions {
   /// (InvocationError otherwise); results past the vector's end, and -1,
   /// are returned as usual.
   std::vector<int64_t> resultsInto;
+  /// Which returned results may share memory. The compiled code may return
+  /// one buffer for two results (two equal sums merged into one); a caller
+  /// that updates one in place (autograd accumulating `p.grad += g`) would
+  /// change the other. So a result whose memory overlaps an earlier returned
+  /// result's is copied into a buffer of its own, unless both have the same
+  /// group >= 0 here (results the caller knows to alias: one value returned
+  /// twice, views of one base). Empty (the default): no two results share.
+  std::vector<int64_t> resultShareGroups;
 };
 
 /// Checks `inputs` against `signature` (InvocationError naming the argument

@@ -45,10 +45,12 @@ using TorchArray = nb::ndarray<nb::pytorch>;
 
 /// Runs `exe`. `into[r] >= 0` writes result r into argument into[r] after
 /// the call (ral::InvokeOptions::resultsInto); such a result comes back as
-/// None.
+/// None. Results may share memory only within one `shareGroups` group
+/// (ral::InvokeOptions::resultShareGroups).
 nb::list run(const ral::Program &exe, std::vector<Array> arrays,
              uintptr_t cudaStream, int32_t cudaDevice,
-             const std::vector<int64_t> &into) {
+             const std::vector<int64_t> &into,
+             const std::vector<int64_t> &shareGroups) {
   const bool onCuda = exe.device() == ral::Device::Cuda;
   std::vector<ral::TensorView> inputs(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
@@ -84,7 +86,8 @@ nb::list run(const ral::Program &exe, std::vector<Array> arrays,
   std::vector<ral::OutputTensor> outputs;
   {
     nb::gil_scoped_release release;
-    outputs = exe.run(inputs, reinterpret_cast<void *>(cudaStream), into);
+    outputs = exe.run(inputs, reinterpret_cast<void *>(cudaStream), into,
+                      shareGroups);
   }
   nb::list results;
   for (size_t r = 0; r < outputs.size(); ++r) {
@@ -199,7 +202,8 @@ NB_MODULE(_runtime, m) {
   nb::class_<ral::Program>(m, "Program")
       .def("run", &run, nb::arg("inputs"), nb::arg("cuda_stream") = 0,
            nb::arg("cuda_device") = 0,
-           nb::arg("into") = std::vector<int64_t>())
+           nb::arg("into") = std::vector<int64_t>(),
+           nb::arg("share_groups") = std::vector<int64_t>())
       .def_prop_ro("target",
                    [](const ral::Program &p) {
                      return p.device() == ral::Device::Cuda ? "cuda" : "cpu";

@@ -424,27 +424,23 @@ def _views_at_outputs(gm: fx.GraphModule) -> set:
     return views
 
 
-def _output_alias_keys(gm: fx.GraphModule, num_outputs: int):
-    """Per output of `gm`, what it may share memory with: outputs with the
-    same key (views of one base, or one node returned twice), and the input
-    ("input", i) when it is a view of placeholder i. None when there is no
-    FX graph or its outputs do not line up with the partition's (nothing
-    may share)."""
+def _output_share_groups(gm: fx.GraphModule, num_outputs: int) -> list:
+    """Per output of `gm`, the group of outputs it may share memory with
+    (the runtime's share groups): one node returned twice, or views of one
+    base. Empty when there is no FX graph or its outputs do not line up with
+    the partition's (no two outputs share)."""
     if not isinstance(gm, fx.GraphModule):
-        return None
+        return []
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     outputs = _flat_nodes(out_node.args)
     if len(outputs) != num_outputs:
-        return None
-    placeholders = {n: i for i, n in enumerate(n for n in gm.graph.nodes
-                                               if n.op == "placeholder")}
-    keys = []
+        return []
+    groups, numbers = [], {}
     for node in outputs:
         _, base = _view_chain(node)
         base = node if base is None else base
-        keys.append(("input", placeholders[base]) if base in placeholders
-                    else ("node", base.name))
-    return keys
+        groups.append(numbers.setdefault(base, len(numbers)))
+    return groups
 
 
 def _flat_nodes(value) -> list:
@@ -540,7 +536,12 @@ class DiscPartition(torch.nn.Module):
         # (output index, placeholder index, executable input index): outputs
         # written into an input when the call returns (_fold_input_mutations).
         self.results_into = []
-        self.alias_keys = _output_alias_keys(eager, num_outputs)
+        # Outputs the FX graph returns as views of one base may share memory;
+        # the runtime gives any other output that overlaps an earlier one a
+        # copy (two equal bias gradients merged into one buffer would
+        # otherwise be one tensor to autograd, and accumulating into one
+        # changes the other).
+        self.share_groups = _output_share_groups(eager, num_outputs)
 
     def write_result_into(self, output: int, placeholder: int) -> None:
         """Output `output` is no longer returned: each call writes it into
@@ -592,7 +593,7 @@ class DiscPartition(torch.nn.Module):
                         into[pair[0]] = pair[2]
                     else:
                         in_eager.append(pair)
-            outs = list(exe._run(arguments, into, device))
+            outs = list(exe._run(arguments, into, device, self.share_groups))
         except disc.InvocationError as e:
             # The compiled code checks every relation it relies on before it
             # runs (dims that must agree, sizes read from data, index
@@ -615,32 +616,9 @@ class DiscPartition(torch.nn.Module):
             self._apply_in_eager(args, outs, self.results_into)
             return outs[0] if self.single_output else tuple(outs)
         self._apply_in_eager(args, outs, in_eager)
-        self._unshare(args, outs)
         if expected is not None:
             self._verify(args, inputs, outs, expected)
         return outs[0] if self.single_output else tuple(outs)
-
-    def _unshare(self, args, outs) -> None:
-        """Outputs that share memory where the FX graph's do not get their
-        own copy. The compiled code may return one buffer for two outputs
-        (two identical sums merged: the bias gradients of two batch norms
-        that add into one tensor) or an input's buffer for an output (a
-        folded copy). Autograd then makes the two gradients one tensor, and
-        accumulating into one (`p.grad += g`) changed the other: a ResNet's
-        gradients after two backward calls were wrong. Sharing is kept only
-        where the graph's outputs are views of one base (alias_keys)."""
-        owner = {}
-        for i, a in enumerate(args):
-            if isinstance(a, torch.Tensor) and a.numel() and a.device.type != "meta":
-                owner.setdefault(a.data_ptr(), ("input", i))
-        written = {pair[0] for pair in self.results_into}
-        for i, out in enumerate(outs):
-            if not isinstance(out, torch.Tensor) or not out.numel() or i in written:
-                continue
-            ptr = out.data_ptr()  # where the buffer starts: the cases above
-            key = self.alias_keys[i] if self.alias_keys is not None else ("output", i)
-            if owner.setdefault(ptr, key) != key:
-                outs[i] = out.clone()
 
     def _verify(self, args, inputs, outs, expected) -> None:
         expected = [expected] if self.single_output else list(expected)

@@ -371,8 +371,8 @@ def test_equal_gradients_stay_separate_tensors_under_accumulation():
     """The two biases' gradients are one sum: the compiled backward returns
     one buffer for both. Autograd made that the .grad of both, so
     accumulating into one (`.grad +=`) changed the other (6.5 off after
-    two steps). Outputs that share memory where the graph's do not get
-    their own copy (DiscPartition._unshare)."""
+    two steps). The runtime gives a result that overlaps an earlier one a
+    copy unless the caller's share groups allow it."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     model = _TwoHeads()
