@@ -283,12 +283,15 @@ def _is_shape_node(node: fx.Node) -> bool:
 
 def _importable_shape_node(node: fx.Node) -> bool:
     """A shape node whose value the importer can compute inside a partition
-    (a SymInt, or a SymFloat that is ToFloat of a SymInt)."""
+    (a SymInt, or a SymFloat of sizes: symbolic.is_computable_float). Left
+    in Python, a SymFloat computed from a partition's output sizes (a batch
+    norm's n / (n - 1)) and used by later compiled nodes cut the graph in
+    two partitions around it."""
     if node.target in _ASSERT_TARGETS or not node.users:
         return False
     val = fake_value(node)
     if isinstance(val, torch.SymFloat):
-        return symbolic.is_float_of_int(val.node.expr)
+        return symbolic.is_computable_float(val.node.expr)
     return isinstance(val, (torch.SymInt, int))
 
 

@@ -100,6 +100,13 @@ class LoweringContext:
             if symbolic.is_float_of_int(value):
                 # ToFloat(n): the integer size expression, converted.
                 return self.scalar(value.args[0], dtype)
+            if not value.is_integer:
+                # A float of sizes (n / (n - 1)): computed in f64 on the
+                # host as Python computes the SymFloat, then converted.
+                f64 = symbolic.emit_float(self.b, value)
+                name = self.b.fresh("t")
+                self.b.emit(f"{name} = tensor.from_elements {f64} : tensor<f64>")
+                return self.b.convert(Val(name, torch.float64, ()), dtype)
             idx = self.b.index(value)
             i64 = self.b.fresh("s")
             self.b.emit(f"{i64} = arith.index_cast {idx} : index to i64")

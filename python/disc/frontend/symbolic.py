@@ -140,7 +140,8 @@ def emit_condition(builder, expr) -> str:
 
 def emit_float(builder, expr: sympy.Expr) -> str:
     """An f64 SSA value for a float-valued size expression (ToFloat of
-    integer sizes, float constants, +, *, true division)."""
+    integer sizes, float constants, +, *, true division of floats or of
+    integers), computed in doubles as Python computes the SymFloat."""
     def binary(op, args):
         out = emit_float(builder, args[0])
         for a in args[1:]:
@@ -163,9 +164,26 @@ def emit_float(builder, expr: sympy.Expr) -> str:
         return binary("addf", expr.args)
     if isinstance(expr, sympy.Mul):
         return binary("mulf", expr.args)
-    if isinstance(expr, getattr(torch_fns, "FloatTrueDiv", ())):
+    if isinstance(expr, (getattr(torch_fns, "FloatTrueDiv", ()),
+                         getattr(torch_fns, "IntTrueDiv", ()))):
+        # IntTrueDiv(a, b) is float(a) / float(b): its operands are
+        # integers, which the branch above converts.
         return binary("divf", expr.args)
     raise UnsupportedExpr(f"float size expression {expr} ({type(expr).__name__}) is not supported")
+
+
+def is_computable_float(expr) -> bool:
+    """Whether emit_float computes `expr` (a SymFloat's expression): the
+    unbiased-variance factor n / (n - 1) of a batch norm's running
+    statistics is IntTrueDiv(n, 16) / (IntTrueDiv(n, 16) - 1.0)."""
+    if not isinstance(expr, sympy.Expr):
+        return False
+    if expr.is_Number or is_float_of_int(expr) or (expr.is_integer and not expr.is_Number):
+        return True
+    if isinstance(expr, (sympy.Add, sympy.Mul, getattr(torch_fns, "FloatTrueDiv", ()),
+                         getattr(torch_fns, "IntTrueDiv", ()))):
+        return all(is_computable_float(a) for a in expr.args)
+    return False
 
 
 def is_float_of_int(expr) -> bool:

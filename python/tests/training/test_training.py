@@ -357,6 +357,32 @@ def test_accumulation_no_grad_evaluation_and_mode_switches_behave_as_in_eager():
     torch.testing.assert_close(model.bn.running_var, ref.bn.running_var)
 
 
+def test_batch_norm_statistics_update_stays_in_the_forward_partition():
+    """The running variance is updated with n / (n - 1), a SymFloat of the
+    batch statistics' sizes. Left to Python, it sat between the forward
+    partition and the statistics update and cut the forward graph in two
+    partitions; the importer computes it on the host in f64. Running
+    statistics at three batch sizes (three different factors) match eager."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = _Norms()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    partitions, fallbacks = _stat("partitions"), _stat("fallback_nodes")
+    compiles = None
+    for n in (4, 9, 2):  # not 3, 5 or 6: duck sizing would tie n to a static dim
+        x = torch.randn(n, 3, 6, 5)
+        _loss(compiled(x)).backward()
+        _loss(ref(x)).backward()
+        torch.testing.assert_close(model.bn.running_var, ref.bn.running_var)
+        torch.testing.assert_close(model.bn.running_mean, ref.bn.running_mean)
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+    assert _stat("partitions") - partitions == 2, "forward and backward: one partition each"
+    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+    _assert_grads_close(model, ref, 1e-4)
+
+
 class _TwoHeads(torch.nn.Module):
     def __init__(self):
         super().__init__()
