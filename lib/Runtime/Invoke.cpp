@@ -180,14 +180,17 @@ void checkInputs(const Signature &signature,
                            std::to_string(cls) + " of " +
                            std::to_string(signature.classes.size()));
       const DimClass &dimClass = signature.classes[cls];
-      const std::string because =
-          dimClass.reason.empty() ? ""
-                                  : " (required by " + dimClass.reason + ")";
+      // Built only for an error: every call checks every classed dim.
+      auto because = [&dimClass] {
+        return dimClass.reason.empty()
+                   ? std::string()
+                   : " (required by " + dimClass.reason + ")";
+      };
       if (dimClass.staticSize >= 0 && size != dimClass.staticSize)
         throw InvocationError(argLabel(signature, i) + " dim " +
                               std::to_string(d) + " is " +
                               std::to_string(size) + ", expected " +
-                              std::to_string(dimClass.staticSize) + because);
+                              std::to_string(dimClass.staticSize) + because());
       auto &witness = classWitness[cls];
       if (witness.first == SIZE_MAX) {
         witness = {i, d};
@@ -200,7 +203,7 @@ void checkInputs(const Signature &signature,
                               std::to_string(size) + ", but must equal " +
                               argLabel(signature, witness.first) + " dim " +
                               std::to_string(witness.second) + " which is " +
-                              std::to_string(expected) + because);
+                              std::to_string(expected) + because());
     }
     if (numElements(input.shape) != 0 && input.data == nullptr)
       throw InvocationError(argLabel(signature, i) + " has no data");
@@ -263,8 +266,9 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
     inputWords[pos++] = 0;    // offset
     for (int64_t size : input.shape)
       inputWords[pos++] = size;
-    for (int64_t stride : contiguousStrides(input.shape.data(), rank))
-      inputWords[pos++] = stride;
+    // Written in place: no vector per input per call.
+    writeContiguousStrides(input.shape.data(), rank, &inputWords[pos]);
+    pos += rank;
     for (size_t w = base; w < pos; ++w)
       args.push_back(&inputWords[w]);
   }

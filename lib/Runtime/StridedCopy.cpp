@@ -14,13 +14,18 @@ int64_t numElements(const int64_t *sizes, int64_t rank) {
   return n;
 }
 
-std::vector<int64_t> contiguousStrides(const int64_t *sizes, int64_t rank) {
-  std::vector<int64_t> strides(rank);
+void writeContiguousStrides(const int64_t *sizes, int64_t rank,
+                            int64_t *strides) {
   int64_t running = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
     strides[d] = running;
     running *= sizes[d];
   }
+}
+
+std::vector<int64_t> contiguousStrides(const int64_t *sizes, int64_t rank) {
+  std::vector<int64_t> strides(rank);
+  writeContiguousStrides(sizes, rank, strides.data());
   return strides;
 }
 

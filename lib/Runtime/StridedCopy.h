@@ -17,6 +17,9 @@ inline int64_t numElements(const std::vector<int64_t> &sizes) {
 
 /// Row-major contiguous strides for `sizes`.
 std::vector<int64_t> contiguousStrides(const int64_t *sizes, int64_t rank);
+/// The same, written to strides[0, rank).
+void writeContiguousStrides(const int64_t *sizes, int64_t rank,
+                            int64_t *strides);
 inline std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &s) {
   return contiguousStrides(s.data(), static_cast<int64_t>(s.size()));
 }

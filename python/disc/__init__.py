@@ -120,6 +120,21 @@ def _as_argument(value, index):
     return _as_tensor(value, index)
 
 
+def _as_arguments(values) -> list:
+    """_as_argument of each value, with the common case (contiguous tensors,
+    no negative bit) inline: a partition's call passes a tensor per weight
+    and optimizer state, and a Python call per argument cost 0.2-0.3 us."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        to_dlpack = torch._C._to_dlpack
+        try:
+            return [to_dlpack(v) if v.is_contiguous() and not v.is_neg()
+                    else _as_argument(v, i) for i, v in enumerate(values)]
+        except (AttributeError, TypeError, RuntimeError, BufferError):
+            pass  # not all tensors, or one ATen will not export: one at a time
+    return [_as_argument(v, i) for i, v in enumerate(values)]
+
+
 def _is_zero_copy(argument) -> bool:
     """Whether _as_argument passed the tensor's own memory (not a copy)."""
     return type(argument).__name__ == "PyCapsule"
@@ -141,7 +156,7 @@ class Executable:
         None. A destination must be a contiguous tensor of the result's
         dtype and shape (InvocationError otherwise; nothing is written then)."""
         device = self._cuda_device()
-        arguments = [_as_argument(a, i) for i, a in enumerate(args)]
+        arguments = _as_arguments(args)
         into = []
         if results_into:
             into = [-1] * (max(results_into) + 1)

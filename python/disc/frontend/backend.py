@@ -545,6 +545,10 @@ class DiscPartition(torch.nn.Module):
         # otherwise be one tensor to autograd, and accumulating into one
         # changes the other).
         self.share_groups = _output_share_groups(eager, num_outputs)
+        # Every executable input a graph input as it is (no seed, no size
+        # converted to a tensor): the call gathers them with one list.
+        self.placeholders = [p.placeholder for p in plan] \
+            if all(p.kind == "tensor" for p in plan) else None
 
     def write_result_into(self, output: int, placeholder: int) -> None:
         """Output `output` is no longer returned: each call writes it into
@@ -566,8 +570,8 @@ class DiscPartition(torch.nn.Module):
 
     def forward(self, *args):
         expected = self.reference(*args) if self.reference is not None else None
-        inputs = []
-        for p in self.plan:
+        inputs = [args[i] for i in self.placeholders] if self.placeholders is not None else []
+        for p in self.plan if self.placeholders is None else ():
             if p.kind == "seed":
                 inputs.append(_draw_seed())
                 continue
@@ -584,7 +588,7 @@ class DiscPartition(torch.nn.Module):
         try:
             exe = self.executable
             device = exe._cuda_device()
-            arguments = [disc._as_argument(a, i) for i, a in enumerate(inputs)]
+            arguments = disc._as_arguments(inputs)
             # The runtime writes into an input only when the call reads it in
             # place; any other (a non-contiguous parameter, say) is updated
             # here from the returned result.

@@ -252,7 +252,7 @@ def test_rejected_partition_call_runs_in_eager():
         def _cuda_device(self):
             return -1
 
-        def _run(self, arguments, into, device):
+        def _run(self, arguments, into, device, share_groups=()):
             raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
 
     graph = fx.symbolic_trace(lambda x: x * 2 + 1)
@@ -267,7 +267,7 @@ def test_rejected_partition_call_runs_in_eager():
     assert any("rejected this call" in str(w.message) for w in caught)
 
     class Failing(Rejecting):  # anything else is a bug and propagates
-        def _run(self, arguments, into, device):
+        def _run(self, arguments, into, device, share_groups=()):
             raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
@@ -286,7 +286,7 @@ def test_rejected_partition_call_raises_under_disc_strict(monkeypatch):
         def _cuda_device(self):
             return -1
 
-        def _run(self, arguments, into, device):
+        def _run(self, arguments, into, device, share_groups=()):
             raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
 
     monkeypatch.setenv("DISC_STRICT", "1")
