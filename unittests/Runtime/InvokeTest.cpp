@@ -305,6 +305,30 @@ TEST(InvokeTest, SameAllocationReturnedTwice) {
   EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
 }
 
+TEST(InvokeTest, ResultWrittenIntoAnInputBesideAResultOfTheSameAllocation) {
+  // Result 0 (x * 10) is written into x; result 1 (x * 100), in the same
+  // allocation, is returned and keeps that allocation alive.
+  auto context = Context::create();
+  Signature signature;
+  signature.args = {arg("%arg0", DType::F32, {-1})};
+  signature.results = {{DType::F32, 1}, {DType::F32, 1}};
+  std::vector<float> x = {1, 2, 3};
+  InvokeOptions options;
+  options.resultsInto = {0, -1};
+  std::vector<OutputTensor> outputs = invoke(
+      *context, sameAllocationTwiceKernel, signature, {input(x, {3})}, options);
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(outputs[0].data, nullptr);
+  EXPECT_FALSE(outputs[0].owner);
+  EXPECT_EQ(x, (std::vector<float>{10, 20, 30}));
+  const float *kept = static_cast<const float *>(outputs[1].data);
+  EXPECT_EQ(kept[0], 100.0f);
+  EXPECT_EQ(kept[2], 300.0f);
+  EXPECT_GT(context->allocator().stats().bytesInUse, 0u);
+  outputs.clear();
+  EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
+}
+
 /// (d') returns one buffer twice (two equal results merged), and a view of
 /// its second half that overlaps both.
 void oneBufferThreeTimesKernel(void **args) {
