@@ -267,6 +267,14 @@ TEST(InvokeTest, NonContiguousResultIsMadeContiguous) {
 // Rank-1 input: args[1..5]; result storage args[6].
 constexpr int kRank1ResultSlot = 6;
 
+/// One dynamic rank-1 f32 argument, `results` rank-1 f32 results.
+Signature rank1Signature(int results) {
+  Signature signature;
+  signature.args = {arg("%arg0", DType::F32, {-1})};
+  signature.results.assign(results, ResultSpec{DType::F32, 1});
+  return signature;
+}
+
 /// (d) returns two views of one allocation: [0, n) and [n, 2n).
 void sameAllocationTwiceKernel(void **args) {
   void *ctx = ctxOf(args);
@@ -284,9 +292,7 @@ void sameAllocationTwiceKernel(void **args) {
 
 TEST(InvokeTest, SameAllocationReturnedTwice) {
   auto context = Context::create();
-  Signature signature;
-  signature.args = {arg("%arg0", DType::F32, {-1})};
-  signature.results = {{DType::F32, 1}, {DType::F32, 1}};
+  Signature signature = rank1Signature(2);
   std::vector<float> x = {1, 2, 3};
   std::vector<OutputTensor> outputs =
       invoke(*context, sameAllocationTwiceKernel, signature, {input(x, {3})});
@@ -309,9 +315,7 @@ TEST(InvokeTest, ResultWrittenIntoAnInputBesideAResultOfTheSameAllocation) {
   // Result 0 (x * 10) is written into x; result 1 (x * 100), in the same
   // allocation, is returned and keeps that allocation alive.
   auto context = Context::create();
-  Signature signature;
-  signature.args = {arg("%arg0", DType::F32, {-1})};
-  signature.results = {{DType::F32, 1}, {DType::F32, 1}};
+  Signature signature = rank1Signature(2);
   std::vector<float> x = {1, 2, 3};
   InvokeOptions options;
   options.resultsInto = {0, -1};
@@ -346,9 +350,7 @@ void oneBufferThreeTimesKernel(void **args) {
 
 TEST(InvokeTest, OverlappingResultsShareOnlyWithinAShareGroup) {
   auto context = Context::create();
-  Signature signature;
-  signature.args = {arg("%arg0", DType::F32, {-1})};
-  signature.results = {{DType::F32, 1}, {DType::F32, 1}, {DType::F32, 1}};
+  Signature signature = rank1Signature(3);
   std::vector<float> x = {1, 2, 3, 4};
   auto check = [](const std::vector<OutputTensor> &outputs) {
     ASSERT_EQ(outputs.size(), 3u);
