@@ -303,6 +303,7 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
   };
   std::map<void *, std::shared_ptr<void>> owners;
   struct ReturnedRange {
+    void *allocated;
     const char *begin, *end;
     int64_t group;
   };
@@ -345,12 +346,15 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
       const char *begin = static_cast<const char *>(data);
       const char *end =
           begin + numElements(sizes, rank) * static_cast<int64_t>(elemSize);
-      for (const ReturnedRange &earlier : returnedRanges)
-        if (begin < earlier.end && earlier.begin < end &&
-            (group < 0 || group != earlier.group))
-          sharesUnexpectedly = true;
+      // Only results of one allocation can overlap: the scan runs when an
+      // earlier result claimed this one's (rare), not for every result.
+      if (owners.count(allocated))
+        for (const ReturnedRange &earlier : returnedRanges)
+          if (earlier.allocated == allocated && begin < earlier.end &&
+              earlier.begin < end && (group < 0 || group != earlier.group))
+            sharesUnexpectedly = true;
       if (!sharesUnexpectedly && begin != end)
-        returnedRanges.push_back({begin, end, group});
+        returnedRanges.push_back({allocated, begin, end, group});
     }
     if (ownedByCall && contiguous && !sharesUnexpectedly) {
       std::shared_ptr<void> &owner = owners[allocated];
