@@ -138,6 +138,11 @@ def emit_condition(builder, expr) -> str:
     raise UnsupportedExpr(f"condition {expr} ({type(expr).__name__}) is not supported")
 
 
+# True divisions of sizes: FloatTrueDiv of floats, IntTrueDiv of integers
+# (float(a) / float(b)); emit_float and is_computable_float both use it.
+_TRUE_DIVISIONS = (getattr(torch_fns, "FloatTrueDiv", ()), getattr(torch_fns, "IntTrueDiv", ()))
+
+
 def emit_float(builder, expr: sympy.Expr) -> str:
     """An f64 SSA value for a float-valued size expression (ToFloat of
     integer sizes, float constants, +, *, true division of floats or of
@@ -164,10 +169,8 @@ def emit_float(builder, expr: sympy.Expr) -> str:
         return binary("addf", expr.args)
     if isinstance(expr, sympy.Mul):
         return binary("mulf", expr.args)
-    if isinstance(expr, (getattr(torch_fns, "FloatTrueDiv", ()),
-                         getattr(torch_fns, "IntTrueDiv", ()))):
-        # IntTrueDiv(a, b) is float(a) / float(b): its operands are
-        # integers, which the branch above converts.
+    if isinstance(expr, _TRUE_DIVISIONS):
+        # IntTrueDiv's operands are integers, which the branch above converts.
         return binary("divf", expr.args)
     raise UnsupportedExpr(f"float size expression {expr} ({type(expr).__name__}) is not supported")
 
@@ -180,8 +183,7 @@ def is_computable_float(expr) -> bool:
         return False
     if expr.is_Number or is_float_of_int(expr) or (expr.is_integer and not expr.is_Number):
         return True
-    if isinstance(expr, (sympy.Add, sympy.Mul, getattr(torch_fns, "FloatTrueDiv", ()),
-                         getattr(torch_fns, "IntTrueDiv", ()))):
+    if isinstance(expr, (sympy.Add, sympy.Mul) + _TRUE_DIVISIONS):
         return all(is_computable_float(a) for a in expr.args)
     return False
 
