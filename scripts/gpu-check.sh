@@ -35,6 +35,12 @@ fi
 if compgen -G ".whl/*.whl" >/dev/null; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl || true
 fi
+# GPU_CHECK_PY_FROM_REPO=1: the repository's Python sources replace the
+# package's (a Python-only fix then needs no wheel rebuild; _C stays the
+# wheel's, so use it only when no C++ changed since the wheel was built).
+if [[ "${GPU_CHECK_PY_FROM_REPO:-0}" == "1" ]]; then
+  (cd python && find disc -name '*.py' -exec cp --parents {} "$SITE/" \;)
+fi
 export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONUNBUFFERED=1
 # ptxas, fatbinary and libdevice for compiling kernels there.
@@ -64,6 +70,8 @@ left() { echo $((DEADLINE - SECONDS)); }
 # (test_cuda_models.py). xdist when there are cores for it.
 WORKERS=${GPU_CHECK_WORKERS:-$(( $(nproc) > 4 ? $(nproc) * 3 / 4 : 1 ))}
 XDIST=(); "$PY" -c "import xdist" 2>/dev/null && [[ $WORKERS -gt 1 ]] && XDIST=(-n "$WORKERS")
+# A hung kernel or barrier must cost one test, not the whole stage.
+"$PY" -c "import pytest_timeout" 2>/dev/null && XDIST+=(--timeout "${GPU_CHECK_TEST_TIMEOUT:-120}" --timeout-method thread)
 (cd python/tests && timeout "${GPU_CHECK_PYTEST_SECONDS:-$(( $(left) * 40 / 100 ))}" \
    "$PY" -m pytest -q -rfE -m cuda cuda -p no:cacheprovider --show-capture=stderr "${XDIST[@]}" \
    --junitxml="$OUT/pytest-cuda.xml") > "$OUT/pytest-cuda.log" 2>&1
@@ -73,7 +81,7 @@ tail -1 "$OUT/pytest-cuda.log"
 
 # 2. memory-bound kernels vs copy bandwidth, GEMMs vs cuBLAS alone.
 if [[ "${GPU_CHECK_KERNELS:-1}" == "1" ]]; then
-  timeout 80 "$PY" bench/cuda_kernels.py --out "$OUT/kernels.json" \
+  timeout 110 "$PY" bench/cuda_kernels.py --out "$OUT/kernels.json" \
     --compilers "${GPU_CHECK_KERNEL_COMPILERS:-eager,disc,inductor}" 2>&1 | tail -60 | tee "$OUT/kernels.log"
 fi
 

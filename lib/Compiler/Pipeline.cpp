@@ -248,7 +248,9 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          // Constants and index arithmetic move into the kernels (known
          // there, not passed as arguments).
          "func.func(gpu-launch-sink-index-computations),gpu-kernel-outlining,"
-         "func.func(disc-free-after-last-use)";
+         // One module for all kernels: one ptxas run per chip, one CUDA
+         // module to load.
+         "disc-merge-gpu-modules,func.func(disc-free-after-last-use)";
 }
 
 std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath,

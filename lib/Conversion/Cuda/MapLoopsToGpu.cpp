@@ -481,9 +481,15 @@ struct MapLoopsToGpuPass
       Location loc = copy.getLoc();
       Value source = copy.getSource(), target = copy.getTarget();
       auto type = cast<MemRefType>(target.getType());
-      if (type.getRank() == 0) {
-        Value v = memref::LoadOp::create(b, loc, source, ValueRange{});
-        memref::StoreOp::create(b, loc, v, target, ValueRange{});
+      // One element (a row scalar on the stack, memref<1x1xf32>): a load
+      // and a store. A parallel loop there would be a stage writing a
+      // stack buffer, which keeps a row kernel (layer norm's) one row per
+      // thread.
+      if (type.hasStaticShape() && type.getNumElements() == 1) {
+        SmallVector<Value> zeros(type.getRank(),
+                                 arith::ConstantIndexOp::create(b, loc, 0));
+        Value v = memref::LoadOp::create(b, loc, source, zeros);
+        memref::StoreOp::create(b, loc, v, target, zeros);
         copy.erase();
         continue;
       }
@@ -512,15 +518,24 @@ struct MapLoopsToGpuPass
     for (Block &block : func.getBody()) {
       SmallVector<Operation *> run;
       llvm::SmallPtrSet<Operation *, 16> inRun;
+      // Later checks that `wrap` moved into a grid or erased: the walk
+      // below must not visit them (it runs over a snapshot of the block).
+      llvm::SmallPtrSet<Operation *, 16> taken;
       auto close = [&]() -> LogicalResult {
         if (run.empty())
           return success();
-        LogicalResult result = wrap(run, inRun);
+        LogicalResult result = wrap(run, inRun, taken);
         run.clear();
         inRun.clear();
         return result;
       };
-      for (Operation &op : llvm::make_early_inc_range(block)) {
+      SmallVector<Operation *> ops;
+      for (Operation &op : block)
+        ops.push_back(&op);
+      for (Operation *opPtr : ops) {
+        if (taken.contains(opPtr))
+          continue;
+        Operation &op = *opPtr;
         if (op.hasTrait<OpTrait::IsTerminator>())
           break;
         bool usesRun = llvm::any_of(op.getOperands(), [&](Value v) {
@@ -565,7 +580,8 @@ struct MapLoopsToGpuPass
   }
 
   LogicalResult wrap(SmallVector<Operation *> &run,
-                     llvm::SmallPtrSetImpl<Operation *> &inRun) {
+                     llvm::SmallPtrSetImpl<Operation *> &inRun,
+                     llvm::SmallPtrSetImpl<Operation *> &taken) {
     // A later check of a condition the run computes (CSE shares one check
     // value between two ops) moves into the run: the condition cannot
     // change in between, and a failing check ends the call either way.
@@ -580,6 +596,7 @@ struct MapLoopsToGpuPass
         return isa<cf::AssertOp>(op) &&
                op->getOperand(0) == check->getOperand(0);
       });
+      taken.insert(check);
       if (duplicate) {
         check->erase();
         continue;

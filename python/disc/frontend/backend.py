@@ -16,7 +16,7 @@ import torch.fx as fx
 
 from .. import _log
 from .emitter import ImportError_, shape_of
-from .importer import fake_value, import_graph
+from .importer import fake_value, import_graph, symint_carrier
 from . import lowerings, symbolic
 
 aten = torch.ops.aten
@@ -577,7 +577,8 @@ class DiscPartition(torch.nn.Module):
                 continue
             a = args[p.placeholder]
             if p.kind == "symint":
-                a = torch.tensor(int(a), dtype=torch.int64)
+                a = symint_carrier(a, "cpu" if self.executable.target != "cuda"
+                                   else torch.device("cuda", torch.cuda.current_device()))
             elif p.kind == "symfloat":
                 a = torch.tensor(float(a), dtype=torch.float64)
             elif p.kind == "symbool":

@@ -20,11 +20,22 @@ from .emitter import (MLIR_TYPE, FunctionBuilder, ImportError_, Val, as_expr, di
                       shape_of, tensor_type)
 
 
+# A SymInt input s that no tensor size gives travels as the shape of an
+# empty int8 tensor of shape [s, 0] (symint_carrier): no memory, no copy.
+SYMINT_CARRIER_TYPE = "tensor<?x0xi8>"
+
+
+def symint_carrier(value, device) -> torch.Tensor:
+    """The argument that carries SymInt `value` (SYMINT_CARRIER_TYPE)."""
+    return torch.empty((int(value), 0), dtype=torch.int8, device=device)
+
+
 @dataclass
 class ArgPlan:
     """How to build the executable's inputs from the graph's inputs."""
-    # "tensor", "symint", "symfloat", "symbool", or "seed" (a rank-0 int64
-    # the caller draws from PyTorch's generator on every call: random ops)
+    # "tensor", "symint" (symint_carrier), "symfloat", "symbool", or "seed"
+    # (a rank-0 int64 the caller draws from PyTorch's generator on every
+    # call: random ops)
     kind: str
     placeholder: int     # index among the graph's placeholders (-1: none)
 
@@ -58,7 +69,7 @@ class Importer:
         self.env: dict[fx.Node, object] = {}
         self.args_text: list[str] = []
         self.plan: list[ArgPlan] = []
-        # expr -> how to read it: ("dim", arg, d, type) or ("scalar", arg)
+        # expr -> how to read it: ("dim", arg, d, type)
         self.sources: dict[sympy.Expr, tuple] = {}
         self.b = FunctionBuilder(self._read_expr)
         self._seed = None      # the "seed" argument, made by the first random op
@@ -76,12 +87,7 @@ class Importer:
             name = self.b.fresh("d")
             self.b.emit(f"{name} = tensor.dim {arg}, {c} : {type_text}")
             return name
-        arg = source[1]
-        v = self.b.fresh("s")
-        self.b.emit(f"{v} = tensor.extract {arg}[] : tensor<i64>")
-        name = self.b.fresh("d")
-        self.b.emit(f"{name} = arith.index_cast {v} : i64 to index")
-        return name
+        raise AssertionError(f"unknown source {source!r} of {expr}")
 
     # ---------------------------------------------------------- arguments
 
@@ -129,8 +135,12 @@ class Importer:
                 self.env[node] = expr
                 if expr.is_Integer or expr in self.sources:
                     continue
-                name = self._new_arg("tensor<i64>", "", "symint", i)
-                self.sources[expr] = ("scalar", name)
+                # The size of an empty [s, 0] tensor argument: read on the
+                # host from the argument's shape, never from memory (the
+                # cuda target's host code cannot read device memory, and a
+                # CPU tensor cannot reach a cuda program).
+                name = self._new_arg(SYMINT_CARRIER_TYPE, "", "symint", i)
+                self.sources[expr] = ("dim", name, 0, SYMINT_CARRIER_TYPE)
             else:
                 # A symbolic float or bool computed on the host: a rank-0
                 # tensor input.

@@ -76,9 +76,18 @@ def test_zoo_model_on_cuda(name):
     assert not other, f"fallbacks beyond what the cuda target rejects on purpose: {other}"
     assert after["compilations"] - before["compilations"] >= 1
     if after["graphs"] - before["graphs"] != 1:
-        from torch._dynamo.utils import guard_failures
+        # Recompiles or graph breaks? (The first GPU runs found 2 graphs on
+        # cuda where the CPU has 1, and guard_failures was empty.)
+        from torch._dynamo.utils import counters, guard_failures
 
         reasons = {getattr(code, "co_name", str(code)): [str(r)[:300] for r in failures]
                    for code, failures in guard_failures.items()}
-        raise AssertionError(f"{after['graphs'] - before['graphs']} graphs for "
-                             f"{len(inputs)} shapes; guard failures: {reasons}")
+        breaks = {str(k)[:300]: v for k, v in counters["graph_break"].items()}
+        torch._dynamo.reset()
+        with torch.no_grad():
+            explained = torch._dynamo.explain(model)(*inputs[0])
+        raise AssertionError(
+            f"{after['graphs'] - before['graphs']} graphs for {len(inputs)} shapes; guard "
+            f"failures: {reasons}; graph breaks: {breaks}; explain at the first shape: "
+            f"{explained.graph_count} graph(s), breaks "
+            f"{[str(b.reason)[:300] for b in explained.break_reasons]}")

@@ -141,4 +141,6 @@ def test_block_variant_compiles_for_cuda(tmp_path):
     assert "disc_ral_note_variant" in launched
     nvvm = "".join(p.read_text() for p in sorted(dump.glob("*convert-gpu-to-nvvm.mlir")))
     assert "nvvm.shfl.sync" in nvvm and "nvvm.barrier" in nvvm
-    assert len(list(dump.glob("*.sm_90.fatbin"))) >= 3
+    (merged,) = dump.glob("*disc-merge-gpu-modules.mlir")
+    assert merged.read_text().count(" kernel {") >= 3
+    assert len(list(dump.glob("*.sm_90.fatbin"))) == 1  # one module for all

@@ -57,14 +57,16 @@ def test_compiles_to_fatbins_for_sm80_and_sm90(tmp_path):
     assert exe.target == "cuda"
     # row max (and its initial value), exp, the whole sum and its initial
     # value: one gpu.launch each, and the row max's block-per-row variant
-    # (a kernel module of its own; a call runs one of the two, counted once).
+    # (a kernel of its own; a call runs one of the two, counted once).
     loops = exe.kernel_counts["loops"]
     assert loops >= 3
+    (merged,) = tmp_path.glob("*disc-merge-gpu-modules.mlir")
+    assert merged.read_text().count(" kernel {") == loops + 1
+    # Every kernel in one module (disc-merge-gpu-modules): one fatbin per
+    # chip, each with ptxas's cubin and the PTX for newer GPUs.
     fatbins = sorted(p.name for p in tmp_path.glob("*.fatbin"))
     modules = {name.split(".")[0] for name in fatbins}
-    assert len(modules) == loops + 1, fatbins
-    # One fatbin per kernel module and chip, each with ptxas's cubin and
-    # the PTX for newer GPUs.
+    assert len(modules) == 1, fatbins
     assert fatbins == sorted(f"{m}.{chip}.fatbin" for m in modules for chip in ("sm_80", "sm_90"))
     for name in fatbins:
         data = (tmp_path / name).read_bytes()
@@ -335,3 +337,32 @@ def test_constants_compile_into_the_kernels_modules(tmp_path):
     for name in ("@__constant_4xf32", "@__constant_xf32"):
         assert f"memref.get_global {name}" in kernels
         assert f"memref.global \"private\" constant {name}" in kernels
+
+
+@needs_toolkit
+def test_a_symint_input_is_read_from_a_shape_not_from_memory(tmp_path):
+    """A SymInt graph input that no tensor size gives (a slice start) is
+    the size of an empty [s, 0] argument: host code reads it from the
+    shape. As a rank-0 tensor it was read from memory, which the cuda
+    target's host code cannot do (GraphNet's eva02 on the GPU: the whole
+    graph fell back), and a CPU tensor could not reach a cuda program."""
+    def f(x, n):
+        return (x[:, n:] * 2).sum(1) + n
+
+    torch._dynamo.reset()
+    import functools
+
+    from disc.frontend.backend import backend
+
+    compiled = torch.compile(f, backend=functools.partial(backend, dump_dir=str(tmp_path)),
+                             dynamic=True)
+    before = disc.stats()
+    for rows, cols, n in ((3, 9, 2), (5, 17, 4), (2, 30, 11)):
+        x = torch.randn(rows, cols)
+        torch.testing.assert_close(compiled(x, n), f(x, n))
+    assert disc.stats()["compilations"] - before["compilations"] == 1
+    inputs = sorted(tmp_path.rglob("000-input.mlir"))
+    assert inputs, "no partition was dumped"
+    text = inputs[0].read_text()
+    assert "tensor<?x0xi8>" in text and "tensor.extract" not in text
+    assert disc.compile_mlir(text, target="cuda").target == "cuda"

@@ -110,6 +110,42 @@ func.func @host_serial(%a: memref<?xf32>, %out: memref<f32>) {
 
 // -----
 
+// A check of a value read from memory runs in the grid that reads it; a
+// later check of the same condition right after the op that ends the run
+// (an allocation here) is dropped, and a later check of another condition
+// of the run moves into it. The walk over the block used to visit the
+// dropped check after erasing it (a crash on GraphNet's Fast-SCNN).
+// CHECK-LABEL: func.func @later_checks
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             memref.load
+// CHECK:             cf.assert %{{.*}}, "in bounds"
+// CHECK:             cf.assert %{{.*}}, "positive"
+// CHECK:         memref.alloc
+// CHECK-NOT:     cf.assert
+// CHECK:         return
+func.func @later_checks(%m: memref<i64>, %out: memref<4xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0 : i64
+  %v = memref.load %m[] : memref<i64>
+  %ok = arith.cmpi sge, %v, %zero : i64
+  %pos = arith.cmpi sgt, %v, %zero : i64
+  cf.assert %ok, "in bounds"
+  %a = memref.alloc() : memref<4xi64>
+  cf.assert %ok, "in bounds (again)"
+  cf.assert %pos, "positive"
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    memref.store %zero, %a[%i] : memref<4xi64>
+    scf.reduce
+  }
+  memref.copy %a, %out : memref<4xi64> to memref<4xi64>
+  return
+}
+
+// -----
+
 // Bounds with a lower bound and a step: trip count ceildiv(ub - lb, step),
 // induction variable lb + index * step.
 // CHECK-LABEL: func.func @strided

@@ -224,6 +224,42 @@ func.func @scan(%a: memref<?x?xf32>) {
 
 // -----
 
+// Layer norm's shape after bufferization: the mean's accumulator is a
+// one-element stack buffer copied into another (memref.copy) between the
+// phases. The copy is a load and a store, not a copy loop (a stage writing
+// a stack buffer), so the kernel stays a row kernel (it ran one row per
+// thread, 1% of copy bandwidth on the H100).
+// CHECK-LABEL: func.func @row_scalar_copy
+// AUTO:          disc.row_block
+// BLOCK:         disc.row_block
+// THREAD-NOT:    disc.row_block
+// CHECK-NOT:     memref.copy
+// CHECK:         return
+func.func @row_scalar_copy(%a: memref<?x?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    %acc = memref.alloca() : memref<1x1xf32>
+    memref.store %zero, %acc[%c0, %c0] : memref<1x1xf32>
+    %copy = memref.alloca() : memref<1x1xf32>
+    memref.copy %acc, %copy : memref<1x1xf32> to memref<1x1xf32>
+    %init = memref.load %copy[%c0, %c0] : memref<1x1xf32>
+    %s = scf.for %j = %c0 to %n step %c1 iter_args(%x = %init) -> (f32) {
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      %y = arith.addf %x, %v fastmath<reassoc> : f32
+      scf.yield %y : f32
+    }
+    memref.store %s, %out[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
 // ... a stage writing a row temporary on the stack (per thread on a GPU) ...
 // CHECK-LABEL: func.func @stack_row
 // CHECK-NOT:     disc.row_block

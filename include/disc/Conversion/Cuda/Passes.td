@@ -127,6 +127,25 @@ def DiscCudaLibraryCalls : Pass<"disc-cuda-library-calls", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def DiscMergeGpuModules : Pass<"disc-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Merge the outlined kernels' gpu.modules into one";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, which makes one `gpu.module` per
+    kernel: `gpu-module-to-binary` then runs ptxas once per module and
+    chip (GraphNet's Fast-SCNN: 241 kernels, 482 ptxas runs, 9.6 of its
+    10.6 s of compilation), and the runtime loads one CUDA module per
+    kernel. This pass moves every kernel into the first `gpu.module`: each
+    `gpu.func` is renamed after the module it came from (outlining names
+    the modules uniquely and every kernel alike), and each
+    `gpu.launch_func` is pointed at the merged module. Other symbols of the
+    modules (helper functions of `convert-math-to-funcs`, constants cloned
+    by outlining) are clones of one host symbol: one copy is kept; two
+    different symbols of one name are an error. Modules with different
+    attributes (targets attached already) are not merged.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def DiscRalLowerGpuLaunch
     : Pass<"disc-ral-lower-gpu-launch", "mlir::ModuleOp"> {
   let summary = "Lower gpu.binary and gpu.launch_func to RAL CUDA runtime calls";
