@@ -514,10 +514,11 @@ class VerificationError(AssertionError):
     running the same FX graph in eager."""
 
 
-def _draw_seed() -> torch.Tensor:
+def _draw_seed() -> int:
     """The key of a partition's random ops for one call, from PyTorch's
-    default generator (torch.manual_seed repeats a run; every call differs)."""
-    return torch.randint(-2 ** 63, 2 ** 63 - 1, (), dtype=torch.int64)
+    default generator (torch.manual_seed repeats a run; every call differs):
+    63 bits, the size of an empty carrier tensor (symint_carrier)."""
+    return int(torch.randint(0, 2 ** 63 - 1, (), dtype=torch.int64))
 
 
 class DiscPartition(torch.nn.Module):
@@ -572,14 +573,14 @@ class DiscPartition(torch.nn.Module):
         expected = self.reference(*args) if self.reference is not None else None
         inputs = [args[i] for i in self.placeholders] if self.placeholders is not None else []
         for p in self.plan if self.placeholders is None else ():
-            if p.kind == "seed":
-                inputs.append(_draw_seed())
+            if p.kind in ("seed", "symint"):
+                value = _draw_seed() if p.kind == "seed" else args[p.placeholder]
+                inputs.append(symint_carrier(
+                    value, "cpu" if self.executable.target != "cuda"
+                    else torch.device("cuda", torch.cuda.current_device())))
                 continue
             a = args[p.placeholder]
-            if p.kind == "symint":
-                a = symint_carrier(a, "cpu" if self.executable.target != "cuda"
-                                   else torch.device("cuda", torch.cuda.current_device()))
-            elif p.kind == "symfloat":
+            if p.kind == "symfloat":
                 a = torch.tensor(float(a), dtype=torch.float64)
             elif p.kind == "symbool":
                 a = torch.tensor(bool(a))

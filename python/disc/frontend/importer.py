@@ -34,8 +34,8 @@ def symint_carrier(value, device) -> torch.Tensor:
 class ArgPlan:
     """How to build the executable's inputs from the graph's inputs."""
     # "tensor", "symint" (symint_carrier), "symfloat", "symbool", or "seed"
-    # (a rank-0 int64 the caller draws from PyTorch's generator on every
-    # call: random ops)
+    # (a non-negative int64 the caller draws from PyTorch's generator on
+    # every call, carried like a SymInt: random ops)
     kind: str
     placeholder: int     # index among the graph's placeholders (-1: none)
 
@@ -101,8 +101,17 @@ class Importer:
         """(the partition's seed argument, a stream number of its own) for
         a random op (random_ops.py)."""
         if self._seed is None:
-            name = self._new_arg("tensor<i64>", "", "seed", -1)
-            self._seed = Val(name, torch.int64, ())
+            # Carried like a SymInt (symint_carrier): read on the host and
+            # passed to the kernels by value, on the cpu and cuda targets.
+            name = self._new_arg(SYMINT_CARRIER_TYPE, "", "seed", -1)
+            size = self.b.fresh("d")
+            self.b.emit(f"{size} = tensor.dim {name}, {self.b.index_const(0)} : "
+                        f"{SYMINT_CARRIER_TYPE}")
+            key = self.b.fresh("s")
+            self.b.emit(f"{key} = arith.index_cast {size} : index to i64")
+            seed = self.b.fresh("seed")
+            self.b.emit(f"{seed} = tensor.from_elements {key} : tensor<i64>")
+            self._seed = Val(seed, torch.int64, ())
         self._streams += 1
         return self._seed, self._streams - 1
 

@@ -366,3 +366,37 @@ def test_a_symint_input_is_read_from_a_shape_not_from_memory(tmp_path):
     text = inputs[0].read_text()
     assert "tensor<?x0xi8>" in text and "tensor.extract" not in text
     assert disc.compile_mlir(text, target="cuda").target == "cuda"
+
+
+@needs_toolkit
+def test_the_random_seed_is_read_from_a_shape_not_from_memory(tmp_path):
+    """The key of a partition's random ops travels like a SymInt, as the
+    size of an empty [seed, 0] argument: a rank-0 CPU tensor could not
+    reach a cuda program (dropout on cuda tensors)."""
+    import functools
+
+    from disc.frontend.backend import backend
+
+    def f(x):
+        return torch.nn.functional.dropout(x, p=0.5, training=True) * 3
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend=functools.partial(backend, dump_dir=str(tmp_path)),
+                             dynamic=True)
+    before = disc.stats()
+    for n in (64, 1000, 4097):
+        x = torch.rand(n) + 1
+        y = compiled(x)
+        kept = y != 0
+        torch.testing.assert_close(y[kept], x[kept] * 6)
+        assert 0.3 < kept.float().mean().item() < 0.7
+    assert disc.stats()["compilations"] - before["compilations"] == 1
+    assert disc.stats()["fallback_nodes"] == before["fallback_nodes"]
+    torch.manual_seed(3)
+    first = compiled(torch.ones(4097))
+    torch.manual_seed(3)
+    assert torch.equal(compiled(torch.ones(4097)), first)
+    assert not torch.equal(compiled(torch.ones(4097)), first)
+    (text,) = [p.read_text() for p in tmp_path.rglob("000-input.mlir")]
+    assert "tensor<?x0xi8>" in text
+    assert disc.compile_mlir(text, target="cuda").target == "cuda"
