@@ -546,3 +546,43 @@ def test_adaptive_average_pool_gradients(name):
     f = ADAPTIVE_POOLS[name]
 
     _check_input_gradients(f, ((2, 3, 7, 11), (3, 3, 16, 5), (2, 5, 9, 9)))
+
+
+def test_eval_mode_batch_norm_gradient_through_a_permute_matches_the_math():
+    """RTMO-s's neck: batch norm with training=False (running statistics)
+    whose output is flattened and permuted into a transformer. DISC's
+    gradients match the batch-norm formula written out; eager PyTorch's
+    CPU kernel (2.13) does not when the gradient arriving at it is
+    permuted, in float32 and float64 alike, so the GraphNet harness's
+    eager and float64 references call DISC wrong on that sample
+    (bench/results/2026-11-27-cpu-train-devset-rest4.md). Reference here:
+    the formula, not eager."""
+    def f(x, w, b, mean, var):
+        y = F.batch_norm(x, mean, var, w, b, False, 0.03, 1e-3)
+        src = y.flatten(2).permute(0, 2, 1)
+        return (src * torch.arange(src.shape[-1])).sum()
+
+    def formula(x, w, b, mean, var):
+        def per_channel(t):
+            return t[None, :, None, None]
+        y = (x - per_channel(mean)) / torch.sqrt(per_channel(var) + 1e-3) * per_channel(w) \
+            + per_channel(b)
+        src = y.flatten(2).permute(0, 2, 1)
+        return (src * torch.arange(src.shape[-1])).sum()
+
+    def gradients(fn, args):
+        leaves = [a.detach().requires_grad_() for a in args[:3]]
+        return torch.autograd.grad(fn(*leaves, *args[3:]), leaves)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before = disc.stats()
+    g = torch.Generator().manual_seed(0)
+    for shape in ((1, 16, 8, 6), (1, 8, 5, 7), (1, 4, 3, 6)):  # batch 1, as RTMO-s
+        c = shape[1]
+        args = (torch.randn(shape, generator=g), torch.randn(c, generator=g),
+                torch.randn(c, generator=g), torch.randn(c, generator=g),
+                torch.rand(c, generator=g) + 0.5)
+        for got, want in zip(gradients(compiled, args), gradients(formula, args)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert disc.stats()["compilations"] - before["compilations"] == 2  # forward, backward
