@@ -21,13 +21,17 @@ from .emitter import (MLIR_TYPE, FunctionBuilder, ImportError_, Val, as_expr, di
 
 
 # A SymInt input s that no tensor size gives travels as the shape of an
-# empty int8 tensor of shape [s, 0] (symint_carrier): no memory, no copy.
-SYMINT_CARRIER_TYPE = "tensor<?x0xi8>"
+# empty int8 tensor (symint_carrier): [s, 0, 0] when s >= 0, [0, -s, 0]
+# when not (a slice start can be negative); s = dim 0 - dim 1. No memory,
+# no copy, read on the host.
+SYMINT_CARRIER_TYPE = "tensor<?x?x0xi8>"
 
 
 def symint_carrier(value, device) -> torch.Tensor:
     """The argument that carries SymInt `value` (SYMINT_CARRIER_TYPE)."""
-    return torch.empty((int(value), 0), dtype=torch.int8, device=device)
+    value = int(value)
+    shape = (value, 0, 0) if value >= 0 else (0, -value, 0)
+    return torch.empty(shape, dtype=torch.int8, device=device)
 
 
 @dataclass
@@ -69,7 +73,7 @@ class Importer:
         self.env: dict[fx.Node, object] = {}
         self.args_text: list[str] = []
         self.plan: list[ArgPlan] = []
-        # expr -> how to read it: ("dim", arg, d, type)
+        # expr -> how to read it: ("dim", arg, d, type) or ("carrier", arg)
         self.sources: dict[sympy.Expr, tuple] = {}
         self.b = FunctionBuilder(self._read_expr)
         self._seed = None      # the "seed" argument, made by the first random op
@@ -87,7 +91,20 @@ class Importer:
             name = self.b.fresh("d")
             self.b.emit(f"{name} = tensor.dim {arg}, {c} : {type_text}")
             return name
+        if source[0] == "carrier":
+            return self._carried_value(source[1])
         raise AssertionError(f"unknown source {source!r} of {expr}")
+
+    def _carried_value(self, arg: str) -> str:
+        """The index a symint_carrier argument carries: dim 0 - dim 1."""
+        dims = []
+        for d in (0, 1):
+            dims.append(self.b.fresh("d"))
+            self.b.emit(f"{dims[-1]} = tensor.dim {arg}, {self.b.index_const(d)} : "
+                        f"{SYMINT_CARRIER_TYPE}")
+        name = self.b.fresh("d")
+        self.b.emit(f"{name} = arith.subi {dims[0]}, {dims[1]} : index")
+        return name
 
     # ---------------------------------------------------------- arguments
 
@@ -104,9 +121,7 @@ class Importer:
             # Carried like a SymInt (symint_carrier): read on the host and
             # passed to the kernels by value, on the cpu and cuda targets.
             name = self._new_arg(SYMINT_CARRIER_TYPE, "", "seed", -1)
-            size = self.b.fresh("d")
-            self.b.emit(f"{size} = tensor.dim {name}, {self.b.index_const(0)} : "
-                        f"{SYMINT_CARRIER_TYPE}")
+            size = self._carried_value(name)
             key = self.b.fresh("s")
             self.b.emit(f"{key} = arith.index_cast {size} : index to i64")
             seed = self.b.fresh("seed")
@@ -144,12 +159,12 @@ class Importer:
                 self.env[node] = expr
                 if expr.is_Integer or expr in self.sources:
                     continue
-                # The size of an empty [s, 0] tensor argument: read on the
+                # The shape of an empty tensor argument: read on the
                 # host from the argument's shape, never from memory (the
                 # cuda target's host code cannot read device memory, and a
                 # CPU tensor cannot reach a cuda program).
                 name = self._new_arg(SYMINT_CARRIER_TYPE, "", "symint", i)
-                self.sources[expr] = ("dim", name, 0, SYMINT_CARRIER_TYPE)
+                self.sources[expr] = ("carrier", name)
             else:
                 # A symbolic float or bool computed on the host: a rank-0
                 # tensor input.

@@ -342,7 +342,8 @@ def test_constants_compile_into_the_kernels_modules(tmp_path):
 @needs_toolkit
 def test_a_symint_input_is_read_from_a_shape_not_from_memory(tmp_path):
     """A SymInt graph input that no tensor size gives (a slice start) is
-    the size of an empty [s, 0] argument: host code reads it from the
+    the shape of an empty [s, 0, 0] argument ([0, -s, 0] for a negative
+    s): host code reads it from the
     shape. As a rank-0 tensor it was read from memory, which the cuda
     target's host code cannot do (GraphNet's eva02 on the GPU: the whole
     graph fell back), and a CPU tensor could not reach a cuda program."""
@@ -361,17 +362,25 @@ def test_a_symint_input_is_read_from_a_shape_not_from_memory(tmp_path):
         x = torch.randn(rows, cols)
         torch.testing.assert_close(compiled(x, n), f(x, n))
     assert disc.stats()["compilations"] - before["compilations"] == 1
+    # A negative value (Dynamo guards the sign: another graph) is carried
+    # as [0, -s, 0]; it was a crash (a negative size) in the first form.
+    # That graph's slice with a symbolic negative start is rejected by the
+    # compiled code's bounds check and runs in eager, with a warning.
+    with pytest.warns(UserWarning, match="rejected this call"):
+        for rows, cols, n in ((4, 12, -3), (3, 7, -7)):
+            x = torch.randn(rows, cols)
+            torch.testing.assert_close(compiled(x, n), f(x, n))
     inputs = sorted(tmp_path.rglob("000-input.mlir"))
     assert inputs, "no partition was dumped"
     text = inputs[0].read_text()
-    assert "tensor<?x0xi8>" in text and "tensor.extract" not in text
+    assert "tensor<?x?x0xi8>" in text and "tensor.extract" not in text
     assert disc.compile_mlir(text, target="cuda").target == "cuda"
 
 
 @needs_toolkit
 def test_the_random_seed_is_read_from_a_shape_not_from_memory(tmp_path):
     """The key of a partition's random ops travels like a SymInt, as the
-    size of an empty [seed, 0] argument: a rank-0 CPU tensor could not
+    shape of an empty [seed, 0, 0] argument: a rank-0 CPU tensor could not
     reach a cuda program (dropout on cuda tensors)."""
     import functools
 
@@ -398,5 +407,5 @@ def test_the_random_seed_is_read_from_a_shape_not_from_memory(tmp_path):
     assert torch.equal(compiled(torch.ones(4097)), first)
     assert not torch.equal(compiled(torch.ones(4097)), first)
     (text,) = [p.read_text() for p in tmp_path.rglob("000-input.mlir")]
-    assert "tensor<?x0xi8>" in text
+    assert "tensor<?x?x0xi8>" in text
     assert disc.compile_mlir(text, target="cuda").target == "cuda"
