@@ -157,7 +157,10 @@ TEST_F(CudaHost, ModulesLoadOncePerExecutable) {
   std::vector<float> storage;
   runAt(*exe, storage, 4, 8);
   int loads = fake().moduleLoads;
-  EXPECT_EQ(loads, exe->kernelCounts().loopKernels); // one module per kernel
+  // Every kernel in one module (disc-merge-gpu-modules), loaded once.
+  ASSERT_GT(exe->kernelCounts().loopKernels, 1);
+  EXPECT_EQ(loads, 1);
+  EXPECT_GT(fake().numLaunches, 1);
   runAt(*exe, storage, 40, 3);
   runAt(*exe, storage, 1, 1);
   EXPECT_EQ(fake().moduleLoads, loads);

@@ -681,6 +681,12 @@ def _slice_bounds(size, start, end, step, out_size):
                 start = max(int(start), 0)
         elif is_static(size):
             start = min(start, int(size))
+    elif step == 1 and (end is None or (isinstance(end, int) and end >= INT64_MAX)) \
+            and not is_static(as_expr(start)) and not as_expr(start).is_nonnegative:
+        # x[s:] with a symbolic s that may be negative (a SymInt input;
+        # sizes and their expressions are known nonnegative): the first
+        # element taken is size - out_size whatever the sign.
+        start = size - as_expr(out_size)
     start = as_expr(start)
     out_size = as_expr(out_size)
     if step == 1:
