@@ -61,37 +61,18 @@ struct MergeGpuModulesPass
     };
     // (module, kernel) -> the kernel's name in the merged module.
     DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
-    // Outlining makes one module per kernel, named uniquely, and names
-    // every kernel alike: a module's only kernel takes the module's name.
-    auto kernelName = [](gpu::GPUModuleOp from, gpu::GPUFuncOp kernel) {
+    SmallVector<gpu::GPUModuleOp> absorbed;
+    for (gpu::GPUModuleOp from : modules) {
+      if (from != merged && attributesOf(from) != mergedAttrs)
+        continue;
+      // Outlining makes one module per kernel, named uniquely, and names
+      // every kernel alike: a module's only kernel takes the module's name.
       auto kernels = llvm::make_filter_range(
           from.getOps<gpu::GPUFuncOp>(),
           [](gpu::GPUFuncOp f) { return f.isKernel(); });
-      return std::distance(kernels.begin(), kernels.end()) == 1
-                 ? from.getNameAttr()
-                 : kernel.getNameAttr();
-    };
-    // The first module's kernels take their module's name too.
-    for (auto kernel : llvm::to_vector(merged.getOps<gpu::GPUFuncOp>())) {
-      if (!kernel.isKernel())
-        continue;
-      StringAttr old = kernel.getNameAttr();
-      StringAttr name = kernelName(merged, kernel);
-      if (name == old)
-        continue;
-      if (mergedSymbols.lookup(name)) {
-        merged.emitError() << "disc-merge-gpu-modules: kernel @" << old.getValue()
-                           << " cannot take its module's name: a symbol @"
-                           << name.getValue() << " exists";
-        return signalPassFailure();
-      }
-      mergedSymbols.setSymbolName(kernel, name);
-      renamed[{merged.getNameAttr(), old}] = name;
-    }
-    for (gpu::GPUModuleOp other : llvm::drop_begin(modules)) {
-      if (attributesOf(other) != mergedAttrs)
-        continue;
-      for (Operation &op : llvm::make_early_inc_range(other.getBody()->getOperations())) {
+      const bool single = std::distance(kernels.begin(), kernels.end()) == 1;
+      for (Operation &op :
+           llvm::make_early_inc_range(from.getBody()->getOperations())) {
         if (op.hasTrait<OpTrait::IsTerminator>())
           continue;
         auto symbol = dyn_cast<SymbolOpInterface>(op);
@@ -103,18 +84,27 @@ struct MergeGpuModulesPass
         StringAttr name = symbol.getNameAttr();
         auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
         if (kernel && kernel.isKernel()) {
-          StringAttr newName = kernelName(other, kernel);
+          StringAttr newName = single ? from.getNameAttr() : name;
+          if (newName == name && from == merged)
+            continue;
           if (mergedSymbols.lookup(newName)) {
             op.emitError() << "disc-merge-gpu-modules: kernel name @"
                            << newName.getValue() << " is taken";
             return signalPassFailure();
           }
-          renamed[{other.getNameAttr(), name}] = newName;
+          renamed[{from.getNameAttr(), name}] = newName;
+          if (from == merged) {
+            mergedSymbols.setSymbolName(&op, newName);
+            continue;
+          }
           SymbolTable::setSymbolName(&op, newName);
           op.moveBefore(body, insertionPoint());
           mergedSymbols.insert(&op);
           continue;
         }
+        if (from == merged)
+          continue;
+        // Other symbols are clones of one host symbol: kept once.
         if (Operation *existing = mergedSymbols.lookup(name)) {
           if (!sameSymbol(existing, &op)) {
             op.emitError() << "disc-merge-gpu-modules: @" << name.getValue()
@@ -128,6 +118,8 @@ struct MergeGpuModulesPass
         op.moveBefore(body, insertionPoint());
         mergedSymbols.insert(&op);
       }
+      if (from != merged)
+        absorbed.push_back(from);
     }
     module.walk([&](gpu::LaunchFuncOp launch) {
       SymbolRefAttr kernel = launch.getKernel();
@@ -137,11 +129,8 @@ struct MergeGpuModulesPass
         launch.setKernelAttr(SymbolRefAttr::get(
             merged.getNameAttr(), {FlatSymbolRefAttr::get(it->second)}));
     });
-    for (gpu::GPUModuleOp other : llvm::drop_begin(modules))
-      if (llvm::none_of(other.getBody()->getOperations(), [](Operation &op) {
-            return !op.hasTrait<OpTrait::IsTerminator>();
-          }))
-        other.erase();
+    for (gpu::GPUModuleOp from : absorbed)
+      from.erase(); // every op moved or dropped as a duplicate
   }
 };
 

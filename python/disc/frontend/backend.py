@@ -572,12 +572,14 @@ class DiscPartition(torch.nn.Module):
     def forward(self, *args):
         expected = self.reference(*args) if self.reference is not None else None
         inputs = [args[i] for i in self.placeholders] if self.placeholders is not None else []
+        carrier_device = None
         for p in self.plan if self.placeholders is None else ():
             if p.kind in ("seed", "symint"):
+                if carrier_device is None:
+                    carrier_device = "cpu" if self.executable.target != "cuda" else \
+                        torch.device("cuda", torch.cuda.current_device())
                 value = _draw_seed() if p.kind == "seed" else args[p.placeholder]
-                inputs.append(symint_carrier(
-                    value, "cpu" if self.executable.target != "cuda"
-                    else torch.device("cuda", torch.cuda.current_device())))
+                inputs.append(symint_carrier(value, carrier_device))
                 continue
             a = args[p.placeholder]
             if p.kind == "symfloat":
