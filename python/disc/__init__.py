@@ -145,6 +145,8 @@ class Executable:
 
     def __init__(self, impl, seconds: float = 0.0, cached: bool = False, artifact=None):
         self._impl = impl
+        self._target = impl.target  # "cpu" or "cuda", read on every call
+        self._cuda_seen = False  # PyTorch saw a CUDA device (checked once)
         self._seconds = seconds
         self._cached = cached
         self._artifact = artifact  # the artifact's bytes (what Artifact.save writes)
@@ -173,15 +175,19 @@ class Executable:
 
     def _cuda_device(self) -> int:
         """-1 for a CPU program; for a cuda one, the caller's current device
-        (a clear error when PyTorch sees none)."""
-        if self._impl.target != "cuda":
+        (a clear error when PyTorch sees none). Runs on every call: after
+        the first successful check it is one ATen call."""
+        if self._target != "cuda":
             return -1
         torch = sys.modules.get("torch")
-        if torch is None or not torch.cuda.is_available():
-            why = _runtime.cuda_driver_available()[1]
-            raise DiscError("this executable was compiled for target cuda, but "
-                            "PyTorch sees no CUDA device" + (f" ({why})" if why else ""))
-        return torch.cuda.current_device()
+        if not self._cuda_seen:
+            if torch is None or not torch.cuda.is_available():
+                why = _runtime.cuda_driver_available()[1]
+                raise DiscError("this executable was compiled for target cuda, but "
+                                "PyTorch sees no CUDA device" + (f" ({why})" if why else ""))
+            torch.cuda.init()
+            self._cuda_seen = True
+        return torch._C._cuda_getDevice()
 
     def _run(self, arguments: list, into: list, device: int, share_groups=()) -> tuple:
         """Runs on arguments made by _as_argument. Results overlap in
@@ -190,8 +196,10 @@ class Executable:
         if device < 0:
             return tuple(self._impl.run(arguments, into=into, share_groups=share_groups))
         # The caller's current stream: the work is queued there,
-        # asynchronously (nothing here synchronises the device).
-        stream = sys.modules["torch"].cuda.current_stream(device).cuda_stream
+        # asynchronously (nothing here synchronises the device). The raw
+        # handle, as Inductor's code takes it: torch.cuda.current_stream()
+        # builds a Stream object, microseconds per call.
+        stream = sys.modules["torch"]._C._cuda_getCurrentRawStream(device)
         return tuple(self._impl.run(arguments, stream, device, into, share_groups))
 
     @property

@@ -41,7 +41,20 @@ nb::dlpack::dtype toDLPack(ral::DType t) {
 }
 
 using Array = nb::ndarray<nb::ro>;
-using TorchArray = nb::ndarray<nb::pytorch>;
+using CapsuleArray = nb::ndarray<>;
+
+/// torch._C._from_dlpack, looked up once: a result goes from its DLPack
+/// capsule straight to a tensor. (nanobind's pytorch export goes through
+/// torch.utils.dlpack.from_dlpack and the __dlpack__ protocol, which for a
+/// CUDA tensor builds a torch.cuda.Stream object per result: several
+/// microseconds of host time per result and call.)
+nb::handle torchFromDLPack() {
+  static PyObject *fn = [] {
+    nb::object f = nb::module_::import_("torch").attr("_C").attr("_from_dlpack");
+    return f.release().ptr(); // kept for the process's life
+  }();
+  return fn;
+}
 
 /// Runs `exe`. `into[r] >= 0` writes result r into argument into[r] after
 /// the call (ral::InvokeOptions::resultsInto); such a result comes back as
@@ -90,6 +103,7 @@ nb::list run(const ral::Program &exe, std::vector<Array> arrays,
                       shareGroups);
   }
   nb::list results;
+  nb::handle fromDLPack = outputs.empty() ? nb::handle() : torchFromDLPack();
   for (size_t r = 0; r < outputs.size(); ++r) {
     ral::OutputTensor &out = outputs[r];
     if (r < into.size() && into[r] >= 0) {
@@ -101,11 +115,13 @@ nb::list run(const ral::Program &exe, std::vector<Array> arrays,
       delete static_cast<std::shared_ptr<void> *>(p);
     });
     std::vector<size_t> shape(out.shape.begin(), out.shape.end());
-    results.append(TorchArray(out.data, shape.size(), shape.data(), owner,
-                              nullptr, toDLPack(out.dtype),
-                              onCuda ? nb::device::cuda::value
-                                     : nb::device::cpu::value,
-                              onCuda ? cudaDevice : 0));
+    nb::object capsule = nb::cast(
+        CapsuleArray(out.data, shape.size(), shape.data(), owner, nullptr,
+                     toDLPack(out.dtype),
+                     onCuda ? nb::device::cuda::value : nb::device::cpu::value,
+                     onCuda ? cudaDevice : 0),
+        nb::rv_policy::reference);
+    results.append(fromDLPack(capsule));
   }
   return results;
 }

@@ -572,12 +572,11 @@ class DiscPartition(torch.nn.Module):
     def forward(self, *args):
         expected = self.reference(*args) if self.reference is not None else None
         inputs = [args[i] for i in self.placeholders] if self.placeholders is not None else []
-        carrier_device = None
+        exe = self.executable
+        device = exe._cuda_device()  # -1 on the CPU
         for p in self.plan if self.placeholders is None else ():
             if p.kind in ("seed", "symint"):
-                if carrier_device is None:
-                    carrier_device = "cpu" if self.executable.target != "cuda" else \
-                        torch.device("cuda", torch.cuda.current_device())
+                carrier_device = "cpu" if device < 0 else torch.device("cuda", device)
                 value = _draw_seed() if p.kind == "seed" else args[p.placeholder]
                 inputs.append(symint_carrier(value, carrier_device))
                 continue
@@ -590,8 +589,6 @@ class DiscPartition(torch.nn.Module):
         import disc
 
         try:
-            exe = self.executable
-            device = exe._cuda_device()
             arguments = disc._as_arguments(inputs)
             # The runtime writes into an input only when the call reads it in
             # place; any other (a non-contiguous parameter, say) is updated
