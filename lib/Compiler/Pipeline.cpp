@@ -70,6 +70,8 @@ static std::string libraryEpiloguesStep(bool logFusion) {
 /// DISC_CUDA_ROW_VARIANT: unset or "auto" (the default) lets each call of a
 /// row kernel pick one row per thread or one row per block from the row
 /// length; "thread" or "block" forces one (tests, benchmarks).
+/// DISC_CUDA_VECTORIZE=0 leaves elementwise grids without their vector
+/// variant.
 static std::string mapLoopsToGpuStep() {
   const char *env = std::getenv("DISC_CUDA_ROW_VARIANT");
   std::string variant = env && *env ? env : "auto";
@@ -77,7 +79,12 @@ static std::string mapLoopsToGpuStep() {
     throw std::invalid_argument("DISC_CUDA_ROW_VARIANT must be auto, thread "
                                 "or block, got '" +
                                 variant + "'");
-  return "disc-map-loops-to-gpu{row-variant=" + variant + "}";
+  // DISC_CUDA_VECTORIZE=0: elementwise grids without their vector variant
+  // (to compare, or to rule it out when debugging).
+  const char *vectorize = std::getenv("DISC_CUDA_VECTORIZE");
+  bool vectorGrids = !(vectorize && std::string(vectorize) == "0");
+  return "disc-map-loops-to-gpu{row-variant=" + variant +
+         " vectorize=" + (vectorGrids ? "true" : "false") + "}";
 }
 
 /// DISC_PROFILE: unset or "0" compiles without profiling hooks, "1" times
@@ -218,6 +225,9 @@ std::string disc::cpuKernelsToLlvmPipeline() {
          // aligned_alloc, not malloc(size + alignment) and a manual
          // offset: the RAL allocator aligns every block to 64 bytes, and the
          // extra bytes would push a power-of-two size into the next bucket.
+         // Vector loads and stores: the cuda-emulated target's vector
+         // grids (disc-map-loops-to-gpu).
+         "convert-vector-to-llvm,"
          "finalize-memref-to-llvm{use-aligned-alloc=1},convert-arith-to-llvm,convert-index-to-llvm,"
          "convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts,"
          "disc-apply-noalias-args,"

@@ -28,6 +28,8 @@ std::atomic<int64_t> parallelLaunches{0};
 std::atomic<int64_t> serialRuns{0};
 std::atomic<int64_t> rowsPerThread{0};
 std::atomic<int64_t> rowsPerBlock{0};
+std::atomic<int64_t> vectorGrids{0};
+std::atomic<int64_t> scalarGrids{0};
 
 /// Threads for loops launched on this thread: set per call by
 /// ThreadsForCall (the Context's numThreads), else OpenMP's default.
@@ -90,7 +92,8 @@ ParallelStats parallelStats() {
 }
 
 RowVariantStats rowVariantStats() {
-  return {rowsPerThread.load(), rowsPerBlock.load()};
+  return {rowsPerThread.load(), rowsPerBlock.load(), vectorGrids.load(),
+          scalarGrids.load()};
 }
 
 } // namespace ral
@@ -103,6 +106,10 @@ extern "C" void disc_ral_note_variant(int64_t variant) {
     rowsPerThread.fetch_add(1, std::memory_order_relaxed);
   else if (variant == 1)
     rowsPerBlock.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 2)
+    vectorGrids.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 3)
+    scalarGrids.fetch_add(1, std::memory_order_relaxed);
 }
 
 extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),

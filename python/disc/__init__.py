@@ -360,6 +360,12 @@ def stats() -> dict:
                        cuda-emulated) that ran one row per thread
     rows_per_block     ... that ran one row per block: the run-time variant
                        choice of every row kernel (docs/cuda.md)
+    vector_grids       calls of GPU elementwise grids that ran four elements
+                       per thread with vector loads and stores
+    scalar_grids       calls of such grids (ones that have the vector
+                       variant) that ran one element per thread: the
+                       innermost extent not a multiple of 4, or a buffer not
+                       aligned for the vector (docs/cuda.md)
     cache_hits         compile_mlir calls served by the compile cache (local
                        or remote): nothing compiled (docs/artifacts.md)
     cache_misses       compile_mlir calls the cache could not serve
@@ -371,13 +377,15 @@ def stats() -> dict:
     from .frontend import backend as _backend
 
     launches, serial = _runtime.parallel_stats()
-    rows_per_thread, rows_per_block = _runtime.row_variant_stats()
+    rows_per_thread, rows_per_block, vector_grids, scalar_grids = \
+        _runtime.row_variant_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
               "parallel_launches": launches, "serial_runs": serial,
               "rows_per_thread": rows_per_thread,
-              "rows_per_block": rows_per_block}
+              "rows_per_block": rows_per_block,
+              "vector_grids": vector_grids, "scalar_grids": scalar_grids}
     result.update(_backend.stats())
     result.update(_cache.stats())
     return result

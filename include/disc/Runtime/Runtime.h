@@ -236,11 +236,15 @@ struct ParallelStats {
 };
 ParallelStats parallelStats();
 
-/// Process-wide counts of the run-time variant choice of GPU row kernels
-/// (disc_ral_note_variant): one row per thread, one row per block.
+/// Process-wide counts of the run-time variant choice of GPU kernels
+/// (disc_ral_note_variant): row kernels one row per thread or one row per
+/// block; elementwise grids that have a vector variant run with vector
+/// accesses or without (extent or alignment did not allow them).
 struct RowVariantStats {
   int64_t rowsPerThread = 0;
   int64_t rowsPerBlock = 0;
+  int64_t vectorGrids = 0;
+  int64_t scalarGrids = 0;
 };
 RowVariantStats rowVariantStats();
 

@@ -274,6 +274,7 @@ NB_MODULE(_runtime, m) {
   });
   m.def("row_variant_stats", [] {
     ral::RowVariantStats stats = ral::rowVariantStats();
-    return std::make_pair(stats.rowsPerThread, stats.rowsPerBlock);
+    return nb::make_tuple(stats.rowsPerThread, stats.rowsPerBlock,
+                          stats.vectorGrids, stats.scalarGrids);
   });
 }

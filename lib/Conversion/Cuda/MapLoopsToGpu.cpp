@@ -8,6 +8,7 @@
 #include "ColumnLoops.h"
 #include "GpuLoopUtils.h"
 #include "RowKernels.h"
+#include "VectorGrids.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -634,20 +635,55 @@ struct MapLoopsToGpuPass
   }
 
   /// One outermost parallel loop -> block loop around thread loop around a
-  /// guarded, delinearised copy of the body.
+  /// guarded, delinearised copy of the body. An elementwise nest whose
+  /// innermost accesses are contiguous also gets the vector variant
+  /// (VectorGrids.h), chosen per call by the host.
   LogicalResult mapToGrid(scf::ParallelOp loop) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
+    SmallVector<Value> tripCounts;
+    for (auto [lb, ub, step] : llvm::zip(
+             loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+      tripCounts.push_back(tripCount(b, loc, lb, ub, step));
+    std::optional<disc::cuda::VectorPlan> plan;
+    if (vectorize)
+      plan = disc::cuda::planVectorGrid(loop);
+    if (!plan) {
+      buildGrid(b, loop, tripCounts, nullptr);
+      loop.erase();
+      return success();
+    }
+    Value vectorOk = disc::cuda::vectorGridCondition(b, loc, tripCounts.back(),
+                                                     *plan);
+    auto choice = scf::IfOp::create(b, loc, vectorOk, /*withElse=*/true);
+    // One kernel in two variants: kernel counts take the else branch.
+    choice->setAttr(disc::cuda::kRowVariantsAttr, b.getUnitAttr());
+    OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
+    noteVariant(thenBuilder, loc, disc::cuda::RowVariant::Vector);
+    buildGrid(thenBuilder, loop, tripCounts, &*plan);
+    OpBuilder elseBuilder(choice.elseBlock()->getTerminator());
+    noteVariant(elseBuilder, loc, disc::cuda::RowVariant::Scalar);
+    buildGrid(elseBuilder, loop, tripCounts, nullptr);
+    loop.erase();
+    return success();
+  }
+
+  /// The grid of `loop` at `b`: one iteration per thread, or with `plan`
+  /// kVectorWidth consecutive iterations of the innermost dim per thread
+  /// (whose trip count the host checked is a multiple of it).
+  void buildGrid(OpBuilder &b, scf::ParallelOp loop,
+                 SmallVector<Value> tripCounts,
+                 const disc::cuda::VectorPlan *plan) {
+    Location loc = loop.getLoc();
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    SmallVector<Value> tripCounts;
+    if (plan)
+      tripCounts.back() = b.createOrFold<arith::DivUIOp>(
+          loc, tripCounts.back(),
+          arith::ConstantIndexOp::create(b, loc, disc::cuda::kVectorWidth));
     Value total = one;
-    for (auto [lb, ub, step] : llvm::zip(
-             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-      Value count = tripCount(b, loc, lb, ub, step);
-      tripCounts.push_back(count);
+    for (Value count : tripCounts)
       total = b.createOrFold<arith::MulIOp>(loc, total, count);
-    }
     std::optional<int64_t> staticTotal = getConstantIntValue(total);
     int64_t threads =
         staticTotal ? std::max<int64_t>(1, std::min(*staticTotal, (int64_t)blockSize))
@@ -660,6 +696,7 @@ struct MapLoopsToGpuPass
                                           ValueRange{one});
     blocks->setAttr(gpu::getMappingAttrName(),
                     ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::BlockX)}));
+    OpBuilder::InsertionGuard keep(b);
     b.setInsertionPoint(blocks.getBody()->getTerminator());
     auto threadLoop = scf::ParallelOp::create(b, loc, ValueRange{zero},
                                               ValueRange{blockDim},
@@ -680,12 +717,19 @@ struct MapLoopsToGpuPass
     // elements of a row-major buffer.
     SmallVector<Value> ivs = disc::cuda::delinearize(
         b, loc, linear, tripCounts, loop.getLowerBound(), loop.getStep());
+    if (plan) {
+      // The innermost dim starts at 0 with step 1 (planVectorGrid): the
+      // group's first iteration is kVectorWidth times its index.
+      ivs.back() = arith::MulIOp::create(
+          b, loc, ivs.back(),
+          arith::ConstantIndexOp::create(b, loc, disc::cuda::kVectorWidth));
+      disc::cuda::cloneBodyVectorized(b, loc, loop, ivs, *plan);
+      return;
+    }
     IRMapping mapping;
     mapping.map(loop.getInductionVars(), ivs);
     for (Operation &op : loop.getBody()->without_terminator())
       b.clone(op, mapping);
-    loop.erase();
-    return success();
   }
 };
 

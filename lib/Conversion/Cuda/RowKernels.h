@@ -17,13 +17,21 @@ namespace disc::cuda {
 /// The attribute that marks a block-per-row nest.
 constexpr llvm::StringLiteral kRowBlockAttr = "disc.row_block";
 
-/// The attribute that marks the host's `scf.if` choosing between the two
-/// variants of one row kernel (then: one row per block, else: one row per
-/// thread).
+/// The attribute that marks the host's `scf.if` choosing between two
+/// variants of one kernel (a row kernel's then: one row per block, else:
+/// one row per thread; an elementwise grid's then: four iterations per
+/// thread with vector accesses, else: one). Kernel counts take the else
+/// branch.
 constexpr llvm::StringLiteral kRowVariantsAttr = "disc.row_variants";
 
 /// Variant ids passed to `disc_ral_note_variant` (counted in disc.stats()).
-enum class RowVariant : int64_t { PerThread = 0, PerBlock = 1 };
+enum class RowVariant : int64_t {
+  PerThread = 0,
+  PerBlock = 1,
+  // Elementwise grids that have a vector variant (VectorGrids.h).
+  Vector = 2,
+  Scalar = 3
+};
 
 /// A row kernel: an outermost `scf.parallel` over rows whose body is a
 /// sequence of

@@ -73,13 +73,17 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block of the mapped grids">,
     Option<"rowVariant", "row-variant", "std::string", /*default=*/"\"auto\"",
-           "Row kernels: auto (chosen per call), thread or block">
+           "Row kernels: auto (chosen per call), thread or block">,
+    Option<"vectorize", "vectorize", "bool", /*default=*/"true",
+           "Give elementwise grids a variant of four iterations per thread "
+           "with vector loads and stores">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
                            "mlir::gpu::GPUDialect",
                            "mlir::memref::MemRefDialect",
-                           "mlir::scf::SCFDialect"];
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 def DiscRowBlocksToGpu : Pass<"disc-row-blocks-to-gpu", "mlir::func::FuncOp"> {

@@ -1,0 +1,62 @@
+//===- VectorGrids.h - the 4-wide variant of elementwise grids --*- C++ -*-===//
+//
+// Part of disc-map-loops-to-gpu: an elementwise loop nest whose innermost
+// accesses are contiguous gets a second grid in which each thread runs four
+// consecutive iterations of the innermost dim and those accesses become
+// vector loads and stores (128-bit for 32-bit elements). The host picks it
+// per call when the innermost extent is a multiple of four and every
+// vectorised buffer is aligned for it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DISC_LIB_CONVERSION_CUDA_VECTORGRIDS_H
+#define DISC_LIB_CONVERSION_CUDA_VECTORGRIDS_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <optional>
+
+namespace disc::cuda {
+
+/// Iterations of the innermost dim one thread runs in the vector variant.
+constexpr int64_t kVectorWidth = 4;
+
+/// The loads and stores of an elementwise nest that the vector variant
+/// turns into vector accesses, and the buffers they touch.
+struct VectorPlan {
+  llvm::SmallVector<mlir::Operation *> accesses;
+  llvm::SmallVector<mlir::Value> buffers; // each once
+};
+
+/// The plan for `loop` (an outermost `scf.parallel`), or none when the
+/// vector variant does not apply: the body has ops with regions, the
+/// innermost dim does not start at 0 with step 1 or its static extent is
+/// not a multiple of kVectorWidth, or no load or store can be vectorised.
+/// An access can be when its buffer is defined outside the loop, has the
+/// identity layout and 8-, 16- or 32-bit elements, its last index is the
+/// innermost induction variable, its other indices are other induction
+/// variables or values defined outside, and the body does not both read
+/// and write that buffer (the variant reorders accesses of one thread's
+/// four iterations, which are independent by scf.parallel's semantics).
+std::optional<VectorPlan> planVectorGrid(mlir::scf::ParallelOp loop);
+
+/// Host code, before `loop`: whether this call can run the vector variant
+/// (the innermost extent `innerCount` a multiple of kVectorWidth; every
+/// planned buffer's address aligned to the vector's size and, above rank
+/// 1, its last dim a multiple of kVectorWidth).
+mlir::Value vectorGridCondition(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value innerCount,
+                                const VectorPlan &plan);
+
+/// Clones `loop`'s body at `b` for the iterations `ivs` (the innermost one
+/// the first of kVectorWidth consecutive ones): each op once per
+/// iteration, in lockstep, then each planned access of the four clones
+/// made one vector access.
+void cloneBodyVectorized(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::scf::ParallelOp loop, mlir::ValueRange ivs,
+                         const VectorPlan &plan);
+
+} // namespace disc::cuda
+
+#endif // DISC_LIB_CONVERSION_CUDA_VECTORGRIDS_H
