@@ -481,7 +481,12 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
   initializeOnce();
   DialectRegistry registry;
   registerAllDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  // The cuda target serialises its kernels for each chip on the context's
+  // threads (disc-gpu-module-to-binary: two ptxas runs at once); the CPU
+  // pipeline runs on the calling thread.
+  MLIRContext context(registry, options.target == "cuda"
+                                    ? MLIRContext::Threading::ENABLED
+                                    : MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   timer.phase("context");
 

@@ -281,7 +281,9 @@ std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath,
       "finalize-memref-to-llvm{use-aligned-alloc=1},convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "gpu-to-llvm,reconcile-unrealized-casts,"
-      "gpu-module-to-binary{format=fatbin" + toolkit + "},"
+      // Upstream's gpu-module-to-binary with each chip's LLVM code
+      // generation and ptxas on a thread of its own.
+      "disc-gpu-module-to-binary{format=fatbin" + toolkit + "},"
       "disc-ral-lower-gpu-launch" +
       (dumpDir.empty() ? "" : "{dump-dir=" + dumpDir + "}") +
       ",disc-ral-inject-context{device=cuda}";

@@ -108,7 +108,7 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   resetFake();
   auto exe = compileCuda();
   std::vector<float> storage;
-  const int64_t rows = 300, cols = 5;
+  const int64_t rows = 1100, cols = 5;
   auto outputs = runAt(*exe, storage, rows, cols);
   ASSERT_EQ(outputs.size(), 2u);
   EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{rows, cols}));
@@ -125,13 +125,16 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
     EXPECT_LE(l.block[0], 256u) << l.kernel;
     EXPECT_EQ(l.stream, kStream) << l.kernel;
     // Each grid is ceil(total / block) blocks for one of the totals (the
-    // first match: the sum's 24 threads and the row max's 300 rows both
-    // take one or two 256-thread blocks, so the totals are chosen apart).
+    // first match, so the shape is chosen for the totals to need different
+    // block counts: 22, 5, 2, one 1-thread block, one 256-thread block).
     bool matched = false;
-    // rows * cols: the exp; rows: the row max; 1: the sum's initial store
+    // rows * cols: the exp (cols is odd: one element per thread); rows: the
+    // row max; rows / 4: its initial value, four rows per thread (the
+    // vector variant: rows is a multiple of 4); 1: the sum's initial store
     // and its final rounding to f32; ceil(rows * cols / 64): the sum's
     // threads (64 elements each at least).
-    for (int64_t total : {rows * cols, rows, int64_t(1), (rows * cols + 63) / 64})
+    for (int64_t total : {rows * cols, rows, rows / 4, int64_t(1),
+                          (rows * cols + 63) / 64})
       // 256 threads a block; a total known to be 1 at compile time: one.
       if (l.block[0] == (total == 1 ? 1u : 256u) &&
           l.grid[0] == (total + l.block[0] - 1) / l.block[0]) {
@@ -144,6 +147,7 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   }
   EXPECT_GE(covered[rows * cols], 1); // the exp: one thread per element
   EXPECT_GE(covered[rows], 1);        // the row max: one thread per row
+  EXPECT_EQ(covered[rows / 4], 1);    // its initial value, vectorised
   // The sum's initial value and its f64 -> f32 rounding (a whole-tensor f32
   // sum accumulates in f64): one thread each.
   EXPECT_EQ(covered[1], 2);

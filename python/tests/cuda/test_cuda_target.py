@@ -56,12 +56,16 @@ def test_compiles_to_fatbins_for_sm80_and_sm90(tmp_path):
     assert compilations() == before + 1
     assert exe.target == "cuda"
     # row max (and its initial value), exp, the whole sum and its initial
-    # value: one gpu.launch each, and the row max's block-per-row variant
-    # (a kernel of its own; a call runs one of the two, counted once).
+    # value: one gpu.launch each, plus a kernel per run-time variant (the
+    # row max's block-per-row variant, the elementwise grids' vector
+    # variant; a call runs one of the two, counted once).
     loops = exe.kernel_counts["loops"]
     assert loops >= 3
+    (mapped,) = tmp_path.glob("*disc-map-loops-to-gpu.mlir")
+    variants = mapped.read_text().count("{disc.row_variants}")
+    assert variants >= 2
     (merged,) = tmp_path.glob("*disc-merge-gpu-modules.mlir")
-    assert merged.read_text().count(" kernel {") == loops + 1
+    assert merged.read_text().count(" kernel {") == loops + variants
     # Every kernel in one module (disc-merge-gpu-modules): one fatbin per
     # chip, each with ptxas's cubin and the PTX for newer GPUs.
     fatbins = sorted(p.name for p in tmp_path.glob("*.fatbin"))

@@ -150,6 +150,29 @@ def DiscMergeGpuModules : Pass<"disc-merge-gpu-modules", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def DiscGpuModuleToBinary
+    : Pass<"disc-gpu-module-to-binary", "mlir::ModuleOp"> {
+  let summary = "gpu-module-to-binary with the targets serialised in parallel";
+  let description = [{
+    Does what upstream `gpu-module-to-binary` does (each `gpu.module`
+    becomes a `gpu.binary` with one object per target attribute, in the
+    targets' order), but serialises the targets of a module on the
+    context's threads: each target gets a clone of the module, and the
+    clones go through LLVM's NVPTX code generation and ptxas at once. With
+    two chips (sm_80, sm_90) that is two ptxas runs in parallel rather than
+    one after the other. A module without targets, or a target that fails,
+    is an error naming the module (and the target's own diagnostics).
+  }];
+  let options = [
+    Option<"toolkitPath", "toolkit", "std::string", /*default=*/"\"\"",
+           "The CUDA toolkit (ptxas, fatbinary, libdevice)">,
+    Option<"compilationTarget", "format", "std::string",
+           /*default=*/"\"fatbin\"",
+           "isa, bin or fatbin, as gpu-module-to-binary's format">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def DiscRalLowerGpuLaunch
     : Pass<"disc-ral-lower-gpu-launch", "mlir::ModuleOp"> {
   let summary = "Lower gpu.binary and gpu.launch_func to RAL CUDA runtime calls";
