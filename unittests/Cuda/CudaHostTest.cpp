@@ -172,6 +172,20 @@ TEST_F(CudaHost, ModulesLoadOncePerExecutable) {
   EXPECT_EQ(fake().moduleUnloads, loads);
 }
 
+TEST_F(CudaHost, DevicePoolKeepsFreedMemory) {
+  // cuMemAllocAsync's pool: the release threshold raised to the maximum
+  // (the default returns the memory at every synchronisation), once per
+  // device and process, not per call.
+  resetFake();
+  auto exe = compileCuda();
+  std::vector<float> storage;
+  runAt(*exe, storage, 4, 8);
+  runAt(*exe, storage, 40, 3);
+  EXPECT_GT(fake().allocations, 0);
+  EXPECT_EQ(fake().poolReleaseThreshold, UINT64_MAX);
+  EXPECT_EQ(fake().poolThresholdSets, 1);
+}
+
 TEST_F(CudaHost, EmptyTensorsLaunchOnlyOneThreadGrids) {
   resetFake();
   auto exe = compileCuda();

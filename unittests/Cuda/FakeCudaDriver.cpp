@@ -104,6 +104,18 @@ int cuMemAllocAsync(unsigned long long *ptr, size_t bytes, void *stream) {
   state.lastAllocStream = stream;
   return 0;
 }
+int cuDeviceGetDefaultMemPool(void **pool, int device) {
+  static int pools[8];
+  *pool = &pools[device & 7];
+  return 0;
+}
+int cuMemPoolSetAttribute(void *, int attr, void *value) {
+  if (attr == 4) { // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+    std::memcpy(&state.poolReleaseThreshold, value, 8);
+    ++state.poolThresholdSets;
+  }
+  return 0;
+}
 int cuMemFreeAsync(unsigned long long ptr, void *) {
   std::free(reinterpret_cast<void *>(ptr));
   ++state.frees;

@@ -22,6 +22,9 @@ struct FakeCudaState {
   FakeLaunch launches[kMaxLaunches];
   int64_t allocations = 0, frees = 0, copies = 0;
   void *lastAllocStream = nullptr;
+  // cuMemPoolSetAttribute(RELEASE_THRESHOLD): the last value, and how often.
+  uint64_t poolReleaseThreshold = 0;
+  int poolThresholdSets = 0;
   // The fake cuBLASLt (the same library, DISC_CUBLASLT_LIBRARY): matmuls
   // computed on the host, f32 only.
   int matmuls = 0;

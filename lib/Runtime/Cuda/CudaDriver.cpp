@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 
 namespace disc {
@@ -57,6 +59,9 @@ const Loaded &load() {
     resolve(library, "cuMemAllocAsync", d.cuMemAllocAsync, e);
     resolve(library, "cuMemFreeAsync", d.cuMemFreeAsync, e);
     resolve(library, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync, e);
+    resolve(library, "cuDeviceGetDefaultMemPool", d.cuDeviceGetDefaultMemPool,
+            e);
+    resolve(library, "cuMemPoolSetAttribute", d.cuMemPoolSetAttribute, e);
     if (!e.empty())
       return l;
     CUresult init = d.cuInit(0);
@@ -133,6 +138,25 @@ CUcontext currentContext() {
         "cuDevicePrimaryCtxRetain");
   check(d.cuCtxSetCurrent(context), "cuCtxSetCurrent");
   return context;
+}
+
+void keepPoolMemory() {
+  // One bit per device that has been set (devices 64 and above: every call).
+  static std::atomic<uint64_t> kept{0};
+  const Driver &d = driver();
+  CUdevice device = 0;
+  check(d.cuCtxGetDevice(&device), "cuCtxGetDevice");
+  uint64_t bit = device >= 0 && device < 64 ? uint64_t(1) << device : 0;
+  if (bit && (kept.load(std::memory_order_relaxed) & bit))
+    return;
+  CUmemoryPool pool = nullptr;
+  check(d.cuDeviceGetDefaultMemPool(&pool, device),
+        "cuDeviceGetDefaultMemPool");
+  uint64_t threshold = UINT64_MAX;
+  check(d.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                &threshold),
+        "cuMemPoolSetAttribute(RELEASE_THRESHOLD)");
+  kept.fetch_or(bit, std::memory_order_relaxed);
 }
 
 int currentSmVersion() {

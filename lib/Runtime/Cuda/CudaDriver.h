@@ -32,6 +32,8 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUdeviceptr = unsigned long long;
+using CUmemoryPool = struct CUmemPoolHandle_st *;
+constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
@@ -55,6 +57,8 @@ struct Driver {
   CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *);
 };
 
 /// `fn` = dlsym(library, name); when missing, `error` (if still empty)
@@ -142,6 +146,13 @@ void check(CUresult result, const std::string &what);
 /// The calling thread's current context; when there is none (standalone
 /// use), device 0's primary context, made current.
 CUcontext currentContext();
+
+/// Sets the current device's default memory pool (cuMemAllocAsync's) to
+/// keep freed memory however much it holds: with the default threshold (0)
+/// the pool returns its memory to the driver at every synchronisation, and
+/// the next call's allocations map it again. Once per device (PyTorch's
+/// cudaMallocAsync backend does the same).
+void keepPoolMemory();
 
 /// The compute capability of the current context's device as 10 * major +
 /// minor (90 for an H100).

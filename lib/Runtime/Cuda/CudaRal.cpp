@@ -148,6 +148,7 @@ void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
       throw RuntimeError("negative size " + std::to_string(bytes));
     cuda::CUdeviceptr ptr = 0;
     auto stream = static_cast<cuda::CUstream>(ectx->cudaStream);
+    cuda::keepPoolMemory();
     // cuMemAllocAsync rejects 0 bytes; a 1-byte block keeps pointers unique.
     cuda::check(cuda::driver().cuMemAllocAsync(
                     &ptr, bytes == 0 ? 1 : (size_t)bytes, stream),
