@@ -11,7 +11,10 @@ Eager and Inductor (dynamic=True) are measured beside DISC. Times are CUDA
 events around `--iters` back-to-back calls after warm-up, so a per-call host
 cost larger than the kernel shows up in the figure (as it would in a model).
 
-    python bench/cuda_kernels.py [--out results.json] [--compilers eager,disc,inductor]
+    python bench/cuda_kernels.py [--out results.json] [--compilers eager,disc,disc-novec,inductor]
+
+"disc-novec" is DISC with DISC_CUDA_VECTORIZE=0 (no vector variant of
+elementwise grids), for the memory-bound kernels.
 """
 from __future__ import annotations
 
@@ -157,10 +160,57 @@ def fallback_nodes():
 
 
 def compiled(fn, compiler):
+    """`fn` through `compiler`; "disc-novec" is DISC without the elementwise
+    grids' vector variant (DISC_CUDA_VECTORIZE=0 while it compiles, on its
+    first call)."""
     if compiler == "eager":
         return fn
     torch._dynamo.reset()
-    return torch.compile(fn, backend=compiler, dynamic=True)
+    if compiler != "disc-novec":
+        return torch.compile(fn, backend=compiler, dynamic=True)
+    import os
+
+    inner = torch.compile(fn, backend="disc", dynamic=True)
+    first = [True]
+
+    def call(*args):
+        if first[0]:
+            os.environ["DISC_CUDA_VECTORIZE"] = "0"
+            try:
+                return inner(*args)
+            finally:
+                os.environ.pop("DISC_CUDA_VECTORIZE", None)
+                first[0] = False
+        return inner(*args)
+
+    return call
+
+
+def host_cost_per_kernel(compilers, iters: int) -> list[str]:
+    """Per-call time of a chain of k softmaxes at a small shape ([8, 64]:
+    the GPU work is a few microseconds), k = 1, 4, 16: the slope is the host
+    cost of one more fused kernel (launch, allocation, result), the
+    intercept the cost of a compiled call (guards, wrappers, the runtime's
+    entry)."""
+    lines = ["\n## Host cost per call and per kernel (chain of k softmaxes, [8, 64])",
+             "| compiler | k=1 us | k=4 us | k=16 us | per softmax us |", "|---|---:|---:|---:|---:|"]
+    x = torch.randn(8, 64, device="cuda")
+    for compiler in compilers:
+        times = []
+        for k in (1, 4, 16):
+            def chain(x, k=k):
+                for _ in range(k):
+                    x = torch.softmax(x, -1) * 2
+                return x
+            try:
+                times.append(timed(compiled(chain, compiler), (x,), iters))
+            except Exception as e:  # a diagnostic
+                times.append(float("nan"))
+                print(f"host cost {compiler} k={k}: {type(e).__name__}: {str(e)[:200]}")
+        lines.append(f"| {compiler} | {times[0]:.1f} | {times[1]:.1f} | {times[2]:.1f} | "
+                     f"{(times[2] - times[0]) / 15:.2f} |")
+        print(lines[-1], flush=True)
+    return lines
 
 
 def main(argv=None):
@@ -221,11 +271,12 @@ def main(argv=None):
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
     lines.append("\n## GEMMs (TFLOP/s per call; GPU: from the kernels' device time)")
-    lines.append("| gemm | " + " | ".join(compilers) + " |")
-    lines.append("|---|" + "---:|" * len(compilers))
+    lines.append("| gemm | " + " | ".join(c for c in compilers if c != "disc-novec") + " |")
+    lines.append("|---|" + "---:|" * len([c for c in compilers if c != "disc-novec"]))
+    gemm_compilers = [c for c in compilers if c != "disc-novec"]
     for name, fn, inputs, flops in gemm_cases():
         cells = []
-        for compiler in compilers:
+        for compiler in gemm_compilers:
             try:
                 f = compiled(fn, compiler)
                 fb = fallback_nodes()
@@ -249,6 +300,7 @@ def main(argv=None):
                                 "error": f"{type(e).__name__}: {str(e)[:300]}"})
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
+    lines += host_cost_per_kernel([c for c in compilers if c != "disc-novec"], args.iters)
     if "disc" in compilers:
         try:
             lines.append(host_profile())
