@@ -42,62 +42,68 @@ struct GpuModuleToBinaryPass
     gpu::TargetOptions options(toolkitPath, /*librariesToLink=*/{},
                                /*cmdOptions=*/"", /*elfSection=*/"",
                                *format, [] { return (SymbolTable *)nullptr; });
-    for (auto module : llvm::to_vector(
-             getOperation().getBody()->getOps<gpu::GPUModuleOp>()))
-      if (failed(serialize(module, options)))
+    SmallVector<gpu::GPUModuleOp> modules(
+        getOperation().getBody()->getOps<gpu::GPUModuleOp>());
+    // One job per (module, target): a clone of the module each. Serialising
+    // translates the module to LLVM IR, which edits it (distinct
+    // successors, debug expressions), so two threads must not share one.
+    // The clones are made here, on one thread.
+    struct Job {
+      gpu::GPUModuleOp module, clone;
+      Attribute target;
+      std::optional<SmallVector<char, 0>> object;
+    };
+    SmallVector<Job> jobs;
+    for (gpu::GPUModuleOp module : modules) {
+      ArrayAttr targets = module.getTargetsAttr();
+      if (!targets || targets.empty()) {
+        module.emitError("the module has no target attributes");
         return signalPassFailure();
-  }
-
-  LogicalResult serialize(gpu::GPUModuleOp module,
-                          const gpu::TargetOptions &options) {
-    ArrayAttr targets = module.getTargetsAttr();
-    if (!targets || targets.empty())
-      return module.emitError("the module has no target attributes");
-    // A clone per target: serialising translates the module to LLVM IR,
-    // which edits it (distinct successors, debug expressions), so two
-    // threads must not share one. Clones are made here, on one thread.
-    SmallVector<gpu::GPUModuleOp> clones;
-    for (size_t i = 0; i < targets.size(); ++i)
-      clones.push_back(cast<gpu::GPUModuleOp>(module->clone()));
-    SmallVector<std::optional<SmallVector<char, 0>>> objects(targets.size());
-    MLIRContext *ctx = module->getContext();
+      }
+      for (Attribute target : targets)
+        jobs.push_back(
+            {module, cast<gpu::GPUModuleOp>(module->clone()), target, {}});
+    }
     LogicalResult serialized = failableParallelForEachN(
-        ctx, 0, targets.size(), [&](size_t i) -> LogicalResult {
-          auto target = dyn_cast<gpu::TargetAttrInterface>(targets[i]);
+        &getContext(), 0, jobs.size(), [&](size_t i) -> LogicalResult {
+          Job &job = jobs[i];
+          auto target = dyn_cast<gpu::TargetAttrInterface>(job.target);
           if (!target)
-            return clones[i].emitError()
-                   << "target " << targets[i]
+            return job.module.emitError()
+                   << "target " << job.target
                    << " does not implement the target interface";
-          objects[i] = target.serializeToObject(clones[i], options);
-          if (!objects[i])
-            return clones[i].emitError()
-                   << "serialising the module for " << targets[i]
+          job.object = target.serializeToObject(job.clone, options);
+          if (!job.object)
+            return job.module.emitError()
+                   << "serialising the module for " << job.target
                    << " failed";
           return success();
         });
-    SmallVector<Attribute> attrs;
+    DenseMap<Operation *, SmallVector<Attribute>> objects;
     if (succeeded(serialized))
-      for (auto [i, target] : llvm::enumerate(targets)) {
-        Attribute object = cast<gpu::TargetAttrInterface>(target).createObject(
-            clones[i], *objects[i], options);
+      for (Job &job : jobs) {
+        Attribute object = cast<gpu::TargetAttrInterface>(job.target)
+                               .createObject(job.clone, *job.object, options);
         if (!object) {
-          serialized = module.emitError()
-                       << "creating the object for " << target << " failed";
+          serialized = job.module.emitError()
+                       << "creating the object for " << job.target
+                       << " failed";
           break;
         }
-        attrs.push_back(object);
+        objects[job.module].push_back(object);
       }
-    for (gpu::GPUModuleOp clone : clones)
-      clone->erase();
+    for (Job &job : jobs)
+      job.clone->erase();
     if (failed(serialized))
-      return failure();
-    OpBuilder b(module);
-    b.setInsertionPointAfter(module);
-    gpu::BinaryOp::create(b, module.getLoc(), module.getName(),
-                          module.getOffloadingHandlerAttr(),
-                          b.getArrayAttr(attrs));
-    module->erase();
-    return success();
+      return signalPassFailure();
+    for (gpu::GPUModuleOp module : modules) {
+      OpBuilder b(module);
+      b.setInsertionPointAfter(module);
+      gpu::BinaryOp::create(b, module.getLoc(), module.getName(),
+                            module.getOffloadingHandlerAttr(),
+                            b.getArrayAttr(objects[module]));
+      module->erase();
+    }
   }
 };
 
