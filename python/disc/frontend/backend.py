@@ -216,7 +216,6 @@ def backend(gm: fx.GraphModule, example_inputs, **options):
     and a backward graph, each compiled by DISC with symbolic shapes kept."""
     opts = Options.from_kwargs(**options)
     graph_id = next(_graph_ids)
-    _count(graphs=1)
     from torch._functorch.aot_autograd import aot_module_simplified
 
     def fw_compiler(aten_gm: fx.GraphModule, aten_inputs):
@@ -228,9 +227,14 @@ def backend(gm: fx.GraphModule, example_inputs, **options):
         # Input mutations (an optimizer step's parameters and state) stay in
         # the graph as copy_ nodes, which the compiled calls apply in place
         # (_fold_input_mutations) instead of AOTAutograd's eager epilogue.
-        return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                     decompositions=decompositions(),
-                                     keep_inference_input_mutations=True)
+        compiled = aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
+                                         decompositions=decompositions(),
+                                         keep_inference_input_mutations=True)
+        # Counted once traced: Dynamo calls the backend again after an
+        # attempt it abandons (TensorifyScalarRestartAnalysis, when a float
+        # scalar input becomes a tensor), and that attempt is no graph.
+        _count(graphs=1)
+        return compiled
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
     _count(training_graphs=1)
@@ -247,11 +251,13 @@ def backend(gm: fx.GraphModule, example_inputs, **options):
     def backward_compiler(aten_gm: fx.GraphModule, aten_inputs):
         return make_boxed_func(compile_aten_graph(aten_gm, graph_id, opts, role="backward"))
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=forward_compiler,
-                                 bw_compiler=backward_compiler,
-                                 inference_compiler=fw_compiler,
-                                 partition_fn=min_cut_rematerialization_partition,
-                                 decompositions=decompositions(training=True))
+    compiled = aot_module_simplified(gm, example_inputs, fw_compiler=forward_compiler,
+                                     bw_compiler=backward_compiler,
+                                     inference_compiler=fw_compiler,
+                                     partition_fn=min_cut_rematerialization_partition,
+                                     decompositions=decompositions(training=True))
+    _count(graphs=1)
+    return compiled
 
 
 _warned = set()

@@ -56,13 +56,32 @@ def _to_cuda(args):
     return tuple(a.cuda() if isinstance(a, torch.Tensor) else a for a in args)
 
 
+def _dynamo_graphs(backend, model, inputs):
+    """Graphs Dynamo compiles for `inputs` (one call each) with `backend`."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(model, backend=backend, dynamic=True)
+    with torch.no_grad():
+        for args in inputs:
+            compiled(*args)
+    return counters["stats"]["unique_graphs"]
+
+
 @pytest.mark.parametrize("name", sorted(zoo.ZOO))
 def test_zoo_model_on_cuda(name):
     entry = zoo.ZOO[name]
     model = zoo.build(name).cuda()
     g = torch.Generator().manual_seed(1)
     inputs = [_to_cuda(entry.inputs(size, g)) for size in entry.sizes]
+    # What Dynamo itself compiles for these shapes (backend="eager"): DISC
+    # must add no graph to it. (The GPU runs found 2 graphs for 3 shapes on
+    # cuda for five zoo models, where the CPU has 1, with no guard failure
+    # or graph break reported.)
+    dynamo_graphs = _dynamo_graphs("eager", model, inputs)
     torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
     compiled = torch.compile(model, backend="disc", dynamic=True)
     before = disc.stats()
     with torch.no_grad():
@@ -75,19 +94,16 @@ def test_zoo_model_on_cuda(name):
     other = {k: v for k, v in fallback_ops.items() if UNSUPPORTED_ON_CUDA not in k}
     assert not other, f"fallbacks beyond what the cuda target rejects on purpose: {other}"
     assert after["compilations"] - before["compilations"] >= 1
-    if after["graphs"] - before["graphs"] != 1:
-        # Recompiles or graph breaks? (The first GPU runs found 2 graphs on
-        # cuda where the CPU has 1, and guard_failures was empty.)
+    disc_graphs = after["graphs"] - before["graphs"]
+    if disc_graphs != dynamo_graphs or disc_graphs != 1:
         from torch._dynamo.utils import counters, guard_failures
 
         reasons = {getattr(code, "co_name", str(code)): [str(r)[:300] for r in failures]
                    for code, failures in guard_failures.items()}
-        breaks = {str(k)[:300]: v for k, v in counters["graph_break"].items()}
-        torch._dynamo.reset()
-        with torch.no_grad():
-            explained = torch._dynamo.explain(model)(*inputs[0])
-        raise AssertionError(
-            f"{after['graphs'] - before['graphs']} graphs for {len(inputs)} shapes; guard "
-            f"failures: {reasons}; graph breaks: {breaks}; explain at the first shape: "
-            f"{explained.graph_count} graph(s), breaks "
-            f"{[str(b.reason)[:300] for b in explained.break_reasons]}")
+        message = (f"{disc_graphs} DISC graphs, {dynamo_graphs} with backend='eager', for "
+                   f"{len(inputs)} shapes; guard failures: {reasons}; Dynamo stats: "
+                   f"{dict(counters['stats'])}; graph breaks: {dict(counters['graph_break'])}")
+        print(message)
+        # Dynamo's own recompilations are not DISC's to fix (test_model_zoo's
+        # test_disc_adds_no_guards); more graphs than Dynamo makes are.
+        assert disc_graphs == dynamo_graphs, message

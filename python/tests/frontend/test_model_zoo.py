@@ -9,6 +9,8 @@ import sys
 import pytest
 import torch
 
+import disc
+
 from .harness import check_compiled
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
@@ -85,3 +87,25 @@ def test_disc_adds_no_guards(name):
     with fx_config.patch(backed_size_oblivious=True, use_duck_shape=False):
         counts = {backend: _graphs_compiled(backend, model, inputs) for backend in ("eager", "disc")}
     assert counts["disc"] == counts["eager"] == (1 if name == "mlp" else 2), counts
+
+
+def test_graphs_counts_each_dynamo_graph_once():
+    """disc.stats()["graphs"] counts the graphs Dynamo compiled, not the
+    backend calls: Dynamo calls the backend again after an attempt it
+    abandons (the MLP's float scalar becomes a tensor input:
+    TensorifyScalarRestartAnalysis), which once counted 2 graphs for 1 and
+    made the GPU zoo tests report a recompilation that was not one."""
+    from torch._dynamo.utils import counters
+
+    torch.manual_seed(0)
+    model = zoo.build("mlp")
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    before = disc.stats()["graphs"]
+    with torch.no_grad():
+        for n in (3, 17, 129):
+            x = torch.randn(n, 64)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert counters["stats"]["unique_graphs"] == 1
+    assert disc.stats()["graphs"] - before == 1
