@@ -8,6 +8,7 @@
 #include "ColumnLoops.h"
 #include "GpuLoopUtils.h"
 #include "RowKernels.h"
+#include "ScatterLoops.h"
 #include "VectorGrids.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -62,6 +63,7 @@ struct MapLoopsToGpuPass
     }
     forwardHostScalars(func);
     parallelizeWholeReductions(func);
+    disc::cuda::parallelizeScatterLoops(func);
     disc::cuda::interchangeColumnLoops(func);
     if (failed(checkSupported(func)))
       return failure();
