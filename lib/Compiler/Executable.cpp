@@ -494,12 +494,10 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
   initializeOnce();
   DialectRegistry registry;
   registerAllDialects(registry);
-  // The cuda target serialises its kernels for each chip on the context's
-  // threads (disc-gpu-module-to-binary: two ptxas runs at once); the CPU
-  // pipeline runs on the calling thread.
-  MLIRContext context(registry, options.target == "cuda"
-                                    ? MLIRContext::Threading::ENABLED
-                                    : MLIRContext::Threading::DISABLED);
+  // Passes run on the calling thread (the dump instrumentation prints the
+  // whole module after each pass). disc-gpu-module-to-binary enables the
+  // context's threads for its own parallel serialisation only.
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   timer.phase("context");
 

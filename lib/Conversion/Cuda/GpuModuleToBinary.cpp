@@ -8,6 +8,7 @@
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Threading.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSwitch.h"
 
 namespace disc {
@@ -44,6 +45,19 @@ struct GpuModuleToBinaryPass
                                *format, [] { return (SymbolTable *)nullptr; });
     SmallVector<gpu::GPUModuleOp> modules(
         getOperation().getBody()->getOps<gpu::GPUModuleOp>());
+    // The jobs run on the context's threads. A compile's context is
+    // single-threaded (its passes run on the calling thread, which the
+    // dump-after-each-pass instrumentation needs): threads are enabled here,
+    // while this module pass is the only thing running, and disabled again
+    // after.
+    MLIRContext &context = getContext();
+    const bool wasThreaded = context.isMultithreadingEnabled();
+    if (!wasThreaded && !modules.empty())
+      context.enableMultithreading(true);
+    auto restoreThreading = llvm::make_scope_exit([&] {
+      if (!wasThreaded && context.isMultithreadingEnabled())
+        context.enableMultithreading(false);
+    });
     // One job per (module, target): a clone of the module each. Serialising
     // translates the module to LLVM IR, which edits it (distinct
     // successors, debug expressions), so two threads must not share one.
