@@ -50,7 +50,8 @@ using CapsuleArray = nb::ndarray<>;
 /// microseconds of host time per result and call.)
 nb::handle torchFromDLPack() {
   static PyObject *fn = [] {
-    nb::object f = nb::module_::import_("torch").attr("_C").attr("_from_dlpack");
+    nb::object f =
+        nb::module_::import_("torch").attr("_C").attr("_from_dlpack");
     return f.release().ptr(); // kept for the process's life
   }();
   return fn;

@@ -688,16 +688,18 @@ struct MapLoopsToGpuPass
       total = b.createOrFold<arith::MulIOp>(loc, total, count);
     std::optional<int64_t> staticTotal = getConstantIntValue(total);
     int64_t threads =
-        staticTotal ? std::max<int64_t>(1, std::min(*staticTotal, (int64_t)blockSize))
-                    : (int64_t)blockSize;
+        staticTotal
+            ? std::max<int64_t>(1, std::min(*staticTotal, (int64_t)blockSize))
+            : (int64_t)blockSize;
     Value blockDim = arith::ConstantIndexOp::create(b, loc, threads);
     Value numBlocks = arith::CeilDivUIOp::create(b, loc, total, blockDim);
     MLIRContext *ctx = loop.getContext();
     auto blocks = scf::ParallelOp::create(b, loc, ValueRange{zero},
                                           ValueRange{numBlocks},
                                           ValueRange{one});
-    blocks->setAttr(gpu::getMappingAttrName(),
-                    ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::BlockX)}));
+    blocks->setAttr(
+        gpu::getMappingAttrName(),
+        ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::BlockX)}));
     OpBuilder::InsertionGuard keep(b);
     b.setInsertionPoint(blocks.getBody()->getTerminator());
     auto threadLoop = scf::ParallelOp::create(b, loc, ValueRange{zero},

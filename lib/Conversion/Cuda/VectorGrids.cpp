@@ -58,7 +58,8 @@ bool vectorizable(Operation *op, scf::ParallelOp loop) {
 
 std::optional<VectorPlan> planVectorGrid(scf::ParallelOp loop) {
   Block *body = loop.getBody();
-  if (loop.getNumResults() != 0 || !isConstantIntValue(loop.getLowerBound().back(), 0) ||
+  if (loop.getNumResults() != 0 ||
+      !isConstantIntValue(loop.getLowerBound().back(), 0) ||
       !isConstantIntValue(loop.getStep().back(), 1))
     return std::nullopt;
   if (std::optional<int64_t> extent =

@@ -5,10 +5,10 @@
 
 #include "disc/Runtime/Runtime.h"
 
-#include <cstdlib>
-#include <dlfcn.h>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <dlfcn.h>
 #include <mutex>
 
 namespace disc {
@@ -144,6 +144,7 @@ void keepPoolMemory() {
   // One bit per device that has been set (devices 64 and above: every call).
   static std::atomic<uint64_t> kept{0};
   const Driver &d = driver();
+  currentContext(); // standalone use: device 0's primary context
   CUdevice device = 0;
   check(d.cuCtxGetDevice(&device), "cuCtxGetDevice");
   uint64_t bit = device >= 0 && device < 64 ? uint64_t(1) << device : 0;
