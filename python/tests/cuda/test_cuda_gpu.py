@@ -213,3 +213,33 @@ def test_elementwise_vector_variant_on_the_gpu(dtype):
                after["scalar_grids"] - stats["scalar_grids"])
         assert (ran[0] > 0 and ran[1] == 0) if vector else (ran[0] == 0 and ran[1] > 0), ran
     assert compilations() == before + 1
+
+
+@pytest.mark.parametrize("reduce", ["amax", "sum", "mean"])
+def test_scatter_grids_on_the_gpu(reduce):
+    """Scatters run as grids over the updates with atomic
+    read-modify-writes (docs/cuda.md, "Scatters"): repeated indices, as in a
+    graph network's aggregation, at three shapes with one compilation."""
+    def f(x, index, base, ints, int_base):
+        out = base.scatter_reduce(0, index[:, None].expand_as(x), x, reduce,
+                                  include_self=False)
+        added = base.index_add(0, index, x) + torch.zeros_like(base).index_put(
+            (index,), x, accumulate=True)
+        return out, added, int_base.index_add(0, index, ints)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before = compilations()
+    g = torch.Generator(device="cuda").manual_seed(0)
+    for nodes in (7, 100, 1000):
+        edges = 10 * nodes
+        args = (torch.randn(edges, 64, device="cuda", generator=g),
+                torch.randint(0, nodes, (edges,), device="cuda", generator=g),
+                torch.randn(nodes, 64, device="cuda", generator=g),
+                torch.randint(-50, 50, (edges, 8), device="cuda", generator=g,
+                              dtype=torch.int32),
+                torch.randint(-50, 50, (nodes, 8), device="cuda", generator=g,
+                              dtype=torch.int32))
+        for got, want in zip(compiled(*args), f(*args)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert compilations() == before + 1
