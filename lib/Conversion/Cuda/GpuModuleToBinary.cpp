@@ -54,7 +54,7 @@ struct GpuModuleToBinaryPass
     const bool wasThreaded = context.isMultithreadingEnabled();
     if (!wasThreaded && !modules.empty())
       context.enableMultithreading(true);
-    auto restoreThreading = llvm::make_scope_exit([&] {
+    llvm::scope_exit restoreThreading([&] {
       if (!wasThreaded && context.isMultithreadingEnabled())
         context.enableMultithreading(false);
     });
