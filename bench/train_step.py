@@ -59,6 +59,11 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     rows, vs_eager, vs_inductor = [], [], []
     for name in args.models:
+        # Every model's optimizer steps compile the same code object
+        # (Optimizer.step): without a reset, Dynamo's recompile limit (8
+        # entries per frame) is reached after a few models, and the later
+        # models' steps run in eager for both compilers.
+        torch._dynamo.reset()
         entry = zoo.ZOO[name]
         base = zoo.build(name).train()
         for m in base.modules():
