@@ -5,6 +5,7 @@
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 
@@ -62,6 +63,31 @@ bool definedOutside(Value value, Operation *op) {
                          ? cast<BlockArgument>(value).getOwner()->getParentOp()
                          : value.getDefiningOp();
   return !op->isAncestor(owner);
+}
+
+std::optional<arith::AtomicRMWKind> atomicKindOf(Operation *op) {
+  if (op->getNumOperands() != 2 || op->getNumResults() != 1)
+    return std::nullopt;
+  Type type = op->getResult(0).getType();
+  if (!type.isIntOrFloat() || (type.getIntOrFloatBitWidth() != 32 &&
+                               type.getIntOrFloatBitWidth() != 64))
+    return std::nullopt;
+  using K = arith::AtomicRMWKind;
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([](arith::AddFOp) { return K::addf; })
+      .Case([](arith::MaximumFOp) { return K::maximumf; })
+      .Case([](arith::MinimumFOp) { return K::minimumf; })
+      .Case([](arith::MaxNumFOp) { return K::maxnumf; })
+      .Case([](arith::MinNumFOp) { return K::minnumf; })
+      .Case([](arith::AddIOp) { return K::addi; })
+      .Case([](arith::AndIOp) { return K::andi; })
+      .Case([](arith::OrIOp) { return K::ori; })
+      .Case([](arith::XOrIOp) { return K::xori; })
+      .Case([](arith::MaxSIOp) { return K::maxs; })
+      .Case([](arith::MinSIOp) { return K::mins; })
+      .Case([](arith::MaxUIOp) { return K::maxu; })
+      .Case([](arith::MinUIOp) { return K::minu; })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 } // namespace disc::cuda

@@ -7,6 +7,7 @@
 #ifndef DISC_LIB_CONVERSION_CUDA_GPULOOPUTILS_H
 #define DISC_LIB_CONVERSION_CUDA_GPULOOPUTILS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -35,6 +36,12 @@ bool writesMemory(mlir::Operation *op);
 
 /// The buffer a view (subview, reshape, cast) of it is taken from.
 mlir::Value rootBuffer(mlir::Value memref);
+
+/// The atomic read-modify-write kind that combines like `op`, an
+/// associative and commutative arith op on 32- or 64-bit values (float
+/// add/max/min, integer add/and/or/xor/max/min), or none. LLVM expands the
+/// ones a GPU lacks (float max/min) into compare-and-swap loops.
+std::optional<mlir::arith::AtomicRMWKind> atomicKindOf(mlir::Operation *op);
 
 /// Whether `value` is defined outside `op` (not in its regions).
 bool definedOutside(mlir::Value value, mlir::Operation *op);

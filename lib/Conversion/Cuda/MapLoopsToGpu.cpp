@@ -220,44 +220,41 @@ struct MapLoopsToGpuPass
 
   /// The atomic kind and identity of a reduction step `combine(acc, x)`,
   /// for the combiners a GPU has atomics for (floats: an addition marked
-  /// reassociable; integers: add, or, and, min, max). None otherwise.
+  /// reassociable; integers: add, or, and, min, max). None otherwise (float
+  /// max/min: their NaN rule has no identity).
   static std::optional<std::pair<arith::AtomicRMWKind, TypedAttr>>
   atomicCombiner(Operation *combine) {
+    std::optional<arith::AtomicRMWKind> kind =
+        disc::cuda::atomicKindOf(combine);
+    if (!kind)
+      return std::nullopt;
     Type type = combine->getResult(0).getType();
     Builder b(combine->getContext());
-    if (auto add = dyn_cast<arith::AddFOp>(combine)) {
-      if (!(type.isF32() || type.isF64()) ||
-          !bitEnumContainsAll(add.getFastmath(),
+    unsigned w = type.getIntOrFloatBitWidth();
+    auto value = [&](APInt v) { return (TypedAttr)b.getIntegerAttr(type, v); };
+    using K = arith::AtomicRMWKind;
+    switch (*kind) {
+    case K::addf:
+      if (!bitEnumContainsAll(cast<arith::AddFOp>(combine).getFastmath(),
                               arith::FastMathFlags::reassoc))
         return std::nullopt;
       // -0.0: the identity of addition for every x, -0.0 included.
-      return std::make_pair(arith::AtomicRMWKind::addf,
-                            (TypedAttr)b.getFloatAttr(type, -0.0));
-    }
-    auto intType = dyn_cast<IntegerType>(type);
-    if (!intType || (intType.getWidth() != 32 && intType.getWidth() != 64))
+      return std::make_pair(*kind, (TypedAttr)b.getFloatAttr(type, -0.0));
+    case K::addi:
+    case K::ori:
+    case K::maxu:
+      return std::make_pair(*kind, value(APInt(w, 0)));
+    case K::andi:
+      return std::make_pair(*kind, value(APInt::getAllOnes(w)));
+    case K::maxs:
+      return std::make_pair(*kind, value(APInt::getSignedMinValue(w)));
+    case K::mins:
+      return std::make_pair(*kind, value(APInt::getSignedMaxValue(w)));
+    case K::minu:
+      return std::make_pair(*kind, value(APInt::getMaxValue(w)));
+    default:
       return std::nullopt;
-    unsigned w = intType.getWidth();
-    auto value = [&](APInt v) { return (TypedAttr)b.getIntegerAttr(type, v); };
-    if (isa<arith::AddIOp>(combine))
-      return std::make_pair(arith::AtomicRMWKind::addi, value(APInt(w, 0)));
-    if (isa<arith::OrIOp>(combine))
-      return std::make_pair(arith::AtomicRMWKind::ori, value(APInt(w, 0)));
-    if (isa<arith::AndIOp>(combine))
-      return std::make_pair(arith::AtomicRMWKind::andi,
-                            value(APInt::getAllOnes(w)));
-    if (isa<arith::MaxSIOp>(combine))
-      return std::make_pair(arith::AtomicRMWKind::maxs,
-                            value(APInt::getSignedMinValue(w)));
-    if (isa<arith::MinSIOp>(combine))
-      return std::make_pair(arith::AtomicRMWKind::mins,
-                            value(APInt::getSignedMaxValue(w)));
-    if (isa<arith::MaxUIOp>(combine))
-      return std::make_pair(arith::AtomicRMWKind::maxu, value(APInt(w, 0)));
-    if (isa<arith::MinUIOp>(combine))
-      return std::make_pair(arith::AtomicRMWKind::minu,
-                            value(APInt::getMaxValue(w)));
-    return std::nullopt;
+    }
   }
 
   /// A reduction of a whole range into one element in the host code

@@ -10,7 +10,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 
@@ -18,39 +17,11 @@ namespace disc::cuda {
 
 namespace {
 
-/// The atomic read-modify-write that combines like `op` (associative and
-/// commutative) on 32- and 64-bit elements, or none. LLVM expands the ones a
-/// GPU lacks (float max/min) into compare-and-swap loops.
-std::optional<arith::AtomicRMWKind> atomicKind(Operation *op) {
-  if (op->getNumOperands() != 2 || op->getNumResults() != 1)
-    return std::nullopt;
-  Type type = op->getResult(0).getType();
-  if (!type.isIntOrFloat() || (type.getIntOrFloatBitWidth() != 32 &&
-                               type.getIntOrFloatBitWidth() != 64))
-    return std::nullopt;
-  using K = arith::AtomicRMWKind;
-  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
-      .Case([](arith::AddFOp) { return K::addf; })
-      .Case([](arith::MaximumFOp) { return K::maximumf; })
-      .Case([](arith::MinimumFOp) { return K::minimumf; })
-      .Case([](arith::MaxNumFOp) { return K::maxnumf; })
-      .Case([](arith::MinNumFOp) { return K::minnumf; })
-      .Case([](arith::AddIOp) { return K::addi; })
-      .Case([](arith::AndIOp) { return K::andi; })
-      .Case([](arith::OrIOp) { return K::ori; })
-      .Case([](arith::XOrIOp) { return K::xori; })
-      .Case([](arith::MaxSIOp) { return K::maxs; })
-      .Case([](arith::MinSIOp) { return K::mins; })
-      .Case([](arith::MaxUIOp) { return K::maxu; })
-      .Case([](arith::MinUIOp) { return K::minu; })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
 /// The load of `store`'s load-combine-store (`store(combine(load(B[I]),
 /// v), B[I])`, one use each, one block), or null.
 memref::LoadOp combinedLoad(memref::StoreOp store) {
   Operation *combine = store.getValueToStore().getDefiningOp();
-  if (!combine || !atomicKind(combine) ||
+  if (!combine || !atomicKindOf(combine) ||
       !combine->getResult(0).hasOneUse() ||
       combine->getBlock() != store->getBlock())
     return nullptr;
@@ -126,7 +97,7 @@ unsigned parallelizeScatterLoops(func::FuncOp func) {
                            ? combine->getOperand(1)
                            : combine->getOperand(0);
         OpBuilder b(store);
-        memref::AtomicRMWOp::create(b, store.getLoc(), *atomicKind(combine),
+        memref::AtomicRMWOp::create(b, store.getLoc(), *atomicKindOf(combine),
                                     update, store.getMemRef(),
                                     store.getIndices());
         store.erase();

@@ -237,7 +237,6 @@ def backend(gm: fx.GraphModule, example_inputs, **options):
         return compiled
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-    _count(training_graphs=1)
     _log.log("training", f"graph {graph_id}: autograd is needed; the joint graph is split "
              "into a forward and a backward graph, both compiled by DISC")
 
@@ -256,7 +255,7 @@ def backend(gm: fx.GraphModule, example_inputs, **options):
                                      inference_compiler=fw_compiler,
                                      partition_fn=min_cut_rematerialization_partition,
                                      decompositions=decompositions(training=True))
-    _count(graphs=1)
+    _count(graphs=1, training_graphs=1)  # once traced, as above
     return compiled
 
 

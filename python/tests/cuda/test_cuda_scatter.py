@@ -25,11 +25,12 @@ def _run(fn, make, sizes, monkeypatch, tol=1e-5):
     assert compilations() == before + 1, "one compilation for every shape"
 
 
-def _graph(n, g, features=16, dtype=torch.float32):
-    """n nodes, 5n edges: every node receives several updates."""
-    x = torch.randn(5 * n, features, generator=g).to(dtype)
+def _graph(n, g, features=16):
+    """n nodes, 5n edges (every node receives several updates): the edges'
+    features, their target nodes, and the nodes' features."""
+    x = torch.randn(5 * n, features, generator=g)
     index = torch.randint(0, n, (5 * n,), generator=g)
-    return x, index, n
+    return x, index, torch.randn(n, features, generator=g)
 
 
 @pytest.mark.parametrize("reduce", ["amax", "amin", "sum", "mean"])
@@ -39,11 +40,7 @@ def test_scatter_reduce_with_repeated_indices(reduce, include_self, monkeypatch)
         return base.scatter_reduce(0, index[:, None].expand_as(x), x, reduce,
                                    include_self=include_self)
 
-    def make(n, g):
-        x, index, _ = _graph(n, g)
-        return x, index, torch.randn(n, x.shape[1], generator=g)
-
-    _run(fn, make, [7, 20, 33], monkeypatch, tol=1e-4)
+    _run(fn, _graph, [7, 20, 33], monkeypatch, tol=1e-4)
 
 
 def test_index_add_and_index_put_accumulate(monkeypatch):
@@ -52,11 +49,7 @@ def test_index_add_and_index_put_accumulate(monkeypatch):
         b = torch.zeros_like(base).index_put((index,), x, accumulate=True)
         return a + b * 2
 
-    def make(n, g):
-        x, index, _ = _graph(n, g)
-        return x, index, torch.randn(n, x.shape[1], generator=g)
-
-    _run(fn, make, [7, 20, 33], monkeypatch, tol=1e-4)
+    _run(fn, _graph, [7, 20, 33], monkeypatch, tol=1e-4)
 
 
 def test_integer_index_add(monkeypatch):
