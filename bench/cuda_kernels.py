@@ -14,7 +14,8 @@ cost larger than the kernel shows up in the figure (as it would in a model).
     python bench/cuda_kernels.py [--out results.json] [--compilers eager,disc,disc-novec,inductor]
 
 "disc-novec" is DISC with DISC_CUDA_VECTORIZE=0 (no vector variant of
-elementwise grids), for the memory-bound kernels.
+elementwise grids), for the memory-bound kernels; "disc@VAR=VALUE" is DISC
+compiled with an environment variable set (disc@DISC_CUDA_ROW_UNROLL=1).
 """
 from __future__ import annotations
 
@@ -160,26 +161,34 @@ def fallback_nodes():
 
 
 def compiled(fn, compiler):
-    """`fn` through `compiler`; "disc-novec" is DISC without the elementwise
-    grids' vector variant (DISC_CUDA_VECTORIZE=0 while it compiles, on its
-    first call)."""
+    """`fn` through `compiler`. "disc-novec" is DISC with DISC_CUDA_VECTORIZE=0
+    (no vector variant of elementwise grids); "disc@VAR=VALUE" is DISC with
+    the environment variable VAR set to VALUE while it compiles (on the
+    first call), e.g. disc@DISC_CUDA_ROW_UNROLL=1."""
     if compiler == "eager":
         return fn
     torch._dynamo.reset()
-    if compiler != "disc-novec":
+    if compiler == "disc-novec":
+        compiler = "disc@DISC_CUDA_VECTORIZE=0"
+    if not compiler.startswith("disc@"):
         return torch.compile(fn, backend=compiler, dynamic=True)
     import os
 
+    name, _, value = compiler[len("disc@"):].partition("=")
     inner = torch.compile(fn, backend="disc", dynamic=True)
     first = [True]
 
     def call(*args):
         if first[0]:
-            os.environ["DISC_CUDA_VECTORIZE"] = "0"
+            saved = os.environ.get(name)
+            os.environ[name] = value
             try:
                 return inner(*args)
             finally:
-                os.environ.pop("DISC_CUDA_VECTORIZE", None)
+                if saved is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = saved
                 first[0] = False
         return inner(*args)
 
@@ -218,14 +227,18 @@ def main(argv=None):
     parser.add_argument("--out", help="write the records as JSON here")
     parser.add_argument("--compilers", default="eager,disc,inductor")
     parser.add_argument("--iters", type=int, default=50)
+    parser.add_argument("--parts", default="memory,gemm,host",
+                        help="which tables: memory (the memory-bound kernels), gemm, host "
+                             "(host cost per call and kernel)")
     args = parser.parse_args(argv)
     import disc  # noqa: F401  (registers the backend)
 
     compilers = args.compilers.split(",")
+    parts = set(args.parts.split(","))
     records, lines = [], []
     lines.append(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, "
                  f"allow_tf32={torch.backends.cuda.matmul.allow_tf32}")
-    for shape in ((16, 128, 3072), (64, 128, 3072)):
+    for shape in ((16, 128, 3072), (64, 128, 3072)) if "memory" in parts else ():
         src = torch.randn(shape, device="cuda")
         dst = torch.empty_like(src)
         copy_us = timed(lambda: dst.copy_(src), (), args.iters)
@@ -270,11 +283,12 @@ def main(argv=None):
                                     "error": f"{type(e).__name__}: {str(e)[:300]}"})
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
-    lines.append("\n## GEMMs (TFLOP/s per call; GPU: from the kernels' device time)")
-    lines.append("| gemm | " + " | ".join(c for c in compilers if c != "disc-novec") + " |")
-    lines.append("|---|" + "---:|" * len([c for c in compilers if c != "disc-novec"]))
-    gemm_compilers = [c for c in compilers if c != "disc-novec"]
-    for name, fn, inputs, flops in gemm_cases():
+    gemm_compilers = [c for c in compilers if c != "disc-novec" and "@" not in c]
+    if "gemm" in parts:
+        lines.append("\n## GEMMs (TFLOP/s per call; GPU: from the kernels' device time)")
+        lines.append("| gemm | " + " | ".join(gemm_compilers) + " |")
+        lines.append("|---|" + "---:|" * len(gemm_compilers))
+    for name, fn, inputs, flops in (gemm_cases() if "gemm" in parts else []):
         cells = []
         for compiler in gemm_compilers:
             try:
@@ -300,8 +314,9 @@ def main(argv=None):
                                 "error": f"{type(e).__name__}: {str(e)[:300]}"})
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
-    lines += host_cost_per_kernel([c for c in compilers if c != "disc-novec"], args.iters)
-    if "disc" in compilers:
+    if "host" in parts:
+        lines += host_cost_per_kernel(gemm_compilers, args.iters)
+    if "host" in parts and "disc" in compilers:
         try:
             lines.append(host_profile())
         except Exception as e:  # a diagnostic, not a figure

@@ -82,7 +82,8 @@ tail -1 "$OUT/pytest-cuda.log"
 # 2. memory-bound kernels vs copy bandwidth, GEMMs vs cuBLAS alone.
 if [[ "${GPU_CHECK_KERNELS:-1}" == "1" ]]; then
   timeout "${GPU_CHECK_KERNEL_SECONDS:-150}" "$PY" bench/cuda_kernels.py --out "$OUT/kernels.json" \
-    --compilers "${GPU_CHECK_KERNEL_COMPILERS:-eager,disc,disc-novec,inductor}" 2>&1 | tail -60 | tee "$OUT/kernels.log"
+    --compilers "${GPU_CHECK_KERNEL_COMPILERS:-eager,disc,disc-novec,inductor}" \
+    --parts "${GPU_CHECK_KERNEL_PARTS:-memory,gemm,host}" 2>&1 | tail -60 | tee "$OUT/kernels.log"
 fi
 
 # 3. The GraphNet dev set, --device cuda, eager/DISC/Inductor, in SHARDS

@@ -71,7 +71,7 @@ static std::string libraryEpiloguesStep(bool logFusion) {
 /// row kernel pick one row per thread or one row per block from the row
 /// length; "thread" or "block" forces one (tests, benchmarks).
 /// DISC_CUDA_VECTORIZE=0 leaves elementwise grids without their vector
-/// variant.
+/// variant. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
 static std::string mapLoopsToGpuStep() {
   const char *env = std::getenv("DISC_CUDA_ROW_VARIANT");
   std::string variant = env && *env ? env : "auto";
@@ -83,7 +83,17 @@ static std::string mapLoopsToGpuStep() {
   // (to compare, or to rule it out when debugging).
   const char *vectorize = std::getenv("DISC_CUDA_VECTORIZE");
   bool vectorGrids = !(vectorize && std::string(vectorize) == "0");
+  // DISC_CUDA_ROW_UNROLL: the block-per-row variant's per-thread unroll
+  // factor (default 4; 1 leaves the loops rolled).
+  const char *unrollEnv = std::getenv("DISC_CUDA_ROW_UNROLL");
+  std::string unroll = unrollEnv && *unrollEnv ? unrollEnv : "4";
+  if (unroll.find_first_not_of("0123456789") != std::string::npos ||
+      unroll.size() > 2 || std::stoi(unroll) < 1 || std::stoi(unroll) > 16)
+    throw std::invalid_argument(
+        "DISC_CUDA_ROW_UNROLL must be an integer from 1 to 16, got '" +
+        unroll + "'");
   return "disc-map-loops-to-gpu{row-variant=" + variant +
+         " row-unroll=" + unroll +
          " vectorize=" + (vectorGrids ? "true" : "false") + "}";
 }
 
@@ -113,7 +123,18 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
   // this version: each memory-bound op becomes its own loop nest, which LLVM
   // then optimises; the fusion passes slot in right after the shape
   // simplification below, before library-call lowering.
+  // The cuda targets recompute expensive broadcast producers per element
+  // (a launch costs more than the arithmetic there).
+  const bool gpu = target == "cuda" || target == "cuda-emulated";
+  std::string fuseOptions;
+  if (logFusion)
+    fuseOptions += "log=1";
+  if (gpu)
+    fuseOptions += std::string(fuseOptions.empty() ? "" : " ") +
+                   "recompute-broadcasts=1";
   const std::string log = logFusion ? "{log=1}" : "";
+  const std::string fuse =
+      fuseOptions.empty() ? "" : "{" + fuseOptions + "}";
   return // 1-2. graph level simplification (shape optimisation grows here).
          // A transpose moved after a collapsing reshape folds into the
          // dot_general it feeds (attention's q @ k^T).
@@ -138,7 +159,7 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          "func.func(disc-lower-integer-contractions),disc-legalize-to-linalg,"
          "func.func(disc-check-buffer-sizes,disc-fold-empty-loops),"
          "linalg-generalize-named-ops,canonicalize,cse,"
-         "disc-fuse-elementwise" + log + ","
+         "disc-fuse-elementwise" + fuse + ","
          "linalg-fold-unit-extent-dims,canonicalize,cse,"
          // Stitch fusion: row reductions with their elementwise stages in
          // one loop over rows; elementwise fusion then merges the per-row
@@ -147,7 +168,7 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // a consumer is computed in that consumer's loop.
          "func.func(disc-stitch-fusion" + log +
          "),disc-fuse-elementwise{multi-result=1" +
-         (logFusion ? std::string(" log=1") : std::string()) +
+         (fuseOptions.empty() ? std::string() : " " + fuseOptions) +
          "},canonicalize,cse,"
          // Library calls last before bufferization, and nothing that moves,
          // merges or folds ops in between: a call reads its operands through
@@ -260,7 +281,9 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          "func.func(gpu-launch-sink-index-computations),gpu-kernel-outlining,"
          // One module for all kernels: one ptxas run per chip, one CUDA
          // module to load.
-         "disc-merge-gpu-modules,func.func(disc-free-after-last-use)";
+         "disc-merge-gpu-modules,func.func(disc-free-after-last-use)" +
+         // DISC_PROFILE=1: the host cost of each launch and library call.
+         profileStep();
 }
 
 std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath,

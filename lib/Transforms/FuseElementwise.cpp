@@ -142,12 +142,13 @@ struct FuseElementwisePass
       return producer && producer->hasOneUse();
     };
     bool logRefusals = log;
+    bool recompute = recomputeBroadcasts;
     linalg::ControlFusionFn noExpensiveRecompute =
-        [singleUse, logRefusals](OpOperand *fusedOperand) {
+        [singleUse, logRefusals, recompute](OpOperand *fusedOperand) {
           if (!singleUse(fusedOperand))
             return false;
           Operation *producer = fusedOperand->get().getDefiningOp();
-          if (disc::broadcastLoops(*fusedOperand).empty() ||
+          if (recompute || disc::broadcastLoops(*fusedOperand).empty() ||
               !disc::isExpensiveToRecompute(producer))
             return true;
           if (logRefusals)

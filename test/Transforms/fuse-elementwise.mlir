@@ -1,5 +1,7 @@
 // RUN: disc-opt %s -split-input-file -disc-fuse-elementwise | FileCheck %s
 // RUN: disc-opt %s -split-input-file -disc-fuse-elementwise=log=1 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
+// RUN: disc-opt %s -split-input-file '-disc-fuse-elementwise=recompute-broadcasts=1 log=1' 2>%t.log | FileCheck %s --check-prefix=RECOMPUTE
+// RUN: FileCheck %s --check-prefix=RECOMPUTE-LOG --allow-empty < %t.log
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -47,6 +49,14 @@ func.func @cheap_broadcast_producer_fuses(%x: tensor<?x?xf32>, %b: tensor<?xf32>
 // CHECK-NOT: math.exp
 // CHECK: return
 // LOG: [disc] fusion: not fused (would recompute linalg.generic
+// With recompute-broadcasts (the cuda targets) it fuses: one loop, exp per
+// element, and nothing is refused.
+// RECOMPUTE-LABEL: func.func @expensive_broadcast_producer_stays
+// RECOMPUTE:       linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<?x?xf32>, tensor<?xf32>)
+// RECOMPUTE:         math.exp
+// RECOMPUTE-NOT:   linalg.generic
+// RECOMPUTE:       return
+// RECOMPUTE-LOG-NOT: not fused
 func.func @expensive_broadcast_producer_stays(%x: tensor<?x?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -67,3 +67,24 @@ func.func @main(%a: memref<?xf32>) attributes {disc.entry} {
   call @k(%a) : (memref<?xf32>) -> ()
   return
 }
+
+// -----
+
+// The cuda target: a kernel launch is bracketed too, named by its kernel.
+// CHECK-DAG: llvm.mlir.global internal constant @disc_profile_name_0("kernel main_kernel at model.mlir:5:6\00")
+// CHECK-LABEL: func.func @main
+// CHECK:      call @disc_ral_profile_begin
+// CHECK-NEXT: gpu.launch_func @kernels::@main_kernel
+// CHECK-NEXT: call @disc_ral_profile_end
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @main_kernel(%a: memref<?xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @main(%ctx: !llvm.ptr {disc.ral_context}, %a: memref<?xf32>) attributes {disc.entry} {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@main_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<?xf32>) loc("model.mlir":5:6)
+    return
+  }
+}

@@ -295,11 +295,22 @@ def DiscFuseElementwise : Pass<"disc-fuse-elementwise"> {
     pipeline enables it after stitch fusion, whose row patterns (softmax's
     `exp` read by its sum and its division) it leaves alone.
 
+    With `recompute-broadcasts` (the cuda targets) the recompute rule is
+    off: an expensive producer read through a broadcast fuses too and runs
+    once per element. On a GPU the ALUs of a memory-bound kernel are idle
+    and a kernel launch costs more than the arithmetic: batch norm's
+    per-channel `rsqrt(var + eps)` was a kernel of its own before each
+    normalisation (20 of ResNet-18's 65 launches).
+
     `log` prints each fusion refused by the recompute rule, each
     duplicated producer and each multi-result fusion.
   }];
   let options = [Option<"log", "log", "bool", "false",
                          "print refused fusions to stderr">,
+                 Option<"recomputeBroadcasts", "recompute-broadcasts", "bool",
+                        "false",
+                        "fuse expensive producers read through a broadcast "
+                        "too (recomputed per element)">,
                  Option<"multiResult", "multi-result", "bool", "false",
                         "fuse multi-use producers into their first consumer "
                         "when every other use follows it">];

@@ -90,6 +90,10 @@ struct MapLoopsToGpuPass
   /// runs one row per thread or, chosen per call from the row length, one
   /// row per block; `row-variant` forces either (tests).
   LogicalResult mapNest(scf::ParallelOp loop) {
+    if (rowUnroll < 1 || rowUnroll > 16)
+      return loop.emitError() << "disc-map-loops-to-gpu: row-unroll must be "
+                                 "1 to 16, got "
+                              << static_cast<int64_t>(rowUnroll);
     if (rowVariant != "auto" && rowVariant != "thread" &&
         rowVariant != "block")
       return loop.emitError() << "disc-map-loops-to-gpu: row-variant must be "
@@ -112,7 +116,7 @@ struct MapLoopsToGpuPass
     auto perBlock = [&](OpBuilder &at) {
       noteVariant(at, loc, disc::cuda::RowVariant::PerBlock);
       Value threads = disc::cuda::threadsForRow(at, loc, rowLength);
-      disc::cuda::buildRowBlockNest(at, *rows, threads);
+      disc::cuda::buildRowBlockNest(at, *rows, threads, rowUnroll);
     };
     if (rowVariant == "block") {
       perBlock(b);

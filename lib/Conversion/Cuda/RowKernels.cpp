@@ -191,6 +191,91 @@ SmallVector<std::array<Value, 3>> phaseBounds(Operation *phase) {
   return bounds;
 }
 
+/// Unrolls a thread's strided loop over its part of a row
+/// (`for i = start to ub step stride`, an iteration per `stride` elements)
+/// by `factor`: the main loop runs iterations i, i + stride, ...,
+/// i + (factor - 1) * stride per trip, the remainder loop what is left, in
+/// the original order (a reduction combines in the same sequence). The
+/// iterations are independent (a stage's are parallel, a reduction phase
+/// writes no memory), so when every store of the body follows its loads,
+/// the copies' stores are placed after all their loads: the factor loads
+/// are then in flight at once, where the rolled loop waits for each one
+/// (a block-per-row loop's dynamic step keeps LLVM from unrolling it).
+void unrollThreadLoop(OpBuilder &b, scf::ForOp loop, unsigned factor) {
+  if (factor <= 1)
+    return;
+  Location loc = loop.getLoc();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop);
+  Value start = loop.getLowerBound(), ub = loop.getUpperBound(),
+        stride = loop.getStep();
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  // Trips, clamped at 0 (threads past the row's end start beyond ub).
+  Value trips = arith::MaxSIOp::create(
+      b, loc, c(0),
+      arith::CeilDivSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, ub, start), stride));
+  Value factorValue = c(factor);
+  Value mainTrips = arith::SubIOp::create(
+      b, loc, trips, arith::RemSIOp::create(b, loc, trips, factorValue));
+  Value mainEnd = arith::AddIOp::create(
+      b, loc, start, arith::MulIOp::create(b, loc, mainTrips, stride));
+  Value mainStep = arith::MulIOp::create(b, loc, stride, factorValue);
+  auto main = scf::ForOp::create(b, loc, start, mainEnd, mainStep,
+                                 loop.getInitArgs());
+  Block *body = loop.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  // Stores last: only when no op reads memory after the body's first write.
+  bool storesLast = true;
+  bool written = false;
+  for (Operation &op : body->without_terminator()) {
+    if (written && !isMemoryEffectFree(&op) && !isa<memref::StoreOp>(op))
+      storesLast = false;
+    if (isa<memref::StoreOp>(op))
+      written = true;
+    else if (op.getNumRegions() != 0 || (!isMemoryEffectFree(&op) &&
+                                         !isa<memref::LoadOp>(op)))
+      storesLast = false;
+  }
+  {
+    OpBuilder::InsertionGuard inner(b);
+    // Without results the builder gave the body its yield already.
+    bool hasYield = main.getBody()->mightHaveTerminator();
+    if (hasYield)
+      b.setInsertionPoint(main.getBody()->getTerminator());
+    else
+      b.setInsertionPointToStart(main.getBody());
+    SmallVector<Value> carried(main.getRegionIterArgs());
+    SmallVector<std::pair<Operation *, IRMapping>> stores;
+    for (unsigned k = 0; k < factor; ++k) {
+      IRMapping mapping;
+      Value iv = main.getInductionVar();
+      if (k)
+        iv = arith::AddIOp::create(
+            b, loc, iv,
+            arith::MulIOp::create(b, loc, stride, c(k)));
+      mapping.map(loop.getInductionVar(), iv);
+      mapping.map(loop.getRegionIterArgs(), carried);
+      for (Operation &op : body->without_terminator()) {
+        if (storesLast && isa<memref::StoreOp>(op)) {
+          stores.push_back({&op, mapping});
+          continue;
+        }
+        b.clone(op, mapping);
+      }
+      for (auto [i, value] : llvm::enumerate(yield.getOperands()))
+        carried[i] = mapping.lookupOrDefault(value);
+    }
+    for (auto &[op, mapping] : stores)
+      b.clone(*op, mapping);
+    if (!hasYield)
+      scf::YieldOp::create(b, loc, carried);
+  }
+  // The remainder: the original loop from where the main loop stopped.
+  loop.getLowerBoundMutable().assign(mainEnd);
+  loop.getInitArgsMutable().assign(main.getResults());
+}
+
 /// `scf.parallel (%t) = 0 to threads` mapped to thread_x, with `inits` as
 /// reduction initial values (the caller adds the scf.reduce then).
 scf::ParallelOp createThreadLoop(OpBuilder &b, Location loc, Value threads,
@@ -210,7 +295,7 @@ scf::ParallelOp createThreadLoop(OpBuilder &b, Location loc, Value threads,
 /// from the identities; the block combines the threads' results and then
 /// the loop's initial values.
 void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
-                         Value threads) {
+                         Value threads, unsigned unroll) {
   Location loc = phase.getLoc();
   SmallVector<Operation *> combiners;
   SmallVector<Value> identities;
@@ -236,6 +321,7 @@ void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
     b.setInsertionPointToStart(part.getBody());
     for (Operation &op : phase.getBody()->getOperations())
       b.clone(op, mapping);
+    unrollThreadLoop(b, part, unroll);
     b.setInsertionPointToEnd(threadLoop.getBody());
     auto reduce = scf::ReduceOp::create(b, loc, part.getResults());
     for (auto [i, combine] : llvm::enumerate(combiners)) {
@@ -260,7 +346,7 @@ void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
 /// A stage over the row: each thread runs iterations t, t + threads, ...
 /// of the (linearised) iteration space.
 void buildStagePhase(OpBuilder &b, scf::ParallelOp phase, IRMapping &mapping,
-                     Value threads) {
+                     Value threads, unsigned unroll) {
   Location loc = phase.getLoc();
   SmallVector<Value> lbs, steps, counts;
   Value total;
@@ -277,6 +363,7 @@ void buildStagePhase(OpBuilder &b, scf::ParallelOp phase, IRMapping &mapping,
   b.setInsertionPoint(threadLoop.getBody()->getTerminator());
   Value thread = threadLoop.getInductionVars()[0];
   SmallVector<Value> ivs;
+  scf::ForOp part;
   if (lbs.size() == 1) {
     Value start = arith::AddIOp::create(
         b, loc, lbs[0], arith::MulIOp::create(b, loc, thread, steps[0]));
@@ -284,10 +371,12 @@ void buildStagePhase(OpBuilder &b, scf::ParallelOp phase, IRMapping &mapping,
     auto loop = scf::ForOp::create(
         b, loc, start, mapping.lookupOrDefault(phase.getUpperBound()[0]),
         stride);
+    part = loop;
     b.setInsertionPoint(loop.getBody()->getTerminator());
     ivs.push_back(loop.getInductionVar());
   } else {
     auto loop = scf::ForOp::create(b, loc, thread, total, threads);
+    part = loop;
     b.setInsertionPoint(loop.getBody()->getTerminator());
     // Innermost dim fastest: consecutive threads, consecutive elements.
     ivs = delinearize(b, loc, loop.getInductionVar(), counts, lbs, steps);
@@ -295,6 +384,7 @@ void buildStagePhase(OpBuilder &b, scf::ParallelOp phase, IRMapping &mapping,
   mapping.map(phase.getInductionVars(), ivs);
   for (Operation &op : phase.getBody()->without_terminator())
     b.clone(op, mapping);
+  unrollThreadLoop(b, part, unroll);
 }
 
 } // namespace
@@ -390,7 +480,8 @@ Value threadsForRow(OpBuilder &b, Location loc, Value rowLength) {
   return b.createOrFold<arith::MulIOp>(loc, warps, c(32));
 }
 
-void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads) {
+void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads,
+                       unsigned unroll) {
   scf::ParallelOp loop = kernel.loop;
   Location loc = loop.getLoc();
   MLIRContext *ctx = b.getContext();
@@ -421,9 +512,9 @@ void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads) {
       continue;
     }
     if (auto reduction = dyn_cast<scf::ForOp>(op))
-      buildReductionPhase(b, reduction, mapping, threads);
+      buildReductionPhase(b, reduction, mapping, threads, unroll);
     else
-      buildStagePhase(b, cast<scf::ParallelOp>(op), mapping, threads);
+      buildStagePhase(b, cast<scf::ParallelOp>(op), mapping, threads, unroll);
   }
 }
 

@@ -71,10 +71,12 @@ mlir::Value threadsForRow(mlir::OpBuilder &b, mlir::Location loc,
 ///     ...
 ///   }
 /// Reduction phases then combine their initial values with the block's
-/// result. Run as ordinary loops (the CPU), the nest computes what `kernel`
+/// result. Each thread's loop over its part of a phase is unrolled by
+/// `unroll` (1: not unrolled), its loads before its stores where the body
+/// allows. Run as ordinary loops (the CPU), the nest computes what `kernel`
 /// does; disc-row-blocks-to-gpu makes it a gpu.launch.
 void buildRowBlockNest(mlir::OpBuilder &b, const RowKernel &kernel,
-                       mlir::Value threads);
+                       mlir::Value threads, unsigned unroll);
 
 /// Parallel loops nested in `op`'s regions become sequential `scf.for`
 /// nests (innermost first).

@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <functional>
+
 using namespace mlir;
 
 namespace disc::cuda {
@@ -79,6 +81,102 @@ analyzeScatter(scf::ForOp loop) {
   return stores;
 }
 
+/// Whether `op` can run once per window element instead of once per update
+/// (it has no regions and writes nothing: loads and pure ops).
+bool repeatable(Operation &op) {
+  return op.getNumRegions() == 0 &&
+         (isMemoryEffectFree(&op) || isa<memref::LoadOp>(op));
+}
+
+/// The window loop of `parallel`'s body (`scf.for %j` as its last op, or
+/// the last op of the then-block of an `scf.if` without results or else
+/// that is), when every op before it is repeatable, its bounds are defined
+/// outside `parallel`, it carries no value, and each write in it is an
+/// atomic or a store at an index that is `%j` itself (so the window's
+/// iterations write distinct elements); null otherwise.
+scf::ForOp windowLoop(scf::ParallelOp parallel) {
+  auto lastOf = [](Block *block) -> Operation * {
+    auto ops = block->without_terminator();
+    return ops.empty() ? nullptr : &*std::prev(ops.end());
+  };
+  auto repeatableBefore = [](Block *block, Operation *last) {
+    return llvm::all_of(block->without_terminator(), [&](Operation &op) {
+      return &op == last || repeatable(op);
+    });
+  };
+  Operation *last = lastOf(parallel.getBody());
+  if (!last || !repeatableBefore(parallel.getBody(), last))
+    return nullptr;
+  if (auto guard = dyn_cast<scf::IfOp>(last)) {
+    if (guard.getNumResults() != 0 || !guard.getElseRegion().empty())
+      return nullptr;
+    last = lastOf(guard.thenBlock());
+    if (!last || !repeatableBefore(guard.thenBlock(), last))
+      return nullptr;
+  }
+  auto loop = dyn_cast_or_null<scf::ForOp>(last);
+  if (!loop || loop.getNumRegionIterArgs() != 0 ||
+      !definedOutside(loop.getLowerBound(), parallel) ||
+      !definedOutside(loop.getUpperBound(), parallel) ||
+      !definedOutside(loop.getStep(), parallel))
+    return nullptr;
+  Value window = loop.getInductionVar();
+  WalkResult distinct = loop.getBody()->walk([&](memref::StoreOp store) {
+    return llvm::is_contained(store.getIndices(), window)
+               ? WalkResult::advance()
+               : WalkResult::interrupt();
+  });
+  return distinct.wasInterrupted() ? nullptr : loop;
+}
+
+/// parallel (%u) { pre; [if %c { pre2;] for %j { body } [}] } ->
+/// parallel (%u, %j) { pre; [if %c { pre2;] body [}] }: the window becomes
+/// the grid's innermost (fastest) dimension, so consecutive threads write
+/// consecutive elements of a row, where one thread per update walked its
+/// row (uncoalesced: EdgeCNN's max aggregation, 4 kernels of 0.33 ms each
+/// on an H200, eager 0.17 ms for the whole graph). The ops before the
+/// window loop run once per element; they only load and compute.
+scf::ParallelOp foldWindowLoop(scf::ParallelOp parallel) {
+  scf::ForOp window = windowLoop(parallel);
+  if (!window)
+    return parallel;
+  OpBuilder b(parallel);
+  SmallVector<Value> lbs(parallel.getLowerBound()),
+      ubs(parallel.getUpperBound()), steps(parallel.getStep());
+  lbs.push_back(window.getLowerBound());
+  ubs.push_back(window.getUpperBound());
+  steps.push_back(window.getStep());
+  auto folded =
+      scf::ParallelOp::create(b, parallel.getLoc(), lbs, ubs, steps);
+  IRMapping mapping;
+  SmallVector<Value> ivs = folded.getInductionVars();
+  mapping.map(parallel.getInductionVars(), ArrayRef<Value>(ivs).drop_back());
+  mapping.map(window.getInductionVar(), ivs.back());
+  OpBuilder body = OpBuilder::atBlockBegin(folded.getBody());
+  std::function<void(Block *)> cloneInto = [&](Block *block) {
+    for (Operation &op : block->without_terminator()) {
+      if (&op == window.getOperation()) {
+        for (Operation &inner : window.getBody()->without_terminator())
+          body.clone(inner, mapping);
+        continue;
+      }
+      if (auto guard = dyn_cast<scf::IfOp>(op)) {
+        auto newGuard = scf::IfOp::create(
+            body, guard.getLoc(), mapping.lookupOrDefault(guard.getCondition()),
+            /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard keep(body);
+        body.setInsertionPoint(newGuard.thenBlock()->getTerminator());
+        cloneInto(guard.thenBlock());
+        continue;
+      }
+      body.clone(op, mapping);
+    }
+  };
+  cloneInto(parallel.getBody());
+  parallel.erase();
+  return folded;
+}
+
 } // namespace
 
 unsigned parallelizeScatterLoops(func::FuncOp func) {
@@ -114,6 +212,7 @@ unsigned parallelizeScatterLoops(func::FuncOp func) {
       for (Operation &op : loop.getBody()->without_terminator())
         body.clone(op, mapping);
       loop.erase();
+      foldWindowLoop(parallel);
       ++rewritten;
     }
   return rewritten;

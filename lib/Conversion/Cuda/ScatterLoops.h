@@ -16,8 +16,8 @@ namespace disc::cuda {
 ///   scf.for %u { ...; out[%i, %j] = combine(out[%i, %j], v) }
 /// On a GPU it would run in one thread (host code touching memory: the
 /// GraphNet EdgeCNN's max aggregation over 2 x 10^6 elements, 7.5 ms
-/// against eager's 0.8). It becomes a parallel loop over the updates (the
-/// inner loops stay the thread's), each combining write a
+/// against eager's 0.8). It becomes a parallel loop over the updates, each
+/// combining write a
 /// `memref.atomic_rmw` of the combiner's kind (LLVM expands what a GPU
 /// lacks, float max/min, into compare-and-swap loops that keep the NaN
 /// rule), when that computes what PyTorch's CUDA kernels do:
@@ -30,6 +30,11 @@ namespace disc::cuda {
 ///     elements (add, max, min of every kind, and, or, xor; float sums then
 ///     add in another order, as PyTorch's CUDA atomics do; products stay
 ///     sequential).
+/// A window loop (`scf.for %j` over an update's row, last in the body or
+/// in an `scf.if` there, with bounds from outside, writing at `%j`) becomes
+/// the parallel loop's innermost dimension: one thread per element of the
+/// update rather than per update, so writes are coalesced; the index loads
+/// and checks before it run per element. Deeper loops stay the thread's.
 /// Returns the number of loops rewritten.
 unsigned parallelizeScatterLoops(mlir::func::FuncOp func);
 

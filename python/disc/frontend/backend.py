@@ -739,12 +739,20 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
             _log.log("import", f"graph {graph_id} {name}:\n{imported.text}")
             dump_root = _dump(opts, graph_id, f"{name}/fx_graph.txt",
                               lambda: sub.print_readable(print_output=False))
-            exe = disc.compile_mlir(imported.text, dump_dir=os.path.join(dump_root, name)
-                                    if dump_root else None,
-                                    source_name=f"graph{graph_id}-{name}.mlir",
-                                    target=_partition_target(sub),
-                                    _exact_dump_dir=True)
+            try:
+                exe = disc.compile_mlir(imported.text, dump_dir=os.path.join(dump_root, name)
+                                        if dump_root else None,
+                                        source_name=f"graph{graph_id}-{name}.mlir",
+                                        target=_partition_target(sub),
+                                        _exact_dump_dir=True)
+            except ValueError as e:
+                # An invalid setting (a DISC_* variable's value, a target):
+                # the user's to fix, raised rather than run in eager.
+                e.disc_invalid_setting = True
+                raise
         except Exception as e:
+            if getattr(e, "disc_invalid_setting", False):
+                raise
             # ImportError_ (an op pattern the importer does not handle) and
             # CompileError are expected; anything else is a bug in the
             # importer, reported as such, and the partition still runs.

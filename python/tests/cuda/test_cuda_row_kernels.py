@@ -63,6 +63,27 @@ def test_rows_one_per_block(width, monkeypatch):
     assert per_thread == 0 and per_block > 0
 
 
+@pytest.mark.parametrize("unroll,width", [("1", 300), ("3", 1100), ("8", 33), ("16", 2500)])
+def test_rows_one_per_block_at_every_unroll_factor(unroll, width, monkeypatch):
+    """DISC_CUDA_ROW_UNROLL: each thread's loop over its part of a row
+    unrolled by the factor, a remainder loop after it (widths that leave
+    one: 1100 = 256 threads x 4 + 76)."""
+    monkeypatch.setenv("DISC_CUDA_ROW_UNROLL", unroll)
+    per_thread, per_block = _compile_and_check(width, SHAPES, monkeypatch, "block")
+    assert per_thread == 0 and per_block > 0
+
+
+@pytest.mark.parametrize("value", ["0", "17", "four", "-1"])
+def test_bad_unroll_factor_is_a_clear_error(value, monkeypatch):
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CUDA_ROW_UNROLL", value)
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="DISC_CUDA_ROW_UNROLL must be an integer from 1 to 16"):
+        torch.compile(lambda x: torch.softmax(x, -1), backend="disc", dynamic=True)(
+            torch.randn(4, 64))
+
+
 @pytest.mark.parametrize("width", [8, 300])
 def test_rows_one_per_thread(width, monkeypatch):
     per_thread, per_block = _compile_and_check(width, SHAPES, monkeypatch, "thread")

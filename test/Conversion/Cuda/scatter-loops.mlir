@@ -2,21 +2,26 @@
 
 // A max scatter (scatter_reduce amax, include_self=False: a plain scatter of
 // the updates, then the max of all of them): both loops over the updates
-// become grids over the updates, the combining write an atomic; the loop
-// over the features stays each thread's.
+// become grids over (update, feature), the feature fastest (the window
+// loop folded in: writes coalesced), the combining write an atomic; the
+// index load runs per element.
 // CHECK-LABEL: func.func @scatter_max
+// CHECK:         %[[F:.*]] = arith.maxsi %dim_0
+// CHECK:         %[[TOTAL:.*]] = arith.muli %{{.*}}, %[[F]]
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             scf.if
-// CHECK:               memref.load %arg1
-// CHECK:               scf.for
-// CHECK:                 memref.store {{.*}}, %arg2
+// CHECK:               %[[J:.*]] = arith.remui %{{.*}}, %[[F]]
+// CHECK:               %[[U:.*]] = arith.divui %{{.*}}, %[[F]]
+// CHECK:               memref.load %arg1[%[[U]]]
+// CHECK-NOT:           scf.for
+// CHECK:               memref.store {{.*}}, %arg2[%{{.*}}, %[[J]]]
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             scf.if
-// CHECK:               scf.for
-// CHECK-NOT:               memref.load %arg2
-// CHECK:                 memref.atomic_rmw maximumf {{.*}}, %arg2
+// CHECK-NOT:           scf.for
+// CHECK-NOT:           memref.load %arg2
+// CHECK:               memref.atomic_rmw maximumf {{.*}}, %arg2
 func.func @scatter_max(%src: memref<?x?xf32>, %idx: memref<?xi64>, %out: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -111,6 +116,86 @@ func.func @sequential(%src: memref<?xf32>, %idx: memref<?xi64>, %out: memref<?xf
     %old = memref.load %bytes[%i] : memref<?xi8>
     %m = arith.addi %old, %v : i8
     memref.store %m, %bytes[%i] : memref<?xi8>
+  }
+  return
+}
+
+// -----
+
+// The window loop behind a bounds check (what an index_put / windowed
+// scatter lowers to): folded into the grid inside the check, the check
+// computed per element.
+// CHECK-LABEL: func.func @guarded_window
+// CHECK:         scf.if
+// CHECK:           memref.load %arg1
+// CHECK:           scf.if
+// CHECK-NOT:         scf.for
+// CHECK:             memref.store
+func.func @guarded_window(%src: memref<?x?xf32>, %idx: memref<?xi64>, %out: memref<1000x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1000 = arith.constant 1000 : index
+  %n = memref.dim %src, %c0 : memref<?x?xf32>
+  %f = memref.dim %src, %c1 : memref<?x?xf32>
+  scf.for %u = %c0 to %n step %c1 {
+    %i64 = memref.load %idx[%u] : memref<?xi64>
+    %i = arith.index_cast %i64 : i64 to index
+    %lo = arith.cmpi sge, %i, %c0 : index
+    %hi = arith.cmpi slt, %i, %c1000 : index
+    %ok = arith.andi %lo, %hi : i1
+    scf.if %ok {
+      scf.for %j = %c0 to %f step %c1 {
+        %v = memref.load %src[%u, %j] : memref<?x?xf32>
+        memref.store %v, %out[%i, %j] : memref<1000x?xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Not folded: a window loop whose stores do not index by its variable (the
+// last of its values must win, in order), one whose bound is computed per
+// update, and an scf.if with an else branch. They stay each thread's loops.
+// CHECK-LABEL: func.func @window_stays
+// CHECK-COUNT-3: scf.for
+func.func @window_stays(%src: memref<?x?xf32>, %idx: memref<?xi64>, %out: memref<?xf32>,
+                        %out2: memref<?x?xf32>, %lens: memref<?xindex>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %src, %c0 : memref<?x?xf32>
+  %f = memref.dim %src, %c1 : memref<?x?xf32>
+  scf.for %u = %c0 to %n step %c1 {
+    %i64 = memref.load %idx[%u] : memref<?xi64>
+    %i = arith.index_cast %i64 : i64 to index
+    scf.for %j = %c0 to %f step %c1 {
+      %v = memref.load %src[%u, %j] : memref<?x?xf32>
+      memref.store %v, %out[%i] : memref<?xf32>
+    }
+  }
+  scf.for %u = %c0 to %n step %c1 {
+    %i64 = memref.load %idx[%u] : memref<?xi64>
+    %i = arith.index_cast %i64 : i64 to index
+    %len = memref.load %lens[%u] : memref<?xindex>
+    scf.for %j = %c0 to %len step %c1 {
+      %v = memref.load %src[%u, %j] : memref<?x?xf32>
+      memref.store %v, %out2[%i, %j] : memref<?x?xf32>
+    }
+  }
+  scf.for %u = %c0 to %n step %c1 {
+    %i64 = memref.load %idx[%u] : memref<?xi64>
+    %i = arith.index_cast %i64 : i64 to index
+    %pos = arith.cmpi sge, %i, %c0 : index
+    scf.if %pos {
+      scf.for %j = %c0 to %f step %c1 {
+        %v = memref.load %src[%u, %j] : memref<?x?xf32>
+        memref.store %v, %out2[%i, %j] : memref<?x?xf32>
+      }
+    } else {
+      memref.store %zero, %out2[%c0, %c0] : memref<?x?xf32>
+    }
   }
   return
 }

@@ -74,6 +74,9 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
            "Threads per block of the mapped grids">,
     Option<"rowVariant", "row-variant", "std::string", /*default=*/"\"auto\"",
            "Row kernels: auto (chosen per call), thread or block">,
+    Option<"rowUnroll", "row-unroll", "int64_t", /*default=*/"4",
+           "Block-per-row kernels: each thread's loop over its part of a "
+           "phase unrolled by this factor (1: not unrolled)">,
     Option<"vectorize", "vectorize", "bool", /*default=*/"true",
            "Give elementwise grids a variant of four iterations per thread "
            "with vector loads and stores">
