@@ -468,11 +468,32 @@ def _is_input_mutation(node: fx.Node) -> bool:
         and isinstance(node.args[0], fx.Node) and node.args[0].op == "placeholder"
 
 
+_CPU_IN_CUDA_GRAPH_REASON = (
+    "a CPU computation in a graph that runs on cuda (a partition compiles for "
+    "one device; the CPU side, constants and index set-up, runs in eager)")
+
+
+def _node_devices(node: fx.Node) -> set:
+    """The device types ("cpu", "cuda") of `node`'s tensor values and its
+    tensor inputs."""
+    values = list(lowerings._tensor_values(lowerings.fake(node)))
+    for arg in node.all_input_nodes:
+        values += list(lowerings._tensor_values(lowerings.fake(arg)))
+    return {v.device.type for v in values}
+
+
 def _classify(gm: fx.GraphModule):
     supported, reasons = set(), {}
     shape_nodes = []
     _duplicate_shape_nodes(gm)
     input_views = _views_at_outputs(gm)
+    # A graph with cuda tensors compiles its cuda nodes; its CPU-only nodes
+    # (a constant lifted on the CPU, an arange before .to("cuda")) stay in
+    # eager. Otherwise the partitioner, which merges independent supported
+    # nodes too, would put both in one partition, which then ran whole in
+    # eager (the GraphNet yolo11n-pose: 1015 nodes, 44 convolutions).
+    on_cuda = any("cuda" in _node_devices(n) for n in gm.graph.nodes
+                  if n.op in ("placeholder", "call_function"))
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
@@ -491,6 +512,8 @@ def _classify(gm: fx.GraphModule):
             shape_nodes.append(node)
             continue
         reason = lowerings.unsupported_reason(node)
+        if reason is None and on_cuda and _node_devices(node) == {"cpu"}:
+            reason = _CPU_IN_CUDA_GRAPH_REASON
         if reason is None:
             supported.add(node)
         else:

@@ -247,6 +247,62 @@ def test_a_device_transfer_stays_in_eager():
     assert unsupported_reason(copy) == "tensors on several devices (cpu, cuda:0)"
 
 
+def test_cpu_nodes_of_a_cuda_graph_stay_in_eager_and_partitions_hold_one_device():
+    """A graph on cuda with CPU-side computations (a constant made on the
+    CPU, moved to the device later): the CPU nodes stay in eager with their
+    reason, the cuda nodes are compiled, and no partition mixes devices.
+    The partitioner merges independent nodes too, and a mixed partition
+    ran whole in eager (the GraphNet yolo11n-pose on an H200: 1015 nodes,
+    44 convolutions)."""
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    from disc.frontend.backend import _CPU_IN_CUDA_GRAPH_REASON, _classify, _node_devices
+
+    def fn(x):
+        c = torch.arange(4) * 2                    # CPU
+        y = torch.relu(x * 3) + 1                  # cuda
+        shift = (c.float() + 0.5).to(x.device)     # CPU, then the transfer
+        return y + shift, c.float().sum()
+
+    gm = _fake_cuda_graph(fn, (3, 4))
+    supported, reasons = _classify(gm)
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    aten = torch.ops.aten
+    for n in calls:
+        devices = _node_devices(n)
+        if devices == {"cpu"}:
+            assert n not in supported and reasons[n] == _CPU_IN_CUDA_GRAPH_REASON, n
+        elif devices == {"cuda"}:
+            assert n in supported, (n, reasons.get(n))
+        else:
+            assert n.target == aten._to_copy.default and "several devices" in reasons[n]
+    assert any(_node_devices(n) == {"cuda"} for n in supported)
+
+    class Support(OperatorSupportBase):
+        def is_node_supported(self, submodules, node):
+            return node in supported
+
+    partitions = CapabilityBasedPartitioner(gm, Support(), allows_single_node_partition=True
+                                            ).propose_partitions()
+    assert partitions
+    for partition in partitions:
+        kinds = set().union(*(_node_devices(n) for n in partition.nodes))
+        assert kinds == {"cuda"}, kinds
+
+
+def test_a_cpu_graph_keeps_its_cpu_nodes():
+    """Without cuda tensors nothing changes: the CPU nodes are compiled."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from disc.frontend.backend import _classify
+
+    gm = make_fx(lambda x: (torch.arange(4) * 2).float().sum() + x.relu().sum())(torch.randn(3))
+    supported, reasons = _classify(gm)
+    assert not reasons, reasons
+    assert len(supported) >= 5
+
+
 def test_a_partition_of_factory_ops_compiles_for_the_device_of_its_outputs():
     """arange on a cuda device has no tensor input: the partition's target
     comes from its outputs (it compiled for the CPU, and eager then met a
