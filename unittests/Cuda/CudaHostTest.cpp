@@ -47,6 +47,7 @@ void resetFake() {
   s.matmuls = 0;
   s.lastMatmulStream = nullptr;
   s.convolutions = 0;
+  s.convDescriptorSets = 0;
   s.lastConvStream = nullptr;
   s.lastConvMathType = -1;
 }
@@ -466,6 +467,51 @@ func.func @main(%x: tensor<?x2x?xf32>, %w: tensor<6x2x5xf32>) -> tensor<?x6x?xf3
     EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
     EXPECT_EQ(fake().allocations, fake().frees) << c.name;
   }
+}
+
+TEST_F(CudaHost, ConvolutionDescriptorsArePreparedOncePerProblem) {
+  // The descriptors and the algorithm are made once per (handle, problem)
+  // and reused: three calls at one shape and two at another prepare two
+  // problems, and every call still computes its own result. (The cache is
+  // process-wide: this kernel shape is used by no other test.)
+  resetFake();
+  CompileOptions options;
+  options.target = "cuda";
+  auto exe = Executable::compile(R"(
+func.func @main(%x: tensor<?x2x?x?xf32>, %w: tensor<5x2x3x3xf32>) -> tensor<?x5x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x2x?x?xf32>, tensor<5x2x3x3xf32>) -> tensor<?x5x?x?xf32>
+  return %0 : tensor<?x5x?x?xf32>
+})",
+                                 options);
+  std::vector<int64_t> wShape = {5, 2, 3, 3};
+  std::vector<float> w(5 * 2 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float((i * 3) % 7) - 3;
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 2, 6, 7}, {1, 2, 6, 7}, {2, 2, 4, 3}, {1, 2, 6, 7}, {2, 2, 4, 3}};
+  int call = 0;
+  for (const auto &xShape : shapes) {
+    int64_t xSize = xShape[0] * xShape[1] * xShape[2] * xShape[3];
+    std::vector<float> x(xSize);
+    for (int64_t i = 0; i < xSize; ++i)
+      x[i] = float((i * 5 + call) % 9) - 4; // different data every call
+    std::vector<int64_t> yShape = {xShape[0], 5, xShape[2], xShape[3]};
+    ral::TensorView xv, wv;
+    xv.data = x.data(), xv.shape = xShape;
+    wv.data = w.data(), wv.shape = wShape;
+    auto outputs = exe->run({xv, wv}, kStream);
+    ASSERT_EQ(outputs.size(), 1u);
+    ASSERT_EQ(outputs[0].shape, yShape);
+    std::vector<float> want =
+        hostConvolution(x, xShape, w, wShape, yShape, 1, 1, 1, 1);
+    const float *got = static_cast<const float *>(outputs[0].data);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(got[i], want[i]) << "call " << call << " at " << i;
+    ++call;
+  }
+  EXPECT_EQ(fake().convolutions, 5);
+  EXPECT_EQ(fake().convDescriptorSets, 2) << "one preparation per problem";
+  EXPECT_EQ(fake().allocations, fake().frees);
 }
 
 TEST_F(CudaHost, TransposedConvolutionIsACompileErrorOnCuda) {

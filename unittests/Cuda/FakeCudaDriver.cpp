@@ -334,6 +334,7 @@ int cudnnDestroyConvolutionDescriptor(FakeConv *c) {
 int cudnnSetConvolutionNdDescriptor(FakeConv *c, int spatial, const int *pads,
                                     const int *strides, const int *dilations,
                                     int mode, int computeType) {
+  ++state.convDescriptorSets;
   if (spatial < 2 || spatial > 6 || computeType != 0)
     return 3;
   c->spatial = spatial, c->mode = mode;

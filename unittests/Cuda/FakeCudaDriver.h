@@ -34,6 +34,8 @@ struct FakeCudaState {
   int convolutions = 0;
   void *lastConvStream = nullptr;
   int lastConvMathType = -1;
+  // cudnnSetConvolutionNdDescriptor calls: one per prepared problem.
+  int convDescriptorSets = 0;
 };
 
 extern "C" FakeCudaState *fake_cuda_state();
