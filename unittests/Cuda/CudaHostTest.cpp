@@ -46,6 +46,7 @@ void resetFake() {
   s.lastAllocStream = nullptr;
   s.matmuls = 0;
   s.lastMatmulStream = nullptr;
+  s.matmulDescriptors = 0;
   s.convolutions = 0;
   s.convDescriptorSets = 0;
   s.lastConvStream = nullptr;
@@ -467,6 +468,51 @@ func.func @main(%x: tensor<?x2x?xf32>, %w: tensor<6x2x5xf32>) -> tensor<?x6x?xf3
     EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
     EXPECT_EQ(fake().allocations, fake().frees) << c.name;
   }
+}
+
+TEST_F(CudaHost, MatmulDescriptorsArePreparedOncePerProblem) {
+  // The descriptors and the heuristic are made once per (handle, problem)
+  // and reused: three calls at one shape and two at another prepare two
+  // problems, and every call computes its own product. (The cache is
+  // process-wide: these extents are used by no other test.)
+  resetFake();
+  CompileOptions options;
+  options.target = "cuda";
+  auto exe = Executable::compile(R"(
+func.func @main(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+})",
+                                 options);
+  const int64_t shapes[][3] = {{13, 11, 9}, {13, 11, 9}, {2, 11, 9},
+                               {13, 11, 9}, {2, 11, 9}}; // m, k, n
+  int call = 0;
+  for (const auto &shape : shapes) {
+    const int64_t m = shape[0], k = shape[1], n = shape[2];
+    std::vector<float> a(m * k), b(n * k);
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = float((i * 7 + call) % 11) - 5; // different data every call
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = float((i * 5) % 13) - 6;
+    ral::TensorView x, y;
+    x.data = a.data(), x.shape = {m, k};
+    y.data = b.data(), y.shape = {n, k};
+    auto outputs = exe->run({x, y}, kStream);
+    ASSERT_EQ(outputs.size(), 1u);
+    const float *got = static_cast<const float *>(outputs[0].data);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (int64_t q = 0; q < k; ++q)
+          want += double(a[i * k + q]) * b[j * k + q];
+        ASSERT_EQ(got[i * n + j], float(want))
+            << "call " << call << " [" << i << ", " << j << "]";
+      }
+    ++call;
+  }
+  EXPECT_EQ(fake().matmuls, 5);
+  EXPECT_EQ(fake().matmulDescriptors, 2) << "one preparation per problem";
+  EXPECT_EQ(fake().allocations, fake().frees);
 }
 
 TEST_F(CudaHost, ConvolutionDescriptorsArePreparedOncePerProblem) {

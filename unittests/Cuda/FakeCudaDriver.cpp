@@ -146,6 +146,7 @@ int cublasLtCreate(void **handle) {
   return 0;
 }
 int cublasLtMatmulDescCreate(FakeDesc **desc, int computeType, int scaleType) {
+  ++state.matmulDescriptors;
   if (computeType != 68 || scaleType != 0)
     return 7; // CUBLAS_STATUS_INVALID_VALUE
   *desc = new FakeDesc;

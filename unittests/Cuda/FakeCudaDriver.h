@@ -29,6 +29,8 @@ struct FakeCudaState {
   // computed on the host, f32 only.
   int matmuls = 0;
   void *lastMatmulStream = nullptr;
+  // cublasLtMatmulDescCreate calls: one per prepared problem.
+  int matmulDescriptors = 0;
   // The fake cuDNN (DISC_CUDNN_LIBRARY): convolutions computed on the host,
   // f32 only, cross-correlation with groups, strides, padding, dilation.
   int convolutions = 0;

@@ -192,36 +192,27 @@ int cudaTypeOf(DType dtype) {
   }
 }
 
-struct HeuristicCache {
+/// What a matmul problem needs from cuBLASLt, made once per (handle,
+/// problem) and kept for the process: the matmul descriptor and the three
+/// layouts, set, and the heuristic's answer. The heuristic query costs more
+/// than a small GEMM (it took a 2048x3072x768 bf16 product from 19 to 88 us
+/// on an H100); building and destroying the descriptors on every call cost
+/// host time too. Descriptors are only read once set, so calls on several
+/// threads share them.
+struct PreparedMatmul {
+  std::unique_ptr<cublaslt::Descriptors> descriptors;
+  cublaslt::HeuristicResult heuristic{};
+};
+
+struct PreparedMatmuls {
   std::mutex mutex;
-  std::map<std::pair<cublaslt::Handle, std::vector<int64_t>>,
-           cublaslt::HeuristicResult>
+  std::map<std::pair<cublaslt::Handle, std::vector<int64_t>>, PreparedMatmul>
       entries;
 };
 
-HeuristicCache &heuristicCache() {
-  static HeuristicCache *cache = new HeuristicCache; // outlives every caller
+PreparedMatmuls &preparedMatmuls() {
+  static PreparedMatmuls *cache = new PreparedMatmuls; // outlives every caller
   return *cache;
-}
-
-bool cachedHeuristic(cublaslt::Handle handle,
-                     const std::vector<int64_t> &problem,
-                     cublaslt::HeuristicResult *out) {
-  HeuristicCache &cache = heuristicCache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto it = cache.entries.find({handle, problem});
-  if (it == cache.entries.end())
-    return false;
-  *out = it->second;
-  return true;
-}
-
-void rememberHeuristic(cublaslt::Handle handle,
-                       const std::vector<int64_t> &problem,
-                       const cublaslt::HeuristicResult &result) {
-  HeuristicCache &cache = heuristicCache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  cache.entries.emplace(std::make_pair(handle, problem), result);
 }
 
 void cudaMatmul(ExecutionContext &ectx, DType dtype,
@@ -251,59 +242,73 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
   const Library &lib = library();
   Handle handle = handleFor(cuda::currentContext());
   const int type = cudaTypeOf(dtype);
-  Descriptors d(lib);
-  check(lib.descCreate(&d.desc, kCompute32F, kR32F),
-        "cublasLtMatmulDescCreate");
-  check(lib.descSetAttribute(d.desc, kDescTransA, &first.op, sizeof(int)),
-        "cublasLtMatmulDescSetAttribute(TRANSA)");
-  check(lib.descSetAttribute(d.desc, kDescTransB, &second.op, sizeof(int)),
-        "cublasLtMatmulDescSetAttribute(TRANSB)");
-  check(lib.layoutCreate(&d.a, type, first.rows, first.cols, first.ld),
-        "cublasLtMatrixLayoutCreate(B)");
-  check(lib.layoutCreate(&d.b, type, second.rows, second.cols, second.ld),
-        "cublasLtMatrixLayoutCreate(A)");
-  check(lib.layoutCreate(&d.c, type, result.rows, result.cols, result.ld),
-        "cublasLtMatrixLayoutCreate(C)");
-  if (batch > 1) {
-    const int32_t count = (int32_t)batch;
-    const int64_t offsets[3] = {b.strides[0], a.strides[0], c.strides[0]};
-    Layout layouts[3] = {d.a, d.b, d.c};
-    for (int i = 0; i < 3; ++i) {
-      check(lib.layoutSetAttribute(layouts[i], kLayoutBatchCount, &count,
-                                   sizeof(count)),
-            "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
-      check(lib.layoutSetAttribute(layouts[i], kLayoutBatchOffset,
-                                   &offsets[i], sizeof(int64_t)),
-            "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
-    }
-  }
-  // The heuristic query costs more than a small GEMM (it took a
-  // 2048x3072x768 bf16 product from 19 to 88 us on an H100): its answer is
-  // kept per context and problem (types, ops, extents, leading dims,
-  // batching), which is all it sees.
+  // The problem: types, ops, extents, leading dims, batching; all the
+  // descriptors and the heuristic see.
   const std::vector<int64_t> problem = {
       (int64_t)type,      first.op,    second.op,   first.rows, first.cols,
       first.ld,           second.rows, second.cols, second.ld,  result.rows,
       result.cols,        result.ld,   batch,       b.strides[0],
       a.strides[0],       c.strides[0]};
+  PreparedMatmuls &cache = preparedMatmuls();
+  const Descriptors *ready = nullptr;
   HeuristicResult heuristic{};
-  if (!cachedHeuristic(handle, problem, &heuristic)) {
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.entries.find({handle, problem});
+    if (it != cache.entries.end())
+      ready = it->second.descriptors.get(), heuristic = it->second.heuristic;
+  }
+  if (!ready) {
+    auto d = std::make_unique<Descriptors>(lib);
+    check(lib.descCreate(&d->desc, kCompute32F, kR32F),
+          "cublasLtMatmulDescCreate");
+    check(lib.descSetAttribute(d->desc, kDescTransA, &first.op, sizeof(int)),
+          "cublasLtMatmulDescSetAttribute(TRANSA)");
+    check(lib.descSetAttribute(d->desc, kDescTransB, &second.op, sizeof(int)),
+          "cublasLtMatmulDescSetAttribute(TRANSB)");
+    check(lib.layoutCreate(&d->a, type, first.rows, first.cols, first.ld),
+          "cublasLtMatrixLayoutCreate(B)");
+    check(lib.layoutCreate(&d->b, type, second.rows, second.cols, second.ld),
+          "cublasLtMatrixLayoutCreate(A)");
+    check(lib.layoutCreate(&d->c, type, result.rows, result.cols, result.ld),
+          "cublasLtMatrixLayoutCreate(C)");
+    if (batch > 1) {
+      const int32_t count = (int32_t)batch;
+      const int64_t offsets[3] = {b.strides[0], a.strides[0], c.strides[0]};
+      Layout layouts[3] = {d->a, d->b, d->c};
+      for (int i = 0; i < 3; ++i) {
+        check(lib.layoutSetAttribute(layouts[i], kLayoutBatchCount, &count,
+                                     sizeof(count)),
+              "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+        check(lib.layoutSetAttribute(layouts[i], kLayoutBatchOffset,
+                                     &offsets[i], sizeof(int64_t)),
+              "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+      }
+    }
     // The preference only feeds the query.
-    check(lib.preferenceCreate(&d.preference),
+    check(lib.preferenceCreate(&d->preference),
           "cublasLtMatmulPreferenceCreate");
     const uint64_t workspaceBytes = kWorkspaceBytes;
-    check(lib.preferenceSetAttribute(d.preference, kPrefMaxWorkspace,
+    check(lib.preferenceSetAttribute(d->preference, kPrefMaxWorkspace,
                                      &workspaceBytes, sizeof(workspaceBytes)),
           "cublasLtMatmulPreferenceSetAttribute");
     int found = 0;
-    check(lib.algoGetHeuristic(handle, d.desc, d.a, d.b, d.c, d.c,
-                               d.preference, 1, &heuristic, &found),
+    check(lib.algoGetHeuristic(handle, d->desc, d->a, d->b, d->c, d->c,
+                               d->preference, 1, &heuristic, &found),
           "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0)
       throw OpError("cuBLASLt has no algorithm for A " +
                     shapeString(a.sizes) + ", B " + shapeString(b.sizes));
-    rememberHeuristic(handle, problem, heuristic);
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    // Another thread may have prepared the same problem meanwhile: the
+    // first one stays, this one's descriptors go.
+    auto [it, inserted] = cache.entries.try_emplace({handle, problem});
+    if (inserted)
+      it->second = PreparedMatmul{std::move(d), heuristic};
+    ready = it->second.descriptors.get();
+    heuristic = it->second.heuristic;
   }
+  const Descriptors &d = *ready;
   void *workspace = nullptr;
   if (heuristic.workspaceSize > 0) {
     workspace = allocateDeviceForCall(&ectx, (int64_t)heuristic.workspaceSize);
