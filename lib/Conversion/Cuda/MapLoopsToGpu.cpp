@@ -428,12 +428,30 @@ struct MapLoopsToGpuPass
     }
   }
 
+  /// Whether `use` is a load inside a loop nest of the function body (a
+  /// future kernel), so that it can read a constant in place.
+  static bool isLoadInLoopNest(OpOperand &use, func::FuncOp func) {
+    Operation *user = use.getOwner();
+    if (!isa<memref::LoadOp>(user))
+      return false;
+    for (Operation *parent = user->getParentOp(); parent && parent != func;
+         parent = parent->getParentOp())
+      if (isa<scf::ParallelOp, scf::ForOp>(parent) &&
+          parent->getParentOp() == func)
+        return true;
+    return false;
+  }
+
   /// A constant (`memref.get_global` of the host code) lives in host
   /// memory, which neither a kernel nor a library call nor the caller of a
-  /// returned buffer can read on the device. Each becomes a device buffer
-  /// filled by a copy grid that reads the constant inside the kernel:
-  /// kernel outlining then clones the global into the kernel's module, so
-  /// it travels in the cubin. One small grid per constant and call.
+  /// returned buffer can read on the device. A constant that only loops
+  /// load is read in place by each of them: a `memref.get_global` inside
+  /// the loop, which kernel outlining clones into the kernel's module, so
+  /// the constant travels in the cubin. Any other becomes a device buffer
+  /// filled by a copy grid that reads it that way: one small grid per
+  /// constant and call, a launch's host cost on every call (constants of
+  /// decomposed ops are common: a position table, an interpolation's
+  /// weights).
   void globalsToDeviceBuffers(func::FuncOp func) {
     SmallVector<memref::GetGlobalOp> globals;
     for (Block &block : func.getBody())
@@ -443,6 +461,18 @@ struct MapLoopsToGpuPass
       auto type = cast<MemRefType>(get.getType());
       if (!type.hasStaticShape() || !type.getLayout().isIdentity())
         continue; // memref.global has neither; nothing to do for others
+      if (!get->use_empty() &&
+          llvm::all_of(get->getUses(), [&](OpOperand &use) {
+            return isLoadInLoopNest(use, func);
+          })) {
+        for (OpOperand &use : llvm::make_early_inc_range(get->getUses())) {
+          OpBuilder at(use.getOwner());
+          use.set(memref::GetGlobalOp::create(at, get.getLoc(), type,
+                                              get.getNameAttr()));
+        }
+        get.erase();
+        continue;
+      }
       OpBuilder b(get);
       Location loc = get.getLoc();
       auto alloc = memref::AllocOp::create(

@@ -469,3 +469,44 @@ def test_the_random_seed_is_read_from_a_shape_not_from_memory(tmp_path):
     (text,) = [p.read_text() for p in tmp_path.rglob("000-input.mlir")]
     assert "tensor<?x?x0xi8>" in text
     assert disc.compile_mlir(text, target="cuda").target == "cuda"
+
+
+# A constant only kernels read (a broadcast table multiplied in): read in
+# place by the kernel, no device buffer and no copy grid (a launch per
+# constant and call).
+CONSTANT_IN_KERNEL = """
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %t = disc.constant dense<[1.0, -2.0, 3.5, 4.0]> : tensor<4xf32>
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %s = tensor.from_elements %d0, %c4 : tensor<2xindex>
+  %tb = disc.dynamic_broadcast_in_dim %t, %s, dims = [1] : (tensor<4xf32>, tensor<2xindex>) -> tensor<?x4xf32>
+  %y = disc.multiply %x, %tb : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
+"""
+
+
+def test_emulated_constant_read_in_place_by_its_kernel():
+    exe = disc.compile_mlir(CONSTANT_IN_KERNEL, target="cuda-emulated")
+    table = torch.tensor([1.0, -2.0, 3.5, 4.0])
+    for rows in (1, 6, 257):
+        x = torch.randn(rows, 4)
+        (y,) = exe(x)
+        torch.testing.assert_close(y, x * table)
+
+
+@needs_toolkit
+def test_constant_read_only_by_kernels_needs_no_copy_grid(tmp_path):
+    exe = disc.compile_mlir(CONSTANT_IN_KERNEL, target="cuda", dump_dir=str(tmp_path),
+                            _exact_dump_dir=True)
+    outlined = next(tmp_path.glob("*-gpu-kernel-outlining.mlir")).read_text()
+    host, kernels = outlined.split("gpu.module", 1)
+    assert "memref.get_global" not in host
+    assert "memref.alloc() : memref<4xf32>" not in host, "no device copy of the table"
+    assert "memref.get_global @__constant_4xf32" in kernels
+    # Every kernel is the multiply (its scalar and vector variants): none
+    # copies the table.
+    for kernel in kernels.split("gpu.func")[1:]:
+        assert "arith.mulf" in kernel, kernel[:400]

@@ -374,29 +374,31 @@ func.func @not_parallelized(%a: memref<?xf32>, %acc: memref<f32>, %acc2: memref<
 
 // -----
 
-// A constant (host memory) becomes a device buffer filled by a copy grid
-// that reads the global inside the kernel; its users (a loop, the return)
-// take the buffer. No get_global is left in the host code.
+// A constant (host memory) that only loops load is read in place: a
+// get_global inside the kernel (outlining clones the global into the
+// kernel's module), no buffer, no copy grid. One with another user (the
+// return) becomes a device buffer filled by a copy grid that reads the
+// global inside the kernel. No get_global is left in the host code.
 memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
 memref.global "private" constant @scalar : memref<f32> = dense<7.0>
 // CHECK-LABEL: func.func @constants
-// CHECK:         %[[TABLE:.*]] = memref.alloc() : memref<4xf32>
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             scf.if
-// CHECK:               %[[G:.*]] = memref.get_global @table : memref<4xf32>
-// CHECK:               %[[V:.*]] = memref.load %[[G]]
-// CHECK:               memref.store %[[V]], %[[TABLE]]
+// CHECK-NOT:     memref.alloc() : memref<4xf32>
 // CHECK:         %[[SCALAR:.*]] = memref.alloc() : memref<f32>
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             memref.get_global @scalar : memref<f32>
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
-// CHECK:             memref.load %[[TABLE]]
+// CHECK:             scf.if
+// CHECK:               %[[G:.*]] = memref.get_global @table : memref<4xf32>
+// CHECK:               memref.load %[[G]]
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.if
+// CHECK:               %[[G2:.*]] = memref.get_global @table : memref<4xf32>
+// CHECK:               memref.load %[[G2]]
 // CHECK:         return %[[SCALAR]] : memref<f32>
-// CHECK-NOT:     memref.get_global
-func.func @constants(%out: memref<4xf32>) -> memref<f32> {
+func.func @constants(%out: memref<4xf32>, %out2: memref<4xf32>) -> memref<f32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -405,6 +407,10 @@ func.func @constants(%out: memref<4xf32>) -> memref<f32> {
   scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
     %v = memref.load %t[%i] : memref<4xf32>
     memref.store %v, %out[%i] : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %t[%i] : memref<4xf32>
+    memref.store %v, %out2[%i] : memref<4xf32>
   }
   return %s : memref<f32>
 }
