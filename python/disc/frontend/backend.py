@@ -83,7 +83,6 @@ def decompositions(training: bool = False) -> dict:
     table.update(get_decompositions(_EXTRA_DECOMPOSITIONS))
     table.update(foreach.table())
     if training:
-        table.update(get_decompositions([aten.max_pool2d_with_indices_backward]))
         table.update(backward.table())
     else:
         from . import cuda_attention

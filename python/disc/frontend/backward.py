@@ -289,9 +289,35 @@ def adaptive_avg_pool2d_backward(grad_output, input):
     return aten._to_copy.default(full, dtype=input.dtype)
 
 
+def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, padding,
+                                     dilation, ceil_mode, indices):
+    """grad_output summed into the input's elements that indices (h * W + w
+    within each [H, W] plane) name: an index_put with accumulate into the
+    flattened input, by one index each (the plane's offset added to it).
+    PyTorch's decomposition indexes the [planes, H * W] view with two index
+    tensors, the plane numbers and indices, which DISC's scatter reads as a
+    [planes, OH * OW, 2] coordinate tensor that it builds first and then
+    reads back."""
+    height, width = input.shape[-2], input.shape[-1]
+    plane = height * width
+    lead = list(grad_output.shape[:-2])
+    planes = 1
+    for size in lead:  # symbolic sizes multiply without a guard
+        planes = planes * size
+    offsets = aten.mul.Tensor(
+        aten.arange.start_step(0, planes, 1, dtype=torch.int64, device=indices.device), plane)
+    offsets = aten.view.default(offsets, lead + [1, 1])
+    flat = aten.view.default(aten.add.Tensor(indices, offsets), [-1])
+    zeros = aten.zeros.default([input.numel()], dtype=grad_output.dtype,
+                               device=grad_output.device)
+    summed = aten.index_put.default(zeros, [flat], aten.view.default(grad_output, [-1]), True)
+    return aten.view.default(summed, list(input.shape))
+
+
 def table() -> dict:
     return {aten.convolution_backward.default: convolution_backward,
             aten.avg_pool2d_backward.default: avg_pool2d_backward,
+            aten.max_pool2d_with_indices_backward.default: max_pool2d_with_indices_backward,
             aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
             aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
             aten._scaled_dot_product_flash_attention_for_cpu_backward.default:

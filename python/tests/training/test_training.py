@@ -586,3 +586,27 @@ def test_eval_mode_batch_norm_gradient_through_a_permute_matches_the_math():
         for got, want in zip(gradients(compiled, args), gradients(formula, args)):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     assert disc.stats()["compilations"] - before["compilations"] == 2  # forward, backward
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation,ceil_mode,shape", [
+    (3, 2, 1, 1, False, (2, 3, 11, 13)), (2, 2, 0, 1, False, (1, 2, 8, 8)),
+    (3, 1, 1, 1, False, (2, 2, 7, 5)), (3, 2, 0, 1, True, (2, 3, 10, 9)),
+    ((3, 2), (2, 1), (1, 0), 1, False, (2, 2, 9, 7)), (3, 2, 1, 2, False, (2, 3, 13, 11)),
+    (2, 2, 0, 1, False, (3, 8, 8))])
+def test_max_pool_backward_decomposition_matches_the_aten_op(kernel, stride, padding, dilation,
+                                                             ceil_mode, shape):
+    """backward.max_pool2d_with_indices_backward (a scatter-add by a flat
+    index per update) against PyTorch's op, with overlapping windows (so
+    one element receives several gradients), ceil mode, dilation, a
+    rectangular window and an unbatched input."""
+    from disc.frontend.backward import max_pool2d_with_indices_backward
+
+    pair = lambda v: list(v) if isinstance(v, tuple) else [v, v]  # noqa: E731
+    g = torch.Generator().manual_seed(len(shape) * 7 + shape[-1])
+    x = torch.randn(shape, generator=g)
+    y, idx = torch.nn.functional.max_pool2d(x, pair(kernel), pair(stride), pair(padding),
+                                            pair(dilation), ceil_mode, return_indices=True)
+    grad = torch.randn(y.shape, generator=g)
+    args = (grad, x, pair(kernel), pair(stride), pair(padding), pair(dilation), ceil_mode, idx)
+    want = torch.ops.aten.max_pool2d_with_indices_backward(*args)
+    torch.testing.assert_close(max_pool2d_with_indices_backward(*args), want)
