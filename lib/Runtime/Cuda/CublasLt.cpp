@@ -204,17 +204,6 @@ struct PreparedMatmul {
   cublaslt::HeuristicResult heuristic{};
 };
 
-struct PreparedMatmuls {
-  std::mutex mutex;
-  std::map<std::pair<cublaslt::Handle, std::vector<int64_t>>, PreparedMatmul>
-      entries;
-};
-
-PreparedMatmuls &preparedMatmuls() {
-  static PreparedMatmuls *cache = new PreparedMatmuls; // outlives every caller
-  return *cache;
-}
-
 void cudaMatmul(ExecutionContext &ectx, DType dtype,
                 const UnrankedMemRef *aRef, const UnrankedMemRef *bRef,
                 const UnrankedMemRef *cRef, bool transA, bool transB) {
@@ -249,66 +238,59 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
       first.ld,           second.rows, second.cols, second.ld,  result.rows,
       result.cols,        result.ld,   batch,       b.strides[0],
       a.strides[0],       c.strides[0]};
-  PreparedMatmuls &cache = preparedMatmuls();
-  const Descriptors *ready = nullptr;
-  HeuristicResult heuristic{};
-  {
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.entries.find({handle, problem});
-    if (it != cache.entries.end())
-      ready = it->second.descriptors.get(), heuristic = it->second.heuristic;
-  }
-  if (!ready) {
-    auto d = std::make_unique<Descriptors>(lib);
-    check(lib.descCreate(&d->desc, kCompute32F, kR32F),
-          "cublasLtMatmulDescCreate");
-    check(lib.descSetAttribute(d->desc, kDescTransA, &first.op, sizeof(int)),
-          "cublasLtMatmulDescSetAttribute(TRANSA)");
-    check(lib.descSetAttribute(d->desc, kDescTransB, &second.op, sizeof(int)),
-          "cublasLtMatmulDescSetAttribute(TRANSB)");
-    check(lib.layoutCreate(&d->a, type, first.rows, first.cols, first.ld),
-          "cublasLtMatrixLayoutCreate(B)");
-    check(lib.layoutCreate(&d->b, type, second.rows, second.cols, second.ld),
-          "cublasLtMatrixLayoutCreate(A)");
-    check(lib.layoutCreate(&d->c, type, result.rows, result.cols, result.ld),
-          "cublasLtMatrixLayoutCreate(C)");
-    if (batch > 1) {
-      const int32_t count = (int32_t)batch;
-      const int64_t offsets[3] = {b.strides[0], a.strides[0], c.strides[0]};
-      Layout layouts[3] = {d->a, d->b, d->c};
-      for (int i = 0; i < 3; ++i) {
-        check(lib.layoutSetAttribute(layouts[i], kLayoutBatchCount, &count,
-                                     sizeof(count)),
-              "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
-        check(lib.layoutSetAttribute(layouts[i], kLayoutBatchOffset,
-                                     &offsets[i], sizeof(int64_t)),
-              "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
-      }
-    }
-    // The preference only feeds the query.
-    check(lib.preferenceCreate(&d->preference),
-          "cublasLtMatmulPreferenceCreate");
-    const uint64_t workspaceBytes = kWorkspaceBytes;
-    check(lib.preferenceSetAttribute(d->preference, kPrefMaxWorkspace,
-                                     &workspaceBytes, sizeof(workspaceBytes)),
-          "cublasLtMatmulPreferenceSetAttribute");
-    int found = 0;
-    check(lib.algoGetHeuristic(handle, d->desc, d->a, d->b, d->c, d->c,
-                               d->preference, 1, &heuristic, &found),
-          "cublasLtMatmulAlgoGetHeuristic");
-    if (found == 0)
-      throw OpError("cuBLASLt has no algorithm for A " +
-                    shapeString(a.sizes) + ", B " + shapeString(b.sizes));
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    // Another thread may have prepared the same problem meanwhile: the
-    // first one stays, this one's descriptors go.
-    auto [it, inserted] = cache.entries.try_emplace({handle, problem});
-    if (inserted)
-      it->second = PreparedMatmul{std::move(d), heuristic};
-    ready = it->second.descriptors.get();
-    heuristic = it->second.heuristic;
-  }
-  const Descriptors &d = *ready;
+  const PreparedMatmul &prepared =
+      cuda::preparedPerProblem<PreparedMatmul>(handle, problem, [&] {
+        HeuristicResult heuristic{};
+        auto d = std::make_unique<Descriptors>(lib);
+        check(lib.descCreate(&d->desc, kCompute32F, kR32F),
+              "cublasLtMatmulDescCreate");
+        check(lib.descSetAttribute(d->desc, kDescTransA, &first.op,
+                                   sizeof(int)),
+              "cublasLtMatmulDescSetAttribute(TRANSA)");
+        check(lib.descSetAttribute(d->desc, kDescTransB, &second.op,
+                                   sizeof(int)),
+              "cublasLtMatmulDescSetAttribute(TRANSB)");
+        check(lib.layoutCreate(&d->a, type, first.rows, first.cols, first.ld),
+              "cublasLtMatrixLayoutCreate(B)");
+        check(lib.layoutCreate(&d->b, type, second.rows, second.cols,
+                               second.ld),
+              "cublasLtMatrixLayoutCreate(A)");
+        check(lib.layoutCreate(&d->c, type, result.rows, result.cols,
+                               result.ld),
+              "cublasLtMatrixLayoutCreate(C)");
+        if (batch > 1) {
+          const int32_t count = (int32_t)batch;
+          const int64_t offsets[3] = {b.strides[0], a.strides[0],
+                                      c.strides[0]};
+          Layout layouts[3] = {d->a, d->b, d->c};
+          for (int i = 0; i < 3; ++i) {
+            check(lib.layoutSetAttribute(layouts[i], kLayoutBatchCount, &count,
+                                         sizeof(count)),
+                  "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+            check(lib.layoutSetAttribute(layouts[i], kLayoutBatchOffset,
+                                         &offsets[i], sizeof(int64_t)),
+                  "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+          }
+        }
+        // The preference only feeds the query.
+        check(lib.preferenceCreate(&d->preference),
+              "cublasLtMatmulPreferenceCreate");
+        const uint64_t workspaceBytes = kWorkspaceBytes;
+        check(lib.preferenceSetAttribute(d->preference, kPrefMaxWorkspace,
+                                         &workspaceBytes,
+                                         sizeof(workspaceBytes)),
+              "cublasLtMatmulPreferenceSetAttribute");
+        int found = 0;
+        check(lib.algoGetHeuristic(handle, d->desc, d->a, d->b, d->c, d->c,
+                                   d->preference, 1, &heuristic, &found),
+              "cublasLtMatmulAlgoGetHeuristic");
+        if (found == 0)
+          throw OpError("cuBLASLt has no algorithm for A " +
+                        shapeString(a.sizes) + ", B " + shapeString(b.sizes));
+        return PreparedMatmul{std::move(d), heuristic};
+      });
+  const Descriptors &d = *prepared.descriptors;
+  HeuristicResult heuristic = prepared.heuristic;
   void *workspace = nullptr;
   if (heuristic.workspaceSize > 0) {
     workspace = allocateDeviceForCall(&ectx, (int64_t)heuristic.workspaceSize);

@@ -19,6 +19,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace disc {
 namespace ral {
@@ -127,6 +129,31 @@ Handle handlePerContext(CUcontext context, Create create) {
   if (!handle)
     create(&handle);
   return handle;
+}
+
+/// What a library call prepares for one problem (descriptors, the chosen
+/// algorithm), made by `prepare()` the first time a (handle, problem) pair
+/// is seen and kept for the process: one cache per `Prepared` type.
+/// `prepare` runs without the lock (it calls the library); when two
+/// threads prepare one problem, the first entry stays and the other is
+/// dropped. Entries never move, so the reference stays valid.
+template <typename Prepared, typename Prepare>
+const Prepared &preparedPerProblem(const void *handle,
+                                   const std::vector<int64_t> &problem,
+                                   Prepare prepare) {
+  using Key = std::pair<const void *, std::vector<int64_t>>;
+  static std::mutex mutex;
+  static auto *cache = new std::map<Key, Prepared>; // outlives every caller
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache->find(Key{handle, problem});
+    if (it != cache->end())
+      return it->second;
+  }
+  Prepared made = prepare();
+  std::lock_guard<std::mutex> lock(mutex);
+  return cache->try_emplace(Key{handle, problem}, std::move(made))
+      .first->second;
 }
 
 /// The loaded driver, initialised (cuInit) once per process. Throws

@@ -190,16 +190,6 @@ struct PreparedConvolution {
   cudnn::AlgoPerf choice{};
 };
 
-std::map<std::pair<cudnn::Handle, std::vector<int64_t>>, PreparedConvolution> &
-preparedConvolutions(std::mutex *&mutex) {
-  static std::mutex *cacheMutex = new std::mutex;
-  static auto *cache =
-      new std::map<std::pair<cudnn::Handle, std::vector<int64_t>>,
-                   PreparedConvolution>; // outlives every caller
-  mutex = cacheMutex;
-  return *cache;
-}
-
 void cudaConvolution(ExecutionContext &ectx, DType dtype,
                      const UnrankedMemRef *inputRef,
                      const UnrankedMemRef *kernelRef,
@@ -305,56 +295,42 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
   for (auto *list : {&xDims, &xStrides, &yDims, &yStrides, &wDims, &pads,
                      &convStrides, &dilations})
     problem.insert(problem.end(), list->begin(), list->end());
-  std::mutex *mutex = nullptr;
-  auto &cache = preparedConvolutions(mutex);
-  const Descriptors *ready = nullptr;
-  AlgoPerf choice{};
-  {
-    std::lock_guard<std::mutex> lock(*mutex);
-    auto it = cache.find({handle, problem});
-    if (it != cache.end())
-      ready = it->second.descriptors.get(), choice = it->second.choice;
-  }
-  if (!ready) {
-    auto d = std::make_unique<Descriptors>(lib);
-    check(lib.createTensor(&d->x), "cudnnCreateTensorDescriptor");
-    check(lib.createTensor(&d->y), "cudnnCreateTensorDescriptor");
-    check(lib.createFilter(&d->w), "cudnnCreateFilterDescriptor");
-    check(lib.createConv(&d->conv), "cudnnCreateConvolutionDescriptor");
-    check(lib.setTensorNd(d->x, type, nd, xDims.data(), xStrides.data()),
-          "cudnnSetTensorNdDescriptor(input)");
-    check(lib.setTensorNd(d->y, type, nd, yDims.data(), yStrides.data()),
-          "cudnnSetTensorNdDescriptor(output)");
-    check(lib.setFilterNd(d->w, type, kNCHW, nd, wDims.data()),
-          "cudnnSetFilterNdDescriptor");
-    check(lib.setConvNd(d->conv, nd - 2, pads.data(), convStrides.data(),
-                        dilations.data(), kCrossCorrelation, kFloat),
-          "cudnnSetConvolutionNdDescriptor");
-    check(lib.setGroupCount(d->conv, toInt(groups, "groups")),
-          "cudnnSetConvolutionGroupCount");
-    check(lib.setMathType(d->conv,
-                          dtype == DType::F32 ? kFmaMath : kTensorOpMath),
-          "cudnnSetConvolutionMathType");
-    // cuDNN's heuristic, kept with the descriptors.
-    int returned = 0;
-    check(lib.getForwardAlgorithm(handle, d->x, d->w, d->conv, d->y, 1,
-                                  &returned, &choice),
-          "cudnnGetConvolutionForwardAlgorithm_v7");
-    if (returned < 1 || choice.status != 0)
-      throw OpError("cuDNN has no forward algorithm for " + describe());
-    check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y,
-                               choice.algo, &choice.memory),
-          "cudnnGetConvolutionForwardWorkspaceSize");
-    std::lock_guard<std::mutex> lock(*mutex);
-    // Another thread may have prepared the same problem meanwhile: the
-    // first one stays, this one's descriptors go.
-    auto [it, inserted] = cache.try_emplace({handle, problem});
-    if (inserted)
-      it->second = PreparedConvolution{std::move(d), choice};
-    ready = it->second.descriptors.get();
-    choice = it->second.choice;
-  }
-  const Descriptors &d = *ready;
+  const PreparedConvolution &prepared =
+      cuda::preparedPerProblem<PreparedConvolution>(handle, problem, [&] {
+        auto d = std::make_unique<Descriptors>(lib);
+        check(lib.createTensor(&d->x), "cudnnCreateTensorDescriptor");
+        check(lib.createTensor(&d->y), "cudnnCreateTensorDescriptor");
+        check(lib.createFilter(&d->w), "cudnnCreateFilterDescriptor");
+        check(lib.createConv(&d->conv), "cudnnCreateConvolutionDescriptor");
+        check(lib.setTensorNd(d->x, type, nd, xDims.data(), xStrides.data()),
+              "cudnnSetTensorNdDescriptor(input)");
+        check(lib.setTensorNd(d->y, type, nd, yDims.data(), yStrides.data()),
+              "cudnnSetTensorNdDescriptor(output)");
+        check(lib.setFilterNd(d->w, type, kNCHW, nd, wDims.data()),
+              "cudnnSetFilterNdDescriptor");
+        check(lib.setConvNd(d->conv, nd - 2, pads.data(), convStrides.data(),
+                            dilations.data(), kCrossCorrelation, kFloat),
+              "cudnnSetConvolutionNdDescriptor");
+        check(lib.setGroupCount(d->conv, toInt(groups, "groups")),
+              "cudnnSetConvolutionGroupCount");
+        check(lib.setMathType(d->conv,
+                              dtype == DType::F32 ? kFmaMath : kTensorOpMath),
+              "cudnnSetConvolutionMathType");
+        // cuDNN's heuristic, kept with the descriptors.
+        AlgoPerf choice{};
+        int returned = 0;
+        check(lib.getForwardAlgorithm(handle, d->x, d->w, d->conv, d->y, 1,
+                                      &returned, &choice),
+              "cudnnGetConvolutionForwardAlgorithm_v7");
+        if (returned < 1 || choice.status != 0)
+          throw OpError("cuDNN has no forward algorithm for " + describe());
+        check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y,
+                                   choice.algo, &choice.memory),
+              "cudnnGetConvolutionForwardWorkspaceSize");
+        return PreparedConvolution{std::move(d), choice};
+      });
+  const Descriptors &d = *prepared.descriptors;
+  const AlgoPerf choice = prepared.choice;
   void *workspace = nullptr;
   if (choice.memory > 0) {
     workspace = allocateDeviceForCall(&ectx, (int64_t)choice.memory);

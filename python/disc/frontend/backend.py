@@ -475,10 +475,7 @@ _CPU_IN_CUDA_GRAPH_REASON = (
 def _node_devices(node: fx.Node) -> set:
     """The device types ("cpu", "cuda") of `node`'s tensor values and its
     tensor inputs."""
-    values = list(lowerings._tensor_values(lowerings.fake(node)))
-    for arg in node.all_input_nodes:
-        values += list(lowerings._tensor_values(lowerings.fake(arg)))
-    return {v.device.type for v in values}
+    return {v.device.type for v in lowerings.node_tensors(node)}
 
 
 def _classify(gm: fx.GraphModule):
@@ -491,8 +488,9 @@ def _classify(gm: fx.GraphModule):
     # eager. Otherwise the partitioner, which merges independent supported
     # nodes too, would put both in one partition, which then ran whole in
     # eager (the GraphNet yolo11n-pose: 1015 nodes, 44 convolutions).
-    on_cuda = any("cuda" in _node_devices(n) for n in gm.graph.nodes
-                  if n.op in ("placeholder", "call_function"))
+    devices = {n: _node_devices(n) for n in gm.graph.nodes
+               if n.op in ("placeholder", "call_function")}
+    on_cuda = any("cuda" in d for d in devices.values())
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
@@ -511,7 +509,7 @@ def _classify(gm: fx.GraphModule):
             shape_nodes.append(node)
             continue
         reason = lowerings.unsupported_reason(node)
-        if reason is None and on_cuda and _node_devices(node) == {"cpu"}:
+        if reason is None and on_cuda and devices[node] == {"cpu"}:
             reason = _CPU_IN_CUDA_GRAPH_REASON
         if reason is None:
             supported.add(node)

@@ -69,7 +69,7 @@ class LoweringContext:
         expr = as_expr(expr)
         if expr.is_Integer:
             return int(expr)
-        for v in _fake_values(self.node):
+        for v in node_tensors(self.node):
             mode = getattr(v, "fake_mode", None)
             env = getattr(mode, "shape_env", None)
             if env is not None:
@@ -133,12 +133,10 @@ class LoweringContext:
         return self.b.broadcast_to(v, shape)
 
 
-def _fake_values(node):
+def node_tensors(node):
+    """The (fake) tensors of `node`'s value and of its inputs' values."""
     for n in [node, *node.all_input_nodes]:
-        v = fake(n)
-        for t in (v if isinstance(v, (list, tuple)) else [v]):
-            if isinstance(t, torch.Tensor):
-                yield t
+        yield from _tensor_values(fake(n))
 
 
 def _rank_dummy(value):
@@ -2065,11 +2063,8 @@ def unsupported_reason(node) -> Optional[str]:
     lowering = LOWERINGS.get(node.target)
     if lowering is None:
         return "no lowering"
-    values = list(_tensor_values(fake(node)))
-    for arg in node.all_input_nodes:
-        values += list(_tensor_values(fake(arg)))
     devices = set()
-    for v in values:
+    for v in node_tensors(node):
         if v.dtype not in SUPPORTED_DTYPES:
             return f"dtype {v.dtype}"
         if v.device.type not in TARGET_DEVICE_TYPES:

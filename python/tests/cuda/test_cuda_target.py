@@ -358,16 +358,19 @@ def test_cuda_attention_kernels_as_math_match_sdpa(op, mask):
 # returned as it is, made the first GPU run fail (an illegal address, and
 # cuMemcpyDtoD from a host pointer). They become device buffers filled by
 # copy grids that read the global inside the kernel.
-CONSTANTS = """
-func.func @main(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<f32>, tensor<4xf32>) {
+# %y = x * table, the table a constant broadcast over the rows.
+_TABLE_TIMES_X = """
   %t = disc.constant dense<[1.0, -2.0, 3.5, 4.0]> : tensor<4xf32>
-  %k = disc.constant dense<7.0> : tensor<f32>
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
   %d0 = tensor.dim %x, %c0 : tensor<?x4xf32>
   %s = tensor.from_elements %d0, %c4 : tensor<2xindex>
   %tb = disc.dynamic_broadcast_in_dim %t, %s, dims = [1] : (tensor<4xf32>, tensor<2xindex>) -> tensor<?x4xf32>
   %y = disc.multiply %x, %tb : tensor<?x4xf32>
+"""
+CONSTANTS = """
+func.func @main(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<f32>, tensor<4xf32>) {
+  %k = disc.constant dense<7.0> : tensor<f32>""" + _TABLE_TIMES_X + """
   return %y, %k, %t : tensor<?x4xf32>, tensor<f32>, tensor<4xf32>
 }
 """
@@ -475,14 +478,7 @@ def test_the_random_seed_is_read_from_a_shape_not_from_memory(tmp_path):
 # place by the kernel, no device buffer and no copy grid (a launch per
 # constant and call).
 CONSTANT_IN_KERNEL = """
-func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %t = disc.constant dense<[1.0, -2.0, 3.5, 4.0]> : tensor<4xf32>
-  %c0 = arith.constant 0 : index
-  %c4 = arith.constant 4 : index
-  %d0 = tensor.dim %x, %c0 : tensor<?x4xf32>
-  %s = tensor.from_elements %d0, %c4 : tensor<2xindex>
-  %tb = disc.dynamic_broadcast_in_dim %t, %s, dims = [1] : (tensor<4xf32>, tensor<2xindex>) -> tensor<?x4xf32>
-  %y = disc.multiply %x, %tb : tensor<?x4xf32>
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {""" + _TABLE_TIMES_X + """
   return %y : tensor<?x4xf32>
 }
 """
