@@ -3,6 +3,7 @@
 
 #include "disc/Analysis/ShapeConstraints.h"
 #include "disc/Compiler/Pipeline.h"
+#include "disc/Dialect/Disc/DiscDialect.h"
 #include "disc/Runtime/Artifact.h"
 #include "SharedObject.h"
 #include "disc/Runtime/RalApi.h"
@@ -443,6 +444,21 @@ LogicalResult buildSignature(func::FuncOp entry, ral::Signature &signature) {
     spec.dtype = *dtype;
     spec.rank = type.getRank();
     signature.results.push_back(spec);
+  }
+  // `disc.result_into` (verified by the dialect: an existing result of the
+  // argument's type): the code writes that result into the argument.
+  for (BlockArgument arg : entry.getArguments()) {
+    auto index = entry.getArgAttrOfType<IntegerAttr>(
+        arg.getArgNumber(), DiscDialect::kResultIntoAttrName);
+    if (!index)
+      continue;
+    ral::ResultSpec &spec = signature.results[index.getInt()];
+    if (spec.intoArg >= 0)
+      return entry.emitError()
+             << "arguments " << spec.intoArg << " and " << arg.getArgNumber()
+             << " both carry '" << DiscDialect::kResultIntoAttrName << " = "
+             << index.getInt() << "'";
+    spec.intoArg = arg.getArgNumber();
   }
   return success();
 }

@@ -183,7 +183,11 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // 6. bufferization (memory: per-call arena in the RAL). A stitch
          // kernel writes each row straight into its output slice (no
          // row-sized temporary); its per-row scalars go on the stack.
-         "eliminate-empty-tensors,"
+         // Results the entry writes into its arguments (an optimizer
+         // step's parameters, `disc.result_into`) are materialized there:
+         // computed in the argument's buffer when nothing reads its old
+         // value later.
+         "disc-tie-results-to-arguments,eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries=1 "
          "function-boundary-type-conversion=identity-layout-map "
          "unknown-type-conversion=identity-layout-map},"

@@ -28,7 +28,8 @@ namespace ral {
 namespace {
 
 constexpr char kMagic[8] = {'D', 'I', 'S', 'C', 'A', 'R', 'T', 'F'};
-constexpr uint32_t kFormatVersion = 1;
+// 2: results carry the argument the code writes them into (intoArg).
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kAlign = 64;
 constexpr size_t kHeaderSize = 8 + 4 + 4 + 8;
 constexpr size_t kEntrySize = 4 + 4 + 8 + 8 + 8;
@@ -143,6 +144,7 @@ std::string writeSignature(const Signature &sig) {
   for (const ResultSpec &r : sig.results) {
     w.u8(static_cast<uint8_t>(r.dtype));
     w.i64(r.rank);
+    w.i64(r.intoArg);
   }
   w.u64(sig.classes.size());
   for (const DimClass &c : sig.classes) {
@@ -176,6 +178,7 @@ Signature readSignature(Reader &r) {
     if (s.rank < 0 || s.rank > 64)
       r.fail("result " + std::to_string(i) + " has rank " +
              std::to_string(s.rank));
+    s.intoArg = r.i64();
     sig.results.push_back(s);
   }
   uint64_t numClasses = r.count();
@@ -184,6 +187,26 @@ Signature readSignature(Reader &r) {
     c.staticSize = r.i64();
     c.reason = r.str();
     sig.classes.push_back(std::move(c));
+  }
+  // Cross-references: every class index in range, dims sane, results
+  // written into arguments of their dtype and rank, one result each.
+  std::vector<bool> argTaken(sig.args.size(), false);
+  for (size_t i = 0; i < sig.results.size(); ++i) {
+    const ResultSpec &s = sig.results[i];
+    if (s.intoArg < 0)
+      continue;
+    if (s.intoArg >= static_cast<int64_t>(sig.args.size()))
+      r.fail("result " + std::to_string(i) + " is written into argument " +
+             std::to_string(s.intoArg) + " of " +
+             std::to_string(sig.args.size()));
+    const ArgSpec &a = sig.args[s.intoArg];
+    if (a.dtype != s.dtype || static_cast<int64_t>(a.dims.size()) != s.rank)
+      r.fail("result " + std::to_string(i) + " is written into argument " +
+             std::to_string(s.intoArg) + " of another dtype or rank");
+    if (argTaken[s.intoArg])
+      r.fail("two results are written into argument " +
+             std::to_string(s.intoArg));
+    argTaken[s.intoArg] = true;
   }
   // Cross-references: every class index in range, dims sane.
   for (size_t i = 0; i < sig.args.size(); ++i)

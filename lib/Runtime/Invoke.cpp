@@ -281,6 +281,18 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
     if (message.empty())
       message = "the compiled function failed";
     ectx.reset(); // releases the call's buffers
+    // A rejected call leaves its inputs as they were, so the caller may run
+    // it another way (DISC's front end: in eager). Not when the code writes
+    // results into arguments: it may have written some before it failed.
+    for (size_t r = 0; r < signature.results.size(); ++r) {
+      const int64_t k = signature.results[r].intoArg;
+      if (k >= 0 && static_cast<size_t>(k) < inputs.size())
+        throw RuntimeError(message + " (the call writes result " +
+                           std::to_string(r) + " into " +
+                           argLabel(signature, static_cast<size_t>(k)) +
+                           " in place and may have done so before it "
+                           "failed: its inputs cannot be trusted)");
+    }
     throw InvocationError(message);
   }
 
@@ -326,6 +338,16 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
     OutputTensor output;
     output.dtype = spec.dtype;
     output.shape.assign(sizes, sizes + rank);
+    // Computed in the argument the caller wants it written into: done, no
+    // output (the write-back below skips it).
+    if (spec.intoArg >= 0 && r < options.resultsInto.size() &&
+        options.resultsInto[r] == spec.intoArg &&
+        aligned == inputs[static_cast<size_t>(spec.intoArg)].data &&
+        offset == 0 &&
+        output.shape == inputs[static_cast<size_t>(spec.intoArg)].shape) {
+      outputs.push_back(std::move(output));
+      continue;
+    }
     for (int64_t size : output.shape)
       if (size < 0)
         throw RuntimeError("invoke: result " + std::to_string(r) +
@@ -412,6 +434,8 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
       continue;
     OutputTensor &output = outputs[r];
     const TensorView &destination = inputs[static_cast<size_t>(k)];
+    if (!output.data) // computed in place
+      continue;
     const size_t bytes = static_cast<size_t>(numElements(output.shape)) *
                          dtypeSize(output.dtype);
     if (bytes && onCuda)

@@ -194,9 +194,25 @@ std::shared_ptr<Program> Program::load(Artifact artifact,
     p.weightOf[artifact.weights[w].argIndex] = static_cast<int64_t>(w);
   p.callerSignature.results = full.results;
   p.callerSignature.classes = full.classes;
+  std::vector<int64_t> callerIndexOf(full.args.size(), -1);
   for (size_t i = 0; i < full.args.size(); ++i)
-    if (p.weightOf[i] < 0)
+    if (p.weightOf[i] < 0) {
+      callerIndexOf[i] =
+          static_cast<int64_t>(p.callerSignature.args.size());
       p.callerSignature.args.push_back(full.args[i]);
+    }
+  // Results written into arguments, numbered as the caller numbers them.
+  // Stored weights are shared by every call: never written.
+  for (size_t r = 0; r < full.results.size(); ++r) {
+    const int64_t k = full.results[r].intoArg;
+    if (k < 0)
+      continue;
+    if (callerIndexOf[k] < 0)
+      throw ArtifactError("result " + std::to_string(r) +
+                          " is written into a stored weight (argument " +
+                          std::to_string(k) + "), which is not supported");
+    p.callerSignature.results[r].intoArg = callerIndexOf[k];
+  }
   for (StoredTensor &weight : artifact.weights) {
     void *data = context->allocator().allocate(weight.bytes.size());
     std::memcpy(data, weight.bytes.data(), weight.bytes.size());

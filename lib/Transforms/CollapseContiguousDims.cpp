@@ -104,6 +104,29 @@ struct CollapseContiguousDimsPass
       if (failed(collapsed))
         continue; // left as it is: still correct, only not merged
       rewriter.replaceOp(op, collapsed->results);
+      shareCollapses(collapsed->collapsedOp, rewriter);
+    }
+  }
+
+  /// Upstream collapses each operand on its own: a buffer the op reads and
+  /// writes (an update computed in place) becomes two views, and the kernel
+  /// outlined from the loop two arguments that alias. One view per buffer
+  /// keeps it one argument, which LLVM sees is the same memory.
+  static void shareCollapses(Operation *op, RewriterBase &rewriter) {
+    llvm::SmallDenseMap<std::pair<Value, Attribute>, Value> views;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto collapse =
+          operand.get().getDefiningOp<memref::CollapseShapeOp>();
+      if (!collapse)
+        continue;
+      auto key = std::make_pair(collapse.getSrc(),
+                                collapse.getReassociation());
+      auto [it, inserted] = views.try_emplace(key, collapse.getResult());
+      if (inserted || it->second == collapse.getResult())
+        continue;
+      rewriter.modifyOpInPlace(op, [&] { operand.set(it->second); });
+      if (collapse->use_empty())
+        rewriter.eraseOp(collapse);
     }
   }
 };

@@ -250,6 +250,15 @@ class Executable:
         args, results = self._impl.signature
         return [tuple(a[:4]) for a in args], list(results)
 
+    @property
+    def results_into_arguments(self) -> dict:
+        """{result index: argument index} for the results the compiled code
+        writes into an argument's memory (the entry argument's
+        `disc.result_into`; docs/architecture.md, "In-place results"). A
+        call updates those arguments whatever its results_into says; passing
+        results_into={r: k} for them also skips returning the result."""
+        return {r: k for r, k in enumerate(self._impl.results_into_arguments) if k >= 0}
+
     def __repr__(self):
         args, results = self.signature
         return f"<disc.Executable @{self.entry_name} args={args} results={results}>"
@@ -349,6 +358,12 @@ def stats() -> dict:
                     calls write into the input's memory (Executable's
                     results_into); the others stay eager copy_ nodes, as
                     AOTAutograd would run them
+    inputs_written_by_kernels  of inputs_updated_in_place, those the
+                    compiled code itself writes (`disc.result_into`: the
+                    fused loop computes the new value in the input's
+                    memory, or copies it there at its end when a later op
+                    reads the old value); the others the runtime copies in
+                    after the call
     fallback_ops    {"op: reason": count} for the fallback nodes
     kernels         kernels of the compiled partitions (generated loop
                     kernels + library calls + copies; Executable.kernel_counts)

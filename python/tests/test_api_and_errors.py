@@ -190,6 +190,123 @@ func.func @main(%a: tensor<?xf32>, %b: tensor<?xf32>) -> (tensor<?xf32>, tensor<
     assert torch.equal(a, torch.ones(3)) and torch.equal(b, torch.ones(4))
 
 
+TIED_UPDATE = """func.func @main(%w: tensor<?xf32> {disc.result_into = 0 : i64},
+                 %m: tensor<?xf32> {disc.result_into = 1 : i64}, %g: tensor<?xf32>)
+    -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %m2 = disc.multiply %m, %g : tensor<?xf32>
+  %m3 = disc.add %m2, %g : tensor<?xf32>
+  %w2 = disc.subtract %w, %m3 : tensor<?xf32>
+  %gg = disc.multiply %g, %g : tensor<?xf32>
+  return %w2, %m3, %gg : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+}"""
+
+
+def _allocations_of(call) -> int:
+    before = disc.memory_stats()["allocations"]
+    out = call()
+    return disc.memory_stats()["allocations"] - before, out
+
+
+def test_results_computed_in_the_arguments_memory():
+    """`disc.result_into`: the code computes a momentum-SGD update in the
+    parameter's and the momentum's own memory. With results_into naming
+    them, a call allocates only its third result and copies nothing; at
+    several sizes."""
+    exe = disc.compile_mlir(TIED_UPDATE)
+    untied = disc.compile_mlir(TIED_UPDATE.replace(" {disc.result_into = 0 : i64}", "")
+                               .replace(" {disc.result_into = 1 : i64}", ""))
+    assert exe.results_into_arguments == {0: 0, 1: 1}
+    assert untied.results_into_arguments == {}
+    assert exe.kernel_counts["copies"] == 0
+    for n in (1, 7, 300, 4097):
+        w, m, g = torch.randn(n), torch.randn(n), torch.randn(n)
+        w0, m0 = w.clone(), m.clone()
+        ptrs = (w.data_ptr(), m.data_ptr())
+        allocations, (new_w, new_m, gg) = _allocations_of(
+            lambda: exe(w, m, g, results_into={0: 0, 1: 1}))
+        assert new_w is None and new_m is None
+        assert allocations == 1  # the third result only
+        assert (w.data_ptr(), m.data_ptr()) == ptrs
+        m_expected = m0 * g + g
+        torch.testing.assert_close(m, m_expected)
+        torch.testing.assert_close(w, w0 - m_expected)
+        torch.testing.assert_close(gg, g * g)
+        # The untied program: the runtime copies its results in after the
+        # call, into buffers of their own first.
+        w1, m1 = w0.clone(), m0.clone()
+        allocations, _ = _allocations_of(lambda: untied(w1, m1, g, results_into={0: 0, 1: 1}))
+        assert allocations == 3
+        assert torch.equal(w1, w) and torch.equal(m1, m)
+
+
+def test_result_into_without_results_into_still_writes_and_returns_a_copy():
+    """The program writes the tied argument on every call (it is part of
+    the code); a caller that does not name it in results_into gets the
+    result back too, as a tensor of its own."""
+    exe = disc.compile_mlir(TIED_UPDATE)
+    w, m, g = torch.randn(5), torch.randn(5), torch.randn(5)
+    w0, m0 = w.clone(), m.clone()
+    new_w, new_m, _ = exe(w, m, g)
+    torch.testing.assert_close(new_w, w)
+    assert new_w.data_ptr() != w.data_ptr()
+    torch.testing.assert_close(w, w0 - (m0 * g + g))
+    torch.testing.assert_close(new_m, m)
+
+
+def test_result_into_an_argument_read_later_is_copied_at_the_end():
+    """A later op reads the tied argument's old value (a reduction, which
+    cannot be fused into the update): the update goes to a buffer of its
+    own and is copied into the argument at the end, after that read."""
+    exe = disc.compile_mlir("""
+func.func @main(%w: tensor<?xf32> {disc.result_into = 0 : i64}, %g: tensor<?xf32>)
+    -> (tensor<?xf32>, tensor<f32>) {
+  %w2 = disc.subtract %w, %g : tensor<?xf32>
+  %s = disc.multiply %w, %w2 : tensor<?xf32>
+  %sum = disc.reduce %s, dims = [0], kind = sum : (tensor<?xf32>) -> tensor<f32>
+  return %w2, %sum : tensor<?xf32>, tensor<f32>
+}""")
+    if disc.default_target() == "cpu":  # the cuda targets copy with a loop kernel
+        assert exe.kernel_counts["copies"] == 1
+    for n in (3, 1000):
+        w, g = torch.randn(n), torch.randn(n)
+        w0 = w.clone()
+        new_w, total = exe(w, g, results_into={0: 0})
+        assert new_w is None
+        torch.testing.assert_close(w, w0 - g)
+        torch.testing.assert_close(total, (w0 * (w0 - g)).sum())
+
+
+def test_a_call_that_fails_after_writing_in_place_is_not_an_invocation_error():
+    """A call rejected inside the compiled code (a slice out of bounds) may
+    have written its tied arguments already: DiscError, which the front end
+    does not retry in eager, instead of InvocationError."""
+    exe = disc.compile_mlir("""
+func.func @main(%w: tensor<?xf32> {disc.result_into = 0 : i64}, %g: tensor<?xf32>,
+                %start: tensor<1xi64>, %limit: tensor<1xi64>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %one = arith.constant dense<1> : tensor<1xi64>
+  %w2 = disc.subtract %w, %g : tensor<?xf32>
+  %0 = disc.real_dynamic_slice %g, %start, %limit, %one : (tensor<?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+  return %w2, %0 : tensor<?xf32>, tensor<?xf32>
+}""")
+    w, g = torch.zeros(10), torch.arange(10.0)
+    _, part = exe(w, g, torch.tensor([2]), torch.tensor([5]), results_into={0: 0})
+    assert part.tolist() == [2.0, 3.0, 4.0] and torch.equal(w, -g)
+    with pytest.raises(disc.DiscError, match="real_dynamic_slice.*writes result 0 into argument 0 "
+                       r"\(%arg0\) in place") as info:
+        exe(w, g, torch.tensor([2]), torch.tensor([11]), results_into={0: 0})
+    assert not isinstance(info.value, disc.InvocationError)
+
+
+def test_result_into_malformed_is_a_compile_error():
+    with pytest.raises(disc.CompileError, match="'disc.result_into' on argument 0: result 0 has "
+                       "type 'tensor<4xf64>', the argument 'tensor<4xf32>'"):
+        disc.compile_mlir("""
+func.func @main(%p: tensor<4xf32> {disc.result_into = 0 : i64}) -> tensor<4xf64> {
+  %0 = disc.convert %p : (tensor<4xf32>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}""")
+
+
 def test_concurrent_calls_from_threads():
     """Compiled code is stateless: one executable serves many threads."""
     exe = compile_once("""

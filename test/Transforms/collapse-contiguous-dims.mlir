@@ -121,3 +121,25 @@ func.func @index_and_tensor(%a: memref<8x8xf32>, %t: tensor<8x8xf32>) -> tensor<
   } -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+// An update computed in place (the op reads and writes %p): one view of %p
+// serves both operands, so the kernel outlined from the loop gets one
+// argument for it, not two that alias.
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @in_place_update
+// CHECK-COUNT-1: memref.collapse_shape %arg0
+// CHECK-NOT: memref.collapse_shape %arg0
+// CHECK: %[[G:.*]] = memref.collapse_shape %arg1
+// CHECK: linalg.generic {{.*}} ins(%[[P:.*]], %[[G]] : memref<?xf32>, memref<?xf32>) outs(%[[P]] : memref<?xf32>)
+func.func @in_place_update(%p: memref<?x64xf32>, %g: memref<?x64xf32>) {
+  linalg.generic {indexing_maps = [#id2, #id2, #id2],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%p, %g : memref<?x64xf32>, memref<?x64xf32>) outs(%p : memref<?x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.subf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -54,6 +54,26 @@ TEST(Artifact, RoundTrip) {
   EXPECT_EQ(b.weights[0].bytes, std::string(16, '\1'));
 }
 
+TEST(Artifact, ResultsWrittenIntoArgumentsRoundTrip) {
+  Artifact a = sample();
+  a.signature.results = {{DType::F32, 2}, {DType::F32, 1}};
+  a.signature.results[0].intoArg = 0;
+  Artifact b = Artifact::parse(a.serialize(), "test");
+  ASSERT_EQ(b.signature.results.size(), 2u);
+  EXPECT_EQ(b.signature.results[0].intoArg, 0);
+  EXPECT_EQ(b.signature.results[1].intoArg, -1);
+  // Into a missing argument, one of another rank, or two results into one
+  // argument: rejected.
+  for (auto bad : {std::vector<int64_t>{5, -1}, std::vector<int64_t>{1, -1},
+                   std::vector<int64_t>{0, 0}}) {
+    Artifact c = sample();
+    c.signature.results = {{DType::F32, 2}, {DType::F32, 2}};
+    c.signature.results[0].intoArg = bad[0];
+    c.signature.results[1].intoArg = bad[1];
+    EXPECT_THROW(Artifact::parse(c.serialize(), "bad"), ArtifactError);
+  }
+}
+
 TEST(Artifact, EveryPrefixIsRejected) {
   std::string bytes = sample().serialize();
   for (size_t n = 0; n < bytes.size(); ++n)

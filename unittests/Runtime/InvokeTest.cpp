@@ -532,4 +532,74 @@ TEST(InvokeTest, ConcurrentCallsOnOneContext) {
   EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
 }
 
+/// x += 1 computed in x's own memory, returned aliasing x (the code of an
+/// entry argument with `disc.result_into = 0`); fails when x[0] is 42,
+/// after writing.
+void addOneInPlaceKernel(void **args) {
+  float *x = static_cast<float *>(ptrOf(args, 2)) + wordOf(args, 3);
+  const int64_t n = wordOf(args, 4);
+  const bool fail = n > 0 && x[0] == 42.0f;
+  for (int64_t i = 0; i < n; ++i)
+    x[i] += 1.0f;
+  if (fail)
+    disc_ral_fail(ctxOf(args), "disc.assert: x[0] was 42");
+  writeResult(static_cast<int64_t *>(args[kRank1ResultSlot]), x, x, 0, {n},
+              {1});
+}
+
+Signature addOneInPlaceSignature() {
+  Signature signature;
+  signature.args = {arg("%arg0", DType::F32, {-1})};
+  ResultSpec result{DType::F32, 1};
+  result.intoArg = 0;
+  signature.results = {result};
+  return signature;
+}
+
+TEST(InvokeTest, ResultComputedInItsArgumentIsNotCopied) {
+  auto context = Context::create();
+  std::vector<float> x = {1, 2, 3};
+  InvokeOptions options;
+  options.resultsInto = {0};
+  const size_t before = context->allocator().stats().numAllocations;
+  std::vector<OutputTensor> outputs = invoke(
+      *context, addOneInPlaceKernel, addOneInPlaceSignature(),
+      {input(x, {3})}, options);
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].data, nullptr);
+  EXPECT_EQ(context->allocator().stats().numAllocations, before);
+  EXPECT_EQ(x, (std::vector<float>{2, 3, 4}));
+  // Not named in resultsInto: the result comes back too, in a buffer of
+  // its own.
+  outputs = invoke(*context, addOneInPlaceKernel, addOneInPlaceSignature(),
+                   {input(x, {3})});
+  ASSERT_NE(outputs[0].data, nullptr);
+  EXPECT_NE(outputs[0].data, static_cast<void *>(x.data()));
+  EXPECT_EQ(static_cast<float *>(outputs[0].data)[2], 5.0f);
+  EXPECT_EQ(x, (std::vector<float>{3, 4, 5}));
+}
+
+TEST(InvokeTest, FailureAfterAnInPlaceWriteIsNotAnInvocationError) {
+  // An InvocationError promises inputs as they were (the caller may run the
+  // call another way); this call wrote its argument before it failed.
+  auto context = Context::create();
+  std::vector<float> x = {42, 0};
+  InvokeOptions options;
+  options.resultsInto = {0};
+  try {
+    invoke(*context, addOneInPlaceKernel, addOneInPlaceSignature(),
+           {input(x, {2})}, options);
+    FAIL() << "expected RuntimeError";
+  } catch (const InvocationError &e) {
+    FAIL() << "an InvocationError: " << e.what();
+  } catch (const RuntimeError &e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("x[0] was 42"), std::string::npos) << message;
+    EXPECT_NE(message.find("writes result 0 into argument 0 (%arg0) in place"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
+}
+
 } // namespace

@@ -141,6 +141,11 @@ struct DimClass {
 struct ResultSpec {
   DType dtype = DType::F32;
   int64_t rank = 0;
+  /// >= 0: the compiled code writes this result into argument `intoArg`'s
+  /// memory (the entry argument's `disc.result_into`), and returns it
+  /// aliasing that argument. A call that fails inside the compiled code may
+  /// then have written the argument already.
+  int64_t intoArg = -1;
 };
 struct Signature {
   std::vector<ArgSpec> args;

@@ -74,6 +74,26 @@ def DiscReadOnlyInputs : Pass<"disc-read-only-inputs", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
 }
 
+def DiscTieResultsToArguments
+    : Pass<"disc-tie-results-to-arguments", "mlir::ModuleOp"> {
+  let summary = "Write results into the entry arguments that `disc.result_into` names";
+  let description = [{
+    For each argument of the `disc.entry` function that carries
+    `disc.result_into = r`, result `r` becomes
+    `bufferization.materialize_in_destination` of the returned value into
+    that argument, and the argument is marked writable. Run right before
+    `eliminate-empty-tensors`: the op that computes the value then writes
+    it straight into the argument's buffer where one-shot bufferization
+    finds no conflict (no later read of the argument's old value), and a
+    copy into the argument at the end of the function is made otherwise.
+    Either way the call returns with the argument updated and result `r`
+    aliasing it. The attribute is removed once applied. Two arguments
+    naming one result are an error. Arguments without the attribute keep
+    `bufferization.writable = false` (disc-read-only-inputs).
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 def DiscPrintShapeConstraints
     : Pass<"disc-print-shape-constraints", "mlir::ModuleOp"> {
   let summary = "Test pass: print the dim-equality classes of the entry function";

@@ -235,8 +235,16 @@ NB_MODULE(_runtime, m) {
                        names.push_back(t.name);
                      return names;
                    })
-      .def_prop_ro("signature", [](const ral::Program &p) {
-        return signatureTuple(p.callerSignature());
+      .def_prop_ro("signature",
+                   [](const ral::Program &p) {
+                     return signatureTuple(p.callerSignature());
+                   })
+      // Per result: the argument the code writes it into, or -1.
+      .def_prop_ro("results_into_arguments", [](const ral::Program &p) {
+        std::vector<int64_t> into;
+        for (const ral::ResultSpec &r : p.callerSignature().results)
+          into.push_back(r.intoArg);
+        return into;
       });
 
   m.def("load_program", &loadProgram, nb::arg("data"),

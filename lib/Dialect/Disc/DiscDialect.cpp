@@ -2,6 +2,7 @@
 #include "disc/Dialect/Disc/DiscDialect.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -101,6 +102,35 @@ static LogicalResult verifyDimsAttr(Attribute attr, Type type,
   return success();
 }
 
+/// `disc.result_into = r` on argument `argIndex` of a function: r names
+/// one of the function's results, of the argument's type.
+static LogicalResult verifyResultIntoAttr(Operation *op, unsigned regionIndex,
+                                          unsigned argIndex, Attribute value) {
+  auto error = [&] {
+    return op->emitOpError()
+           << "'" << DiscDialect::kResultIntoAttrName << "' on argument "
+           << argIndex << ": ";
+  };
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function || regionIndex != 0)
+    return error() << "only a function's arguments can carry it";
+  auto index = dyn_cast<IntegerAttr>(value);
+  if (!index)
+    return error() << "expected an integer result index, got " << value;
+  ArrayRef<Type> results = function.getResultTypes();
+  int64_t r = index.getInt();
+  if (r < 0 || r >= static_cast<int64_t>(results.size()))
+    return error() << "result " << r << " does not exist (the function has "
+                   << results.size() << ")";
+  if (argIndex >= function.getNumArguments())
+    return error() << "the argument does not exist";
+  Type argType = function.getArgumentTypes()[argIndex];
+  if (results[r] != argType)
+    return error() << "result " << r << " has type " << results[r]
+                   << ", the argument " << argType;
+  return success();
+}
+
 LogicalResult DiscDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() != kDimsAttrName)
@@ -116,6 +146,8 @@ LogicalResult DiscDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kResultIntoAttrName)
+    return verifyResultIntoAttr(op, regionIndex, argIndex, attr.getValue());
   if (attr.getName() != kDimsAttrName)
     return success();
   Region &region = op->getRegion(regionIndex);

@@ -41,6 +41,7 @@ def stats() -> dict:
             "eager_calls": _counters["eager_calls"],
             "eager_views": _counters["eager_views"],
             "inputs_updated_in_place": _counters["inputs_updated_in_place"],
+            "inputs_written_by_kernels": _counters["inputs_written_by_kernels"],
             "fallback_ops": dict(_fallback_ops),
         }
 
@@ -745,6 +746,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
     fused = partitioner.fuse_partitions(kept) if kept else gm
 
     compiled_nodes, fallback_nodes, kernels = 0, 0, 0
+    mutations = _input_mutations_to_fold(fused)
     for node in list(fused.graph.nodes):
         if node.op != "call_module" or not node.target.startswith("fused_"):
             continue
@@ -754,8 +756,11 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
         name = f"{prefix}partition-{node.target.split('_')[-1]}"
         n_nodes = sum(1 for n in sub.graph.nodes if n.op == "call_function"
                       and n.target is not operator.getitem and not _is_shape_node(n))
+        # {output: placeholder} the call writes into its inputs, known
+        # before compiling: the code computes them in the inputs' memory.
+        results_into = {m.output: node.args.index(m.dst) for m in mutations.get(node, ())}
         try:
-            imported = import_graph(sub)
+            imported = import_graph(sub, results_into=results_into)
             _log.log("import", f"graph {graph_id} {name}:\n{imported.text}")
             dump_root = _dump(opts, graph_id, f"{name}/fx_graph.txt",
                               lambda: sub.print_readable(print_output=False))
@@ -809,7 +814,12 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
         compiled_nodes += n_nodes
         report.partitions += 1
 
-    folded = _fold_input_mutations(fused, graph_id)
+    folded = _fold_input_mutations(fused, graph_id, mutations)
+    written_by_kernels = 0
+    for module in fused.children():
+        if isinstance(module, DiscPartition) and module.results_into:
+            tied = module.executable.results_into_arguments
+            written_by_kernels += sum(tied.get(output) == k for output, _, k in module.results_into)
     eager_views = 0
     for node, reason in reasons.items():
         if node in partition_nodes or node.name in folded:
@@ -835,7 +845,8 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
 
     report.compiled_nodes, report.fallback_nodes = compiled_nodes, fallback_nodes
     _count(compiled_nodes=compiled_nodes, fallback_nodes=fallback_nodes, eager_views=eager_views,
-           partitions=report.partitions, kernels=kernels, inputs_updated_in_place=len(folded))
+           partitions=report.partitions, kernels=kernels, inputs_updated_in_place=len(folded),
+           inputs_written_by_kernels=written_by_kernels)
     _log.log("partition", f"graph {graph_id}: {report.partitions} compiled partition(s), "
              f"{compiled_nodes} compiled nodes, {fallback_nodes} fallback nodes")
     _emit_report(report)
@@ -843,21 +854,29 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
     return fused.forward
 
 
-def _fold_input_mutations(gm: fx.GraphModule, graph_id: int) -> set:
-    """Moves AOTAutograd's input mutations into the compiled calls. With
+@dataclass
+class _InputMutation:
+    copy: fx.Node    # copy_(dst, src)
+    dst: fx.Node     # the graph input updated
+    src: fx.Node     # the partition's output (the call, or a getitem of it)
+    call: fx.Node    # the partition's call
+    output: int      # which output of the call
+
+
+def _input_mutations_to_fold(gm: fx.GraphModule) -> dict:
+    """AOTAutograd's input mutations that the compiled calls can do. With
     keep_inference_input_mutations, an inference graph (an optimizer step,
     a batch-norm statistics update under no_grad) ends in `copy_(input,
-    value)` nodes. Where `value` is an output of a compiled partition that
-    nothing else uses, and `input` is an argument of that call that no
-    later node reads, the runtime writes the result into the input's memory
-    after the call (Executable's results_into): no output tensor is made
-    and no copy_ dispatched. Every other copy_ stays an eager node, as
-    AOTAutograd's own epilogue would have run it. Returns the names of the
-    folded nodes (now erased)."""
+    value)` nodes. One folds when `value` is an output of a partition call
+    that nothing else uses, `input` is an argument of that call that no
+    later node reads, and both have one dtype, device and shape. Returns
+    {call node: [_InputMutation]}; known before the partitions compile, so
+    that their code writes these outputs into the inputs' memory
+    (`disc.result_into`)."""
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     mutations = [n for n in gm.graph.nodes if _is_input_mutation(n)]
     per_input = collections.Counter(n.args[0] for n in mutations)
-    folded = set()
+    found = collections.defaultdict(list)
     for node in mutations:
         dst, src = node.args[0], node.args[1]
         if per_input[dst] != 1 or not isinstance(src, fx.Node) or len(src.users) != 1:
@@ -869,8 +888,7 @@ def _fold_input_mutations(gm: fx.GraphModule, graph_id: int) -> set:
             call, index = src.args[0], src.args[1]
         else:
             continue
-        wrapper = getattr(gm, call.target, None)
-        if not isinstance(wrapper, DiscPartition) or dst not in call.args:
+        if not call.target.startswith("fused_") or dst not in call.args:
             continue
         # The call reads the input and writes it when it returns: any other
         # reader after the call would see the new value too early.
@@ -882,13 +900,31 @@ def _fold_input_mutations(gm: fx.GraphModule, graph_id: int) -> set:
                 and want.dtype == got.dtype and want.device == got.device
                 and shape_of(want) == shape_of(got)):
             continue
-        wrapper.write_result_into(index, call.args.index(dst))
-        gm.graph.erase_node(node)
-        if src is not call:
-            gm.graph.erase_node(src)
-        folded.add(node.name)
-        _log.log("partition", f"graph {graph_id}: {dst.name} is updated in place by "
-                 f"{call.target}'s call (output {index})")
+        found[call].append(_InputMutation(node, dst, src, call, index))
+    return found
+
+
+def _fold_input_mutations(gm: fx.GraphModule, graph_id: int, mutations: dict) -> set:
+    """Moves the input mutations `mutations` (_input_mutations_to_fold) of
+    the partitions that compiled into their calls: the call writes the
+    output into the input (computed there by the code, or copied by the
+    runtime after the call; Executable's results_into): no output tensor
+    is made and no copy_ dispatched. Every other copy_ stays an eager node,
+    as AOTAutograd's own epilogue would have run it. Returns the names of
+    the folded nodes (now erased)."""
+    folded = set()
+    for call, found in mutations.items():
+        wrapper = getattr(gm, call.target, None)
+        if not isinstance(wrapper, DiscPartition):
+            continue
+        for m in found:
+            wrapper.write_result_into(m.output, call.args.index(m.dst))
+            gm.graph.erase_node(m.copy)
+            if m.src is not call:
+                gm.graph.erase_node(m.src)
+            folded.add(m.copy.name)
+            _log.log("partition", f"graph {graph_id}: {m.dst.name} is updated in place by "
+                     f"{call.target}'s call (output {m.output})")
     return folded
 
 

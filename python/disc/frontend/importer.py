@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
+from typing import Optional
 
 import sympy
 import torch
@@ -60,7 +61,7 @@ def fake_value(node):
 
 class Importer:
     def __init__(self, gm: fx.GraphModule, func_name: str = "main",
-                 strict_asserts: bool = False):
+                 strict_asserts: bool = False, results_into: Optional[dict] = None):
         from . import lowerings
 
         self.gm = gm
@@ -68,10 +69,16 @@ class Importer:
         # (an exported graph, which no guard protects) instead of being
         # left to Dynamo's guards.
         self.strict_asserts = strict_asserts
+        # {output index: placeholder index}: outputs the caller writes into
+        # an input (an optimizer step's parameter updates). The function
+        # says so (`disc.result_into`), and the compiled code computes each
+        # in the input's memory where it can.
+        self.results_into = results_into or {}
         self.func_name = func_name
         self.lowerings = lowerings
         self.env: dict[fx.Node, object] = {}
-        self.args_text: list[str] = []
+        # per argument: (name, type, attribute list)
+        self.args: list[tuple[str, str, list[str]]] = []
         self.plan: list[ArgPlan] = []
         # expr -> how to read it: ("dim", arg, d, type) or ("carrier", arg)
         self.sources: dict[sympy.Expr, tuple] = {}
@@ -110,7 +117,7 @@ class Importer:
 
     def _new_arg(self, type_text: str, attrs: str, kind: str, placeholder: int) -> str:
         name = f"%arg{len(self.plan)}"
-        self.args_text.append(f"{name}: {type_text}" + (f" {{{attrs}}}" if attrs else ""))
+        self.args.append((name, type_text, [attrs] if attrs else []))
         self.plan.append(ArgPlan(kind, placeholder))
         return name
 
@@ -232,12 +239,28 @@ class Importer:
             results.append(v)
         if not results:
             raise ImportError_("the partition has no tensor outputs")
+        self._tie_results(results)
         result_types = ", ".join(r.type for r in results)
-        lines = [f"func.func @{self.func_name}({', '.join(self.args_text)}) -> ({result_types}) {{"]
+        args_text = [f"{name}: {type_text}" + (f" {{{', '.join(attrs)}}}" if attrs else "")
+                     for name, type_text, attrs in self.args]
+        lines = [f"func.func @{self.func_name}({', '.join(args_text)}) -> ({result_types}) {{"]
         lines += self.b.lines
         lines.append(f"  return {', '.join(r.name for r in results)} : {result_types}")
         lines.append("}")
         return ImportedFunction("\n".join(lines) + "\n", self.plan, len(results), lowered)
+
+    def _tie_results(self, results) -> None:
+        """`disc.result_into` on each input an output is written into, where
+        the output has the input's type (otherwise the runtime copies it
+        there after the call, as for an untied output)."""
+        for output, placeholder in sorted(self.results_into.items()):
+            args = [i for i, p in enumerate(self.plan)
+                    if p.kind == "tensor" and p.placeholder == placeholder]
+            if len(args) != 1 or not 0 <= output < len(results):
+                continue
+            _, type_text, attrs = self.args[args[0]]
+            if type_text == results[output].type:
+                attrs.append(f"disc.result_into = {output} : i64")
 
     def lower_node(self, node: fx.Node):
         target = node.target
@@ -265,5 +288,6 @@ class Importer:
 
 
 def import_graph(gm: fx.GraphModule, func_name: str = "main",
-                 strict_asserts: bool = False) -> ImportedFunction:
-    return Importer(gm, func_name, strict_asserts).run()
+                 strict_asserts: bool = False,
+                 results_into: Optional[dict] = None) -> ImportedFunction:
+    return Importer(gm, func_name, strict_asserts, results_into).run()

@@ -506,3 +506,36 @@ def test_constant_read_only_by_kernels_needs_no_copy_grid(tmp_path):
     # copies the table.
     for kernel in kernels.split("gpu.func")[1:]:
         assert "arith.mulf" in kernel, kernel[:400]
+
+
+# An update computed in its argument's memory (`disc.result_into`), and one
+# copied there at the end because a reduction reads the old value.
+TIED_UPDATES = """
+func.func @main(%w: tensor<?xf32> {disc.result_into = 0 : i64}, %m: tensor<?xf32> {disc.result_into = 1 : i64},
+                %g: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<f32>) {
+  %m2 = disc.multiply %m, %g : tensor<?xf32>
+  %w2 = disc.subtract %w, %m2 : tensor<?xf32>
+  %s = disc.multiply %m, %m : tensor<?xf32>
+  %sum = disc.reduce %s, dims = [0], kind = sum : (tensor<?xf32>) -> tensor<f32>
+  return %w2, %m2, %sum : tensor<?xf32>, tensor<?xf32>, tensor<f32>
+}
+"""
+
+
+def test_emulated_results_written_into_arguments():
+    exe = disc.compile_mlir(TIED_UPDATES, target="cuda-emulated")
+    assert exe.results_into_arguments == {0: 0, 1: 1}
+    for n in (1, 33, 4099):
+        w, m, g = torch.randn(n), torch.randn(n), torch.randn(n)
+        w0, m0 = w.clone(), m.clone()
+        new_w, new_m, total = exe(w, m, g, results_into={0: 0, 1: 1})
+        assert new_w is None and new_m is None
+        torch.testing.assert_close(m, m0 * g)
+        torch.testing.assert_close(w, w0 - m0 * g)
+        torch.testing.assert_close(total, (m0 * m0).sum())
+
+
+@needs_toolkit
+def test_results_written_into_arguments_compile_for_cuda():
+    exe = disc.compile_mlir(TIED_UPDATES, target="cuda")
+    assert exe.target == "cuda" and exe.results_into_arguments == {0: 0, 1: 1}

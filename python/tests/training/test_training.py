@@ -179,6 +179,7 @@ def test_optimizer_steps_compile_to_disc_kernels(kind):
 
     fallbacks, graphs = _stat("fallback_nodes"), _stat("graphs")
     in_place = _stat("inputs_updated_in_place")
+    written = _stat("inputs_written_by_kernels")
     addresses = [p.data_ptr() for p in model.parameters()]
     for i in range(5):
         x = torch.randn(8, 16)
@@ -195,14 +196,23 @@ def test_optimizer_steps_compile_to_disc_kernels(kind):
     # Every parameter and every state tensor is written by the compiled call.
     state = sum(len([v for v in s.values() if isinstance(v, torch.Tensor)])
                 for s in opt.state.values())
-    assert _stat("inputs_updated_in_place") - in_place >= 4 + state - 4 * (kind == "sgd"), \
-        "input mutations left to eager copy_"
+    updated = _stat("inputs_updated_in_place") - in_place
+    assert updated >= 4 + state - 4 * (kind == "sgd"), "input mutations left to eager copy_"
+    # ... each computed by the compiled code itself (disc.result_into), none
+    # copied in by the runtime after the call.
+    assert _stat("inputs_written_by_kernels") - written == updated
     assert [p.data_ptr() for p in model.parameters()] == addresses
     for p, q in zip(model.parameters(), ref.parameters()):
         torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-5)
     for s, t in zip(opt.state.values(), opt_ref.state.values()):
         for key in t:
             torch.testing.assert_close(s[key], t[key], rtol=1e-5, atol=1e-5, msg=key)
+    # (After the comparisons.) SGD's step allocates nothing: its parameter
+    # and momentum updates are computed in place.
+    if kind == "sgd":
+        before = disc.memory_stats()["allocations"]
+        step()
+        assert disc.memory_stats()["allocations"] == before
 
 
 def _mutating(fn, inputs_per_call, expected_in_place):

@@ -21,10 +21,19 @@ def Disc_Dialect : Dialect {
     `disc.dims`, an array with one string per dim: the dim's size as an
     expression over the graph's input symbols (`"s0"`, `"s0*s1"`, `"768"`).
     Dims with equal expressions are equal; the shape analysis uses this.
+
+    In-place results: an entry argument may carry `disc.result_into = r`
+    (an integer): the function's result `r` is written into that
+    argument's memory (an optimizer step's parameter update). The result
+    and the argument have the same type; each result is tied to at most one
+    argument. Compiled code computes the result in the argument's buffer
+    when nothing reads the argument's old value afterwards, and copies it
+    there at the end otherwise (`disc-tie-results-to-arguments`).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
-  // `disc.dims` (symbolic dim expressions) on ops and entry arguments.
+  // `disc.dims` (symbolic dim expressions) on ops and entry arguments;
+  // `disc.result_into` on entry arguments.
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
@@ -32,6 +41,10 @@ def Disc_Dialect : Dialect {
     /// op's result (or a function argument), as the front end knows them.
     /// Equal strings denote equal sizes.
     static constexpr ::llvm::StringLiteral kDimsAttrName = "disc.dims";
+    /// `disc.result_into = 2`: on an entry argument, result 2 of the
+    /// function is written into this argument's memory.
+    static constexpr ::llvm::StringLiteral kResultIntoAttrName =
+        "disc.result_into";
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
