@@ -60,6 +60,61 @@ void *addBytes(void *base, int64_t bytes) {
                                   static_cast<uintptr_t>(bytes));
 }
 
+/// The compiled code writes the arguments its results are tied to
+/// (ResultSpec::intoArg) while it still reads the other arguments: none of
+/// those may share memory with one it writes (the caller passing one
+/// tensor twice, or two views of one buffer). Checked before the call, so
+/// a rejected call has written nothing.
+void checkArgumentsWrittenInPlace(const Signature &signature,
+                                  const std::vector<TensorView> &inputs) {
+  std::vector<bool> written(inputs.size(), false);
+  bool any = false;
+  for (const ResultSpec &result : signature.results)
+    if (result.intoArg >= 0 &&
+        static_cast<size_t>(result.intoArg) < inputs.size())
+      any = written[result.intoArg] = true;
+  if (!any)
+    return;
+  struct Range {
+    uintptr_t begin, end;
+    size_t arg;
+  };
+  std::vector<Range> ranges;
+  ranges.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const size_t bytes = static_cast<size_t>(numElements(inputs[i].shape)) *
+                         dtypeSize(inputs[i].dtype);
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(inputs[i].data);
+    if (bytes)
+      ranges.push_back({begin, begin + bytes, i});
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range &a, const Range &b) { return a.begin < b.begin; });
+  // Sweep in address order: the furthest end so far, over every range and
+  // over the written ones.
+  const Range *furthest = nullptr, *furthestWritten = nullptr;
+  for (const Range &range : ranges) {
+    const Range *other = nullptr;
+    if (furthestWritten && range.begin < furthestWritten->end)
+      other = furthestWritten;
+    else if (written[range.arg] && furthest && range.begin < furthest->end)
+      other = furthest;
+    if (other) {
+      const size_t w = written[other->arg] ? other->arg : range.arg;
+      const size_t o = w == other->arg ? range.arg : other->arg;
+      throw InvocationError(argLabel(signature, w) +
+                            " is written in place by the compiled code and "
+                            "shares memory with " +
+                            argLabel(signature, o));
+    }
+    if (!furthest || range.end > furthest->end)
+      furthest = &range;
+    if (written[range.arg] &&
+        (!furthestWritten || range.end > furthestWritten->end))
+      furthestWritten = &range;
+  }
+}
+
 /// Checks InvokeOptions::resultsInto before the call: indices in range,
 /// dtypes and ranks that agree, and destinations that do not overlap (the
 /// order of the writes would decide the result).
@@ -101,6 +156,7 @@ void checkResultsInto(const Signature &signature,
     if (ranges[i].first < ranges[i - 1].second)
       throw InvocationError("two results are to be written into arguments "
                             "whose memory overlaps");
+  checkArgumentsWrittenInPlace(signature, inputs);
 }
 
 /// Copies `bytes` on the host, across the call's threads when it is large.

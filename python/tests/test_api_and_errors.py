@@ -239,6 +239,20 @@ def test_results_computed_in_the_arguments_memory():
         assert torch.equal(w1, w) and torch.equal(m1, m)
 
 
+def test_an_argument_written_in_place_cannot_share_memory_with_another():
+    """The code reads g while it writes w: passing one tensor as both (or
+    a view of it) is an InvocationError before anything is written."""
+    exe = disc.compile_mlir(TIED_UPDATE)
+    w, m = torch.randn(8), torch.randn(8)
+    w0 = w.clone()
+    with pytest.raises(disc.InvocationError, match=r"argument 0 \(%arg0\) is written in place "
+                       r"by the compiled code and shares memory with argument 2 \(%arg2\)"):
+        exe(w, m, w, results_into={0: 0, 1: 1})
+    with pytest.raises(disc.InvocationError, match="shares memory"):
+        exe(w[:4], m[:4], w[2:6], results_into={0: 0, 1: 1})
+    assert torch.equal(w, w0)
+
+
 def test_result_into_without_results_into_still_writes_and_returns_a_copy():
     """The program writes the tied argument on every call (it is part of
     the code); a caller that does not name it in results_into gets the

@@ -602,4 +602,30 @@ TEST(InvokeTest, FailureAfterAnInPlaceWriteIsNotAnInvocationError) {
   EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
 }
 
+TEST(InvokeTest, AnArgumentWrittenInPlaceMustNotShareMemory) {
+  // The code reads %arg1 while it writes %arg0: one buffer passed as both,
+  // or overlapping parts of one, is rejected before the call.
+  auto context = Context::create();
+  Signature signature = addOneInPlaceSignature();
+  signature.args.push_back(arg("%arg1", DType::F32, {-1}));
+  std::vector<float> x = {1, 2, 3, 4};
+  TensorView all = input(x, {4}), tail = input(x, {2});
+  tail.data = x.data() + 2;
+  for (const auto &[first, second] :
+       {std::make_pair(all, all), std::make_pair(all, tail),
+        std::make_pair(tail, all)}) {
+    try {
+      invoke(*context, addOneInPlaceKernel, signature, {first, second});
+      FAIL() << "expected InvocationError";
+    } catch (const InvocationError &e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "argument 0 (%arg0) is written in place by the compiled "
+                    "code and shares memory with argument 1 (%arg1)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(x, (std::vector<float>{1, 2, 3, 4}));
+}
+
 } // namespace
