@@ -250,11 +250,16 @@ def backend(gm: fx.GraphModule, example_inputs, **options):
     def backward_compiler(aten_gm: fx.GraphModule, aten_inputs):
         return make_boxed_func(compile_aten_graph(aten_gm, graph_id, opts, role="backward"))
 
+    # Mutations of inputs that do not require grad (batch norm's running
+    # statistics) stay in the forward graph as copy_ nodes too, as Inductor
+    # has them: the forward's call computes them in the buffers' memory
+    # instead of returning them for AOTAutograd's eager copy_ per buffer.
     compiled = aot_module_simplified(gm, example_inputs, fw_compiler=forward_compiler,
                                      bw_compiler=backward_compiler,
                                      inference_compiler=fw_compiler,
                                      partition_fn=min_cut_rematerialization_partition,
-                                     decompositions=decompositions(training=True))
+                                     decompositions=decompositions(training=True),
+                                     keep_inference_input_mutations=True)
     _count(graphs=1, training_graphs=1)  # once traced, as above
     return compiled
 

@@ -372,13 +372,18 @@ def test_batch_norm_statistics_update_stays_in_the_forward_partition():
     batch statistics' sizes. Left to Python, it sat between the forward
     partition and the statistics update and cut the forward graph in two
     partitions; the importer computes it on the host in f64. Running
-    statistics at three batch sizes (three different factors) match eager."""
+    statistics at three batch sizes (three different factors) match eager.
+    The statistics (and num_batches_tracked) are written into the buffers
+    by the forward's kernels, in place (as Inductor does), not copied in by
+    AOTAutograd afterwards."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     model = _Norms()
     ref = copy.deepcopy(model)
     compiled = torch.compile(model, backend="disc", dynamic=True)
     partitions, fallbacks = _stat("partitions"), _stat("fallback_nodes")
+    written = _stat("inputs_written_by_kernels")
+    buffers = [b.data_ptr() for b in model.buffers()]
     compiles = None
     for n in (4, 9, 2):  # not 3, 5 or 6: duck sizing would tie n to a static dim
         x = torch.randn(n, 3, 6, 5)
@@ -390,6 +395,10 @@ def test_batch_norm_statistics_update_stays_in_the_forward_partition():
     assert disc.stats()["compilations"] == compiles
     assert _stat("partitions") - partitions == 2, "forward and backward: one partition each"
     assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+    # running_mean, running_var, num_batches_tracked
+    assert _stat("inputs_written_by_kernels") - written == 3
+    assert [b.data_ptr() for b in model.buffers()] == buffers
+    assert torch.equal(model.bn.num_batches_tracked, ref.bn.num_batches_tracked)
     _assert_grads_close(model, ref, 1e-4)
 
 
