@@ -327,6 +327,10 @@ void ShapeConstraints::visit(Operation *op) {
               join(mask, d, scoreDims[d], scoreIndex[d], op);
         }
       })
+      .Case([&](ConvolutionBackwardWeightsOp c) {
+        join(c.getInput(), 0, c.getOutputGradient(), 0, op);
+        join(result, 0, c.getOutputGradient(), 1, op);
+      })
       .Case([&](ConvolutionOp c) {
         join(result, 0, c.getLhs(), 0, op);
         join(result, 1, c.getRhs(), 0, op);

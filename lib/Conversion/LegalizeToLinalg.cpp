@@ -76,7 +76,8 @@ struct LegalizeToLinalgPass
     target.addIllegalDialect<DiscDialect>();
     // Library ops become runtime calls in disc-lower-library-calls, which
     // runs right before bufferization (see Pipeline.cpp for why).
-    target.addLegalOp<DotGeneralOp, ConvolutionOp, AttentionOp, SortOp>();
+    target.addLegalOp<DotGeneralOp, ConvolutionOp,
+                      ConvolutionBackwardWeightsOp, AttentionOp, SortOp>();
     RewritePatternSet patterns(ctx);
     // Reshape dim groups come from the shape analysis of the unconverted
     // functions.

@@ -426,6 +426,48 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   return success();
 }
 
+/// `disc_ral_conv_backward_weights_<t>(ctx, input, output gradient, kernel
+/// gradient, strides[3], padLo[3], padHi[3], dilations[3], lhsDilations[3],
+/// groups)`: the convolution's parameter list (the input dilations are 1).
+LogicalResult lowerConvolutionBackwardWeights(ConvolutionBackwardWeightsOp op,
+                                              Value ctx) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Type elementType = op.getInput().getType().getElementType();
+  auto suffix = librarySuffix(elementType);
+  if (failed(suffix))
+    return op.emitOpError()
+           << "has element type " << elementType
+           << "; the CPU library (oneDNN) supports f32, f16 and bf16";
+  auto resultType = cast<RankedTensorType>(op.getType());
+  FailureOr<Value> out = allocOpResult(b, op);
+  if (failed(out))
+    return failure();
+  func::FuncOp callee = declareRalFunction(
+      op->getParentOfType<ModuleOp>(),
+      "disc_ral_conv_backward_weights_" + *suffix, elementType, 3, 16);
+  Value outUnranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(elementType, 0), *out);
+  SmallVector<Value> args{ctx, operandBuffer(b, loc, op.getInput()),
+                          operandBuffer(b, loc, op.getOutputGradient()),
+                          outUnranked};
+  auto pushParams = [&](ArrayRef<int64_t> values, int64_t fill) {
+    for (int64_t i = 0; i < 3; ++i)
+      args.push_back(
+          cI64(b, loc, i < (int64_t)values.size() ? values[i] : fill));
+  };
+  pushParams(op.getWindowStrides(), 1);
+  pushParams(op.getPaddingLow(), 0);
+  pushParams(op.getPaddingHigh(), 0);
+  pushParams(op.getRhsDilation(), 1);
+  pushParams({}, 1);
+  args.push_back(cI64(b, loc, op.getFeatureGroupCount()));
+  func::CallOp::create(b, loc, callee, args);
+  op.replaceAllUsesWith(resultTensor(b, loc, resultType, *out));
+  op.erase();
+  return success();
+}
+
 /// The op's scale, or 1 / sqrt(head dim) (computed at run time when the
 /// head dim is dynamic), as an f64.
 Value attentionScale(OpBuilder &b, Location loc, AttentionOp op) {
@@ -539,7 +581,8 @@ struct LowerLibraryCallsPass
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<DotGeneralOp, ConvolutionOp, AttentionOp, SortOp>(op))
+      if (isa<DotGeneralOp, ConvolutionOp, ConvolutionBackwardWeightsOp,
+              AttentionOp, SortOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -554,6 +597,9 @@ struct LowerLibraryCallsPass
               .Case([&](DotGeneralOp dot) { return lowerDotGeneral(dot, *ctx); })
               .Case([&](ConvolutionOp conv) {
                 return lowerConvolution(conv, *ctx);
+              })
+              .Case([&](ConvolutionBackwardWeightsOp conv) {
+                return lowerConvolutionBackwardWeights(conv, *ctx);
               })
               .Case([&](AttentionOp attention) {
                 return lowerAttention(attention, *ctx);

@@ -41,6 +41,9 @@ struct PrimitiveStep {
 /// primitive was created for. A reorder is present only where the layouts or
 /// data types differ (for example the f32 fallback of a bf16/f16 operation,
 /// or the blocked layouts a convolution picks with format_tag::any).
+/// A convolution's backward-weights primitive (OneDnn.cpp) uses the fields
+/// with its own roles: `dst` is the output gradient (reordered in) and
+/// `weights` the kernel gradient (computed, reordered out).
 struct CachedPrimitive {
   PrimitiveStep compute;
   /// Memory descriptors the compute primitive expects.

@@ -145,6 +145,39 @@ dnnl::primitive_attr userScratchpadAttr() {
   return attr;
 }
 
+/// A reorder step between two layouts or data types.
+PrimitiveStep makeReorder(const dnnl::engine &engine, const memory::desc &from,
+                          const memory::desc &to) {
+  dnnl::reorder::primitive_desc reorderPd(engine, from, engine, to,
+                                          userScratchpadAttr());
+  return PrimitiveStep{dnnl::reorder(reorderPd), reorderPd.scratchpad_desc()};
+}
+
+/// Adds to `entry` the reorders between the caller's descriptors and the
+/// primitive's (entry.src, weights, dst) where they differ. `src` is read;
+/// `weights` read and `dst` written, or with `backwardWeights` the other way
+/// round (a backward-weights primitive reads the output gradient, `dst`, and
+/// writes the kernel gradient, `weights`).
+void addReorders(const dnnl::engine &engine, CachedPrimitive &entry,
+                 const memory::desc &src, const memory::desc &weights,
+                 const memory::desc &dst, bool backwardWeights) {
+  if (entry.src != src) {
+    entry.hasSrcReorder = true;
+    entry.srcReorder = makeReorder(engine, src, entry.src);
+  }
+  if (entry.weights != weights) {
+    entry.hasWeightsReorder = true;
+    entry.weightsReorder = backwardWeights
+                               ? makeReorder(engine, entry.weights, weights)
+                               : makeReorder(engine, weights, entry.weights);
+  }
+  if (entry.dst != dst) {
+    entry.hasDstReorder = true;
+    entry.dstReorder = backwardWeights ? makeReorder(engine, dst, entry.dst)
+                                       : makeReorder(engine, entry.dst, dst);
+  }
+}
+
 /// Builds the cache entry of a three-operand primitive. `makePd(src,
 /// weights, dst)` returns the primitive descriptor for the given memory
 /// descriptors and attributes. With `anyLayout`, the primitive picks its own
@@ -172,7 +205,6 @@ buildPrimitive(const dnnl::engine &engine, DType dtype, const memory::desc &src,
   };
 
   auto entry = std::make_shared<CachedPrimitive>();
-  const dnnl::primitive_attr attr = userScratchpadAttr();
   typename Primitive::primitive_desc pd;
   const memory::data_type requested = toDnnl(dtype);
   try {
@@ -190,22 +222,7 @@ buildPrimitive(const dnnl::engine &engine, DType dtype, const memory::desc &src,
   entry->src = pd.src_desc();
   entry->weights = pd.weights_desc();
   entry->dst = pd.dst_desc();
-  auto makeReorder = [&](const memory::desc &from, const memory::desc &to) {
-    dnnl::reorder::primitive_desc reorderPd(engine, from, engine, to, attr);
-    return PrimitiveStep{dnnl::reorder(reorderPd), reorderPd.scratchpad_desc()};
-  };
-  if (entry->src != src) {
-    entry->hasSrcReorder = true;
-    entry->srcReorder = makeReorder(src, entry->src);
-  }
-  if (entry->weights != weights) {
-    entry->hasWeightsReorder = true;
-    entry->weightsReorder = makeReorder(weights, entry->weights);
-  }
-  if (entry->dst != dst) {
-    entry->hasDstReorder = true;
-    entry->dstReorder = makeReorder(entry->dst, dst);
-  }
+  addReorders(engine, *entry, src, weights, dst, /*backwardWeights=*/false);
   return entry;
 }
 
@@ -863,6 +880,46 @@ bool runPointwiseAsMatmul(ExecutionContext &ectx, DType dtype,
   return true;
 }
 
+/// The rank of a convolution's input (3 to 5: 1 to 3 spatial dims).
+int64_t convolutionRank(const UnrankedMemRef *inputRef) {
+  if (!inputRef)
+    throw OpError("input is a null memref");
+  const int64_t rank = inputRef->rank;
+  if (rank < 3 || rank > 5)
+    throw OpError("input has rank " + std::to_string(rank) +
+                  ", expected 3 to 5 (1 to 3 spatial dims)");
+  return rank;
+}
+
+/// ", strides [..], padLo [..], padHi [..], dilations [..]" (and the input
+/// dilations of a transposed convolution) for error messages and logs.
+std::string convParamsString(const ConvParams &params, int64_t numSpatial,
+                             bool withInputDilations) {
+  std::string s;
+  auto list = [&](const char *name, const int64_t *values) {
+    s += std::string(", ") + name + " " +
+         shapeString(std::vector<int64_t>(values, values + numSpatial));
+  };
+  list("strides", params.strides);
+  list("padLo", params.padLo);
+  list("padHi", params.padHi);
+  list("dilations", params.dilations);
+  if (withInputDilations)
+    list("input dilations", params.lhsDilations);
+  return s;
+}
+
+/// The convolution output size along a spatial dim (0 when the window does
+/// not fit): `in` after the input dilation and the padding, less the
+/// dilated window, over the stride.
+int64_t convOutputSize(int64_t in, int64_t window, int64_t padLo, int64_t padHi,
+                       int64_t stride, int64_t dilation, int64_t lhsDilation) {
+  const int64_t span = window == 0 ? 0 : (window - 1) * dilation + 1;
+  const int64_t dilatedIn = in == 0 ? 0 : (in - 1) * lhsDilation + 1;
+  const int64_t padded = dilatedIn + padLo + padHi;
+  return padded < span ? 0 : (padded - span) / stride + 1;
+}
+
 void convolution(ExecutionContext &ectx, DType dtype,
                  const UnrankedMemRef *inputRef,
                  const UnrankedMemRef *kernelRef,
@@ -870,12 +927,7 @@ void convolution(ExecutionContext &ectx, DType dtype,
                  const EpilogueArgs *epilogueArgs) {
   const memory::data_type dt = toDnnl(dtype);
   const size_t elemSize = dtypeSize(dtype);
-  if (!inputRef)
-    throw OpError("input is a null memref");
-  const int64_t rank = inputRef->rank;
-  if (rank < 3 || rank > 5)
-    throw OpError("input has rank " + std::to_string(rank) +
-                  ", expected 3 to 5 (1 to 3 spatial dims)");
+  const int64_t rank = convolutionRank(inputRef);
   const int64_t numSpatial = rank - 2;
   Operand input = readOperand("input", inputRef, rank, elemSize);
   Operand kernel = readOperand("kernel", kernelRef, rank, elemSize);
@@ -890,17 +942,7 @@ void convolution(ExecutionContext &ectx, DType dtype,
                     shapeString(kernel.sizes) + ", output is " +
                     shapeString(output.sizes) + ", groups " +
                     std::to_string(params.groups);
-    auto list = [&](const char *name, const int64_t *values) {
-      s += std::string(", ") + name + " " +
-           shapeString(std::vector<int64_t>(values, values + numSpatial));
-    };
-    list("strides", params.strides);
-    list("padLo", params.padLo);
-    list("padHi", params.padHi);
-    list("dilations", params.dilations);
-    if (transposed)
-      list("input dilations", params.lhsDilations);
-    return s;
+    return s + convParamsString(params, numSpatial, transposed);
   };
 
   const int64_t groups = params.groups;
@@ -934,11 +976,9 @@ void convolution(ExecutionContext &ectx, DType dtype,
       throw OpError("a convolution with input dilation needs strides 1 and "
                     "padding at most dilation * (kernel size - 1): " +
                     describe());
-    const int64_t dilatedIn =
-        in == 0 ? 0 : (in - 1) * params.lhsDilations[s] + 1;
-    const int64_t padded = dilatedIn + params.padLo[s] + params.padHi[s];
-    const int64_t expected =
-        padded < span ? 0 : (padded - span) / params.strides[s] + 1;
+    const int64_t expected = convOutputSize(
+        in, window, params.padLo[s], params.padHi[s], params.strides[s],
+        params.dilations[s], params.lhsDilations[s]);
     if (output.sizes[2 + s] != expected)
       throw OpError("output spatial dim " + std::to_string(s) + " is " +
                     std::to_string(output.sizes[2 + s]) + ", expected " +
@@ -1135,6 +1175,242 @@ void convolution(ExecutionContext &ectx, DType dtype,
                 output.sizes.data(), rank, elemSize);
 }
 
+/// A convolution's kernel gradient through oneDNN's backward-weights
+/// primitive: diff_weights from src (the forward input) and diff_dst (the
+/// output gradient). The primitive descriptor needs the forward one as a
+/// hint. Its cache entry uses CachedPrimitive's fields with these roles:
+/// `src` the input (reordered in), `dst` the output gradient (reordered
+/// in), `weights` the kernel gradient (computed, reordered out).
+void convolutionBackwardWeights(ExecutionContext &ectx, DType dtype,
+                                const UnrankedMemRef *inputRef,
+                                const UnrankedMemRef *gradientRef,
+                                const UnrankedMemRef *kernelRef,
+                                const ConvParams &params) {
+  const memory::data_type dt = toDnnl(dtype);
+  const size_t elemSize = dtypeSize(dtype);
+  const int64_t rank = convolutionRank(inputRef);
+  const int64_t numSpatial = rank - 2;
+  Operand input = readOperand("input", inputRef, rank, elemSize);
+  Operand gradient =
+      readOperand("output gradient", gradientRef, rank, elemSize);
+  Operand kernel = readOperand("kernel gradient", kernelRef, rank, elemSize);
+  auto describe = [&]() {
+    std::string s = "input is " + shapeString(input.sizes) +
+                    ", output gradient is " + shapeString(gradient.sizes) +
+                    ", kernel gradient is " + shapeString(kernel.sizes) +
+                    ", groups " + std::to_string(params.groups);
+    return s + convParamsString(params, numSpatial, false);
+  };
+  const int64_t groups = params.groups;
+  const int64_t batch = input.sizes[0], channels = input.sizes[1];
+  const int64_t outChannels = kernel.sizes[0];
+  if (groups < 1)
+    throw OpError("groups must be >= 1: " + describe());
+  if (kernel.sizes[1] * groups != channels)
+    throw OpError("input channels must equal kernel gradient dim 1 times "
+                  "groups: " +
+                  describe());
+  if (outChannels % groups != 0)
+    throw OpError("output channels must be a multiple of groups: " +
+                  describe());
+  if (gradient.sizes[0] != batch || gradient.sizes[1] != outChannels)
+    throw OpError("the output gradient must have the input's batch size and "
+                  "the kernel's output channels: " +
+                  describe());
+  bool emptyReduction = batch == 0;
+  for (int64_t s = 0; s < numSpatial; ++s) {
+    if (params.strides[s] < 1 || params.dilations[s] < 1)
+      throw OpError("strides and dilations must be >= 1: " + describe());
+    if (params.lhsDilations[s] != 1)
+      throw OpError("input dilation is not supported: " + describe());
+    if (params.padLo[s] < 0 || params.padHi[s] < 0)
+      throw OpError("padding must be >= 0: " + describe());
+    const int64_t in = input.sizes[2 + s];
+    const int64_t expected =
+        convOutputSize(in, kernel.sizes[2 + s], params.padLo[s],
+                       params.padHi[s], params.strides[s], params.dilations[s],
+                       /*lhsDilation=*/1);
+    if (gradient.sizes[2 + s] != expected)
+      throw OpError("output gradient spatial dim " + std::to_string(s) +
+                    " is " + std::to_string(gradient.sizes[2 + s]) +
+                    ", expected " + std::to_string(expected) + ": " +
+                    describe());
+    if (expected == 0 || in == 0)
+      emptyReduction = true;
+  }
+  if (numElements(kernel.sizes) == 0)
+    return;
+  if (emptyReduction || channels == 0) {
+    fillZero(kernel, elemSize);
+    return;
+  }
+  prepareInput(input, elemSize);
+  prepareInput(gradient, elemSize);
+  std::vector<int64_t> outStrides;
+  void *outData = nullptr;
+  const bool copyOut = prepareOutput(kernel, outStrides, outData, elemSize);
+
+  // Kernel: [O, C/G, K...], or [G, O/G, C/G, K...] with groups.
+  std::vector<int64_t> weightDims = kernel.sizes,
+                       weightStrides = kernel.strides;
+  if (groups > 1) {
+    weightDims[0] = outChannels / groups;
+    weightDims.insert(weightDims.begin(), groups);
+    weightStrides.insert(weightStrides.begin(),
+                         kernel.strides[0] * (outChannels / groups));
+    if (!canonicalizeStrides(weightDims, weightStrides))
+      throw OpError("unsupported kernel gradient strides: " + describe());
+  }
+  memory::dims strides(numSpatial), dilations(numSpatial), padLo(numSpatial),
+      padHi(numSpatial);
+  for (int64_t s = 0; s < numSpatial; ++s) {
+    strides[s] = params.strides[s];
+    dilations[s] = params.dilations[s] - 1; // oneDNN: 0 means no dilation
+    padLo[s] = params.padLo[s];
+    padHi[s] = params.padHi[s];
+  }
+  // A 1-d convolution is described to oneDNN as a 2-d one of height 1: its
+  // 1-d depthwise backward-weights is gemm-based (x64:gemm:jit, 1.7-2.4x
+  // slower than DISC's windowed decomposition, on convtasnet's shapes),
+  // where the 2-d one has a direct kernel (jit_dw).
+  std::vector<int64_t> srcDims = input.sizes, srcStrides = input.strides,
+                       diffDstDims = gradient.sizes,
+                       diffDstStrides = gradient.strides;
+  int64_t dnnlRank = rank;
+  if (numSpatial == 1) {
+    dnnlRank = 4;
+    auto addUnitDim = [](std::vector<int64_t> &dims,
+                         std::vector<int64_t> &dimStrides, size_t at) {
+      dims.insert(dims.begin() + at, 1);
+      dimStrides.insert(dimStrides.begin() + at, 1);
+      return canonicalizeStrides(dims, dimStrides);
+    };
+    if (!addUnitDim(srcDims, srcStrides, 2) ||
+        !addUnitDim(diffDstDims, diffDstStrides, 2) ||
+        !addUnitDim(weightDims, weightStrides, weightDims.size() - 1))
+      throw OpError("unsupported strides: " + describe());
+    strides.insert(strides.begin(), 1);
+    dilations.insert(dilations.begin(), 0);
+    padLo.insert(padLo.begin(), 0);
+    padHi.insert(padHi.begin(), 0);
+  }
+  Context::LibraryState &state = ectx.context.libraries();
+  const int threads = currentThreadCount();
+  const memory::desc srcDesc(srcDims, dt, srcStrides);
+  const memory::desc diffDstDesc(diffDstDims, dt, diffDstStrides);
+  const memory::desc diffWeightsDesc(weightDims, dt, weightStrides);
+  std::string key = "conv_bwd_weights:";
+  key += dtypeName(dtype);
+  key += ':';
+  appendKey(key, srcDims);
+  appendKey(key, srcStrides);
+  appendKey(key, diffDstStrides);
+  appendKey(key, weightDims);
+  appendKey(key, weightStrides);
+  appendKey(key, strides);
+  appendKey(key, dilations);
+  appendKey(key, padLo);
+  appendKey(key, padHi);
+  key += std::to_string(threads);
+  auto entry = getPrimitive(state, key, [&]() {
+    std::string implementation;
+    // The primitive with activations in `layout`, computing in `type`.
+    auto buildIn = [&](memory::format_tag layout, memory::data_type type) {
+      const memory::desc src(srcDims, type, layout),
+          diffDst(diffDstDims, type, layout),
+          diffWeights(weightDims, type, memory::format_tag::any);
+      dnnl::convolution_forward::primitive_desc hint(
+          dnnl::convolution_forward::desc(
+              dnnl::prop_kind::forward_training,
+              dnnl::algorithm::convolution_direct, src, diffWeights, diffDst,
+              strides, dilations, padLo, padHi),
+          state.engine);
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          dnnl::convolution_backward_weights::desc(
+              dnnl::algorithm::convolution_direct, src, diffWeights, diffDst,
+              strides, dilations, padLo, padHi),
+          userScratchpadAttr(), state.engine, hint);
+      implementation = pd.impl_info_str();
+      return pd;
+    };
+    // Blocked activations where oneDNN has an optimised implementation for
+    // them, else its own choice; a data type it has no implementation of
+    // is computed in f32 (the reorders convert).
+    auto build = [&](memory::data_type type) {
+      const memory::format_tag layout = activationLayout(dnnlRank);
+      if (layout != memory::format_tag::any) {
+        try {
+          auto pd = buildIn(layout, type);
+          if (implementation.rfind("ref", 0) != 0)
+            return pd;
+        } catch (const dnnl::error &e) {
+          if (e.status != dnnl_unimplemented)
+            throw;
+        }
+      }
+      return buildIn(memory::format_tag::any, type);
+    };
+    auto built = std::make_shared<CachedPrimitive>();
+    dnnl::convolution_backward_weights::primitive_desc pd;
+    try {
+      pd = build(dt);
+    } catch (const dnnl::error &e) {
+      if (e.status != dnnl_unimplemented || dtype == DType::F32)
+        throw;
+      built->computesInF32 = true;
+      pd = build(memory::data_type::f32);
+    }
+    built->compute = {dnnl::convolution_backward_weights(pd),
+                      pd.scratchpad_desc()};
+    built->src = pd.src_desc();
+    built->dst = pd.diff_dst_desc();
+    built->weights = pd.diff_weights_desc();
+    addReorders(state.engine, *built, srcDesc, diffWeightsDesc, diffDstDesc,
+                /*backwardWeights=*/true);
+    if (logLibraryCalls())
+      std::fprintf(stderr,
+                   "[disc] library: convolution backward weights %s: %s%s\n",
+                   describe().c_str(), implementation.c_str(),
+                   built->computesInF32 ? ", computed in f32" : "");
+    return built;
+  });
+
+  Allocator &allocator = ectx.context.allocator();
+  const dnnl::engine &engine = state.engine;
+  dnnl::stream stream(engine);
+  const memory src(srcDesc, engine, input.data);
+  const memory diffDst(diffDstDesc, engine, gradient.data);
+  const memory diffWeights(diffWeightsDesc, engine, kernel.data);
+  const TempMemory srcTemp(allocator, engine,
+                           entry->hasSrcReorder ? entry->src : memory::desc());
+  const TempMemory diffDstTemp(
+      allocator, engine, entry->hasDstReorder ? entry->dst : memory::desc());
+  const TempMemory diffWeightsTemp(allocator, engine,
+                                   entry->hasWeightsReorder ? entry->weights
+                                                            : memory::desc());
+  const memory &computeSrc = entry->hasSrcReorder ? srcTemp.get() : src;
+  const memory &computeDiffDst =
+      entry->hasDstReorder ? diffDstTemp.get() : diffDst;
+  const memory &computeDiffWeights =
+      entry->hasWeightsReorder ? diffWeightsTemp.get() : diffWeights;
+  if (entry->hasSrcReorder)
+    runStep(allocator, engine, stream, entry->srcReorder,
+            {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, computeSrc}});
+  if (entry->hasDstReorder)
+    runStep(allocator, engine, stream, entry->dstReorder,
+            {{DNNL_ARG_FROM, diffDst}, {DNNL_ARG_TO, computeDiffDst}});
+  runStep(allocator, engine, stream, entry->compute,
+          {{DNNL_ARG_SRC, computeSrc},
+           {DNNL_ARG_DIFF_DST, computeDiffDst},
+           {DNNL_ARG_DIFF_WEIGHTS, computeDiffWeights}});
+  if (entry->hasWeightsReorder)
+    runStep(allocator, engine, stream, entry->weightsReorder,
+            {{DNNL_ARG_FROM, computeDiffWeights}, {DNNL_ARG_TO, diffWeights}});
+  if (copyOut)
+    stridedCopy(outData, outStrides.data(), kernel.data, kernel.strides.data(),
+                kernel.sizes.data(), rank, elemSize);
+}
+
 } // namespace
 
 bool runMatmul(ExecutionContext &ectx, DType dtype, const char *opName,
@@ -1152,6 +1428,17 @@ bool runConv(ExecutionContext &ectx, DType dtype, const char *opName,
              const EpilogueArgs *epilogue) noexcept {
   return guarded(ectx, opName, [&]() {
     convolution(ectx, dtype, input, kernel, output, params, epilogue);
+  });
+}
+
+bool runConvBackwardWeights(ExecutionContext &ectx, DType dtype,
+                            const char *opName, const UnrankedMemRef *input,
+                            const UnrankedMemRef *outputGradient,
+                            const UnrankedMemRef *kernelGradient,
+                            const ConvParams &params) noexcept {
+  return guarded(ectx, opName, [&]() {
+    convolutionBackwardWeights(ectx, dtype, input, outputGradient,
+                               kernelGradient, params);
   });
 }
 

@@ -34,6 +34,15 @@ bool runConv(ExecutionContext &ectx, DType dtype, const char *opName,
              const UnrankedMemRef *output, const ConvParams &params,
              const EpilogueArgs *epilogue = nullptr) noexcept;
 
+/// The kernel gradient of a convolution (oneDNN's backward-weights
+/// primitive): `input` and `outputGradient` as the forward convolution's
+/// input and output gradient, `kernelGradient` written.
+bool runConvBackwardWeights(ExecutionContext &ectx, DType dtype,
+                            const char *opName, const UnrankedMemRef *input,
+                            const UnrankedMemRef *outputGradient,
+                            const UnrankedMemRef *kernelGradient,
+                            const ConvParams &params) noexcept;
+
 } // namespace ral
 } // namespace disc
 

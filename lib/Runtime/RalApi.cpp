@@ -186,6 +186,22 @@ DISC_RAL_DEFINE_CONV(f16, F16)
 DISC_RAL_DEFINE_CONV(bf16, BF16)
 #undef DISC_RAL_DEFINE_CONV
 
+#define DISC_RAL_DEFINE_CONV_BACKWARD_WEIGHTS(SUFFIX, DTYPE)                   \
+  void _mlir_ciface_disc_ral_conv_backward_weights_##SUFFIX(                   \
+      DISC_RAL_CONV_BACKWARD_WEIGHTS_PARAMETERS) {                             \
+    ExecutionContext *ectx = asExecutionContext(ctx);                          \
+    const disc::ral::ConvParams params = DISC_RAL_CONV_PARAMS_OF_ARGUMENTS;     \
+    if (!disc::ral::runConvBackwardWeights(                                    \
+            *ectx, disc::ral::DType::DTYPE,                                    \
+            "disc_ral_conv_backward_weights_" #SUFFIX, input, outputGradient,  \
+            kernelGradient, params))                                           \
+      ralFailNoReturn(ectx);                                                   \
+  }
+DISC_RAL_DEFINE_CONV_BACKWARD_WEIGHTS(f32, F32)
+DISC_RAL_DEFINE_CONV_BACKWARD_WEIGHTS(f16, F16)
+DISC_RAL_DEFINE_CONV_BACKWARD_WEIGHTS(bf16, BF16)
+#undef DISC_RAL_DEFINE_CONV_BACKWARD_WEIGHTS
+
 void _mlir_ciface_disc_ral_matmul_post_f32(
     void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,
     disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB,
@@ -345,6 +361,9 @@ const RalSymbol *ralSymbols(int64_t *count) {
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_f16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_bf16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_backward_weights_f32),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_backward_weights_f16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_backward_weights_bf16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_matmul_post_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_conv_post_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_attention_f32),

@@ -106,6 +106,25 @@ func.func @conv_transpose_dynamic_kernel(%x: tensor<?x4x?xf32>, %w: tensor<2x4x?
 
 // -----
 
+// A kernel gradient: the convolution's parameter list (input dilations 1),
+// into a static kernel-sized buffer; a dynamic batch and image are read by
+// the library from the operands.
+// CHECK: func.func private @disc_ral_conv_backward_weights_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func @conv_backward_weights
+// CHECK: memref.alloc() {{.*}}: memref<8x2x3x3xf32>
+// CHECK: %[[S:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[S1:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[S2:.*]] = arith.constant 1 : i64
+// CHECK: %[[G:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: call @disc_ral_conv_backward_weights_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[S]], %[[S1]], %[[S2]], {{.*}}, %[[G]])
+// CHECK-NOT: disc.convolution_backward_weights
+func.func @conv_backward_weights(%x: tensor<?x4x?x?xf32>, %dy: tensor<?x8x?x?xf32>) -> tensor<8x2x3x3xf32> {
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] {feature_group_count = 2 : i64} : (tensor<?x4x?x?xf32>, tensor<?x8x?x?xf32>) -> tensor<8x2x3x3xf32>
+  return %0 : tensor<8x2x3x3xf32>
+}
+
+// -----
+
 // Epilogues call the `_post_` entry points: the (kind, alpha, beta) triples
 // as an f64 constant, then the operands (a dot_general's brought to rank 3
 // like its result), then the output buffer in the unused slots.

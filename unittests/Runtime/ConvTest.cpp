@@ -98,18 +98,7 @@ void convKernel(void **args) {
   int64_t inWords[13], kWords[13], outWords[13];
   fillDescriptor(inWords, ptrOf(args, 2), cc.input);
   fillDescriptor(kWords, ptrOf(args, 7), cc.kernel);
-  int64_t count = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    count *= cc.outSizes[d];
-  void *out = disc_ral_alloc(ctx, count * dtypeSize(cc.dtype));
-  outWords[0] = outWords[1] = asWord(out);
-  outWords[2] = 0;
-  int64_t stride = 1;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    outWords[3 + d] = cc.outSizes[d];
-    outWords[3 + rank + d] = stride;
-    stride *= cc.outSizes[d];
-  }
+  allocContiguous(ctx, outWords, cc.outSizes, dtypeSize(cc.dtype));
   UnrankedMemRef in = {rank, inWords}, k = {rank, kWords}, o = {rank, outWords};
   convFor(cc.dtype)(ctx, &in, &k, &o, cc.strides[0], cc.strides[1],
                     cc.strides[2], cc.padLo[0], cc.padLo[1], cc.padLo[2],
@@ -131,16 +120,6 @@ Signature convSignature(DType dtype, int64_t rank) {
   signature.args = {a, b};
   signature.results = {{dtype, rank}};
   return signature;
-}
-
-/// Advances a multi-index over `sizes`; false after the last one.
-bool next(std::vector<int64_t> &index, const std::vector<int64_t> &sizes) {
-  for (int d = static_cast<int>(index.size()) - 1; d >= 0; --d) {
-    if (++index[d] < sizes[d])
-      return true;
-    index[d] = 0;
-  }
-  return false;
 }
 
 void checkConv(Context &context, const ConvCase &cc, uint32_t seed = 7) {
@@ -194,7 +173,7 @@ void checkConv(Context &context, const ConvCase &cc, uint32_t seed = 7) {
             kData.values[cc.kernel.at(kIndex)];
         expected += product;
         magnitude += std::fabs(product);
-      } while (next(w, window));
+      } while (nextIndex(w, window));
     }
     const double got = loadAsFloat(out.data, cc.dtype, flat);
     if (std::fabs(got - expected) > tolerance * magnitude + 1e-6 &&
@@ -202,7 +181,7 @@ void checkConv(Context &context, const ConvCase &cc, uint32_t seed = 7) {
       ADD_FAILURE() << "output[" << flat << "] = " << got << ", expected "
                     << expected;
     ++flat;
-  } while (next(o, cc.outSizes));
+  } while (nextIndex(o, cc.outSizes));
 }
 
 class ConvTest : public ::testing::TestWithParam<DType> {

@@ -87,6 +87,30 @@ inline void fillDescriptor(int64_t *words, void *base, const View &view) {
   }
 }
 
+/// Allocates (disc_ral_alloc) a contiguous buffer of `sizes` with elements
+/// of `elemSize` bytes and writes its descriptor into `words`.
+inline void allocContiguous(void *ctx, int64_t *words,
+                            const std::vector<int64_t> &sizes,
+                            size_t elemSize) {
+  int64_t count = 1;
+  for (int64_t size : sizes)
+    count *= size;
+  fillDescriptor(words, disc_ral_alloc(ctx, count * elemSize),
+                 contiguousView(sizes));
+}
+
+/// Advances a multi-index over `sizes` (last dim fastest); false after the
+/// last one.
+inline bool nextIndex(std::vector<int64_t> &index,
+                      const std::vector<int64_t> &sizes) {
+  for (int d = static_cast<int>(index.size()) - 1; d >= 0; --d) {
+    if (++index[d] < sizes[d])
+      return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
 inline int64_t writeResult(int64_t *words, const void *allocated,
                            const void *aligned, int64_t offset,
                            std::initializer_list<int64_t> sizes,

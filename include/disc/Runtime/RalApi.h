@@ -121,6 +121,27 @@ DISC_RAL_DECLARE_CONV(f32)
 DISC_RAL_DECLARE_CONV(f16)
 DISC_RAL_DECLARE_CONV(bf16)
 
+/// The kernel gradient of the convolution above (no input dilation:
+/// lhsDilation* must be 1): input [N, C, S...] and outputGradient
+/// [N, O, S'...] (any strides) give kernelGradient [O, C/groups, K...]
+/// (contiguous), the sum over the batch and output positions. The
+/// parameters are the forward convolution's.
+#define DISC_RAL_CONV_BACKWARD_WEIGHTS_PARAMETERS                              \
+  void *ctx, disc::ral::UnrankedMemRef *input,                                 \
+      disc::ral::UnrankedMemRef *outputGradient,                               \
+      disc::ral::UnrankedMemRef *kernelGradient, int64_t stride0,              \
+      int64_t stride1, int64_t stride2, int64_t padLo0, int64_t padLo1,        \
+      int64_t padLo2, int64_t padHi0, int64_t padHi1, int64_t padHi2,          \
+      int64_t dilation0, int64_t dilation1, int64_t dilation2,                 \
+      int64_t lhsDilation0, int64_t lhsDilation1, int64_t lhsDilation2,        \
+      int64_t groups
+#define DISC_RAL_DECLARE_CONV_BACKWARD_WEIGHTS(SUFFIX)                         \
+  void _mlir_ciface_disc_ral_conv_backward_weights_##SUFFIX(                   \
+      DISC_RAL_CONV_BACKWARD_WEIGHTS_PARAMETERS);
+DISC_RAL_DECLARE_CONV_BACKWARD_WEIGHTS(f32)
+DISC_RAL_DECLARE_CONV_BACKWARD_WEIGHTS(f16)
+DISC_RAL_DECLARE_CONV_BACKWARD_WEIGHTS(bf16)
+
 /// Scaled dot-product attention on f32: out[b, h] = softmax(scale * q[b, h]
 /// x k[b, h]^T + mask[b, h] [, causal]) x v[b, h], the softmax over keys.
 /// q [B, H, L, E], k [B, H, S, E], v [B, H, S, Ev] (any strides), out

@@ -1130,6 +1130,29 @@ LogicalResult DotGeneralOp::reifyReturnTypeShapes(
 // Convolution
 //===----------------------------------------------------------------------===//
 
+/// A convolution's per-spatial-dim attributes: one entry per spatial dim,
+/// positive strides and dilations.
+static LogicalResult verifyWindowAttributes(Operation *op, int64_t spatial,
+                                            ArrayRef<int64_t> strides,
+                                            ArrayRef<int64_t> paddingLow,
+                                            ArrayRef<int64_t> paddingHigh,
+                                            ArrayRef<int64_t> dilation) {
+  for (auto [name, attr] : {std::pair<StringRef, ArrayRef<int64_t>>{
+                                "window_strides", strides},
+                            {"padding_low", paddingLow},
+                            {"padding_high", paddingHigh},
+                            {"rhs_dilation", dilation}})
+    if ((int64_t)attr.size() != spatial)
+      return op->emitOpError() << name << " needs " << spatial << " entries";
+  for (int64_t s : strides)
+    if (s <= 0)
+      return op->emitOpError("window_strides must be positive");
+  for (int64_t d : dilation)
+    if (d <= 0)
+      return op->emitOpError("rhs_dilation must be positive");
+  return success();
+}
+
 LogicalResult ConvolutionOp::verify() {
   auto lhsType = getLhs().getType(), rhsType = getRhs().getType();
   auto resultType = cast<RankedTensorType>(getType());
@@ -1141,20 +1164,10 @@ LogicalResult ConvolutionOp::verify() {
   if (rhsType.getRank() != rank || resultType.getRank() != rank)
     return emitOpError("input, kernel and result must have the same rank");
   int64_t spatial = rank - 2;
-  for (auto [name, attr] :
-       {std::pair<StringRef, ArrayRef<int64_t>>{"window_strides",
-                                                getWindowStrides()},
-        {"padding_low", getPaddingLow()},
-        {"padding_high", getPaddingHigh()},
-        {"rhs_dilation", getRhsDilation()}})
-    if ((int64_t)attr.size() != spatial)
-      return emitOpError() << name << " needs " << spatial << " entries";
-  for (int64_t s : getWindowStrides())
-    if (s <= 0)
-      return emitOpError("window_strides must be positive");
-  for (int64_t d : getRhsDilation())
-    if (d <= 0)
-      return emitOpError("rhs_dilation must be positive");
+  if (failed(verifyWindowAttributes(*this, spatial, getWindowStrides(),
+                                    getPaddingLow(), getPaddingHigh(),
+                                    getRhsDilation())))
+    return failure();
   for (auto [name, attr, values] :
        {std::tuple<StringRef, ArrayRef<int64_t>, ValueRange>{
             "padding_low", getPaddingLow(), getDynamicPaddingLow()},
@@ -1236,6 +1249,90 @@ LogicalResult ConvolutionOp::reifyReturnTypeShapes(
         b, loc, span, indexConst(b, loc, getWindowStrides()[s]));
     out.push_back(arith::AddIOp::create(b, loc, q, one));
   }
+  return packShape(b, loc, out, shapes);
+}
+
+LogicalResult ConvolutionBackwardWeightsOp::verify() {
+  auto inputType = getInput().getType(),
+       gradientType = getOutputGradient().getType();
+  auto resultType = cast<RankedTensorType>(getType());
+  int64_t rank = inputType.getRank();
+  if (rank < 3 || rank > 5)
+    return emitOpError() << "supports 1-d to 3-d convolutions (rank 3 to 5), "
+                            "got rank "
+                         << rank;
+  if (gradientType.getRank() != rank || resultType.getRank() != rank)
+    return emitOpError(
+        "input, output gradient and result must have the same rank");
+  Type elementType = inputType.getElementType();
+  if (gradientType.getElementType() != elementType ||
+      resultType.getElementType() != elementType)
+    return emitOpError(
+        "input, output gradient and result must have one element type");
+  int64_t spatial = rank - 2;
+  if (failed(verifyWindowAttributes(*this, spatial, getWindowStrides(),
+                                    getPaddingLow(), getPaddingHigh(),
+                                    getRhsDilation())))
+    return failure();
+  for (ArrayRef<int64_t> padding : {getPaddingLow(), getPaddingHigh()})
+    for (int64_t p : padding)
+      if (p < 0)
+        return emitOpError("padding must be non-negative");
+  int64_t groups = getFeatureGroupCount();
+  if (groups <= 0)
+    return emitOpError("feature_group_count must be positive");
+  if (!compatibleDim(gradientType.getDimSize(0), inputType.getDimSize(0)))
+    return emitOpError("input and output gradient must have one batch size");
+  int64_t o = resultType.getDimSize(0), i = resultType.getDimSize(1),
+          c = inputType.getDimSize(1);
+  if (!compatibleDim(o, gradientType.getDimSize(1)))
+    return emitOpError("result dim 0 must be the output gradient's features");
+  if (!ShapedType::isDynamic(o) && o % groups != 0)
+    return emitOpError() << "output features (" << o
+                         << ") must be divisible by feature_group_count";
+  if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(i) &&
+      c != i * groups)
+    return emitOpError() << "input features (" << c
+                         << ") must equal result dim 1 (" << i
+                         << ") x feature_group_count (" << groups << ")";
+  for (int64_t s = 0; s < spatial; ++s) {
+    int64_t k = resultType.getDimSize(2 + s);
+    if (ShapedType::isDynamic(k))
+      return emitOpError() << "needs a static kernel size; spatial dim " << s
+                           << " is dynamic";
+    int64_t in = inputType.getDimSize(2 + s),
+            out = gradientType.getDimSize(2 + s);
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
+      continue;
+    int64_t span = getRhsDilation()[s] * (k - 1) + 1;
+    int64_t padded = in + getPaddingLow()[s] + getPaddingHigh()[s];
+    int64_t expected =
+        padded < span ? 0 : (padded - span) / getWindowStrides()[s] + 1;
+    if (out != expected)
+      return emitOpError() << "output gradient spatial dim " << s << " is "
+                           << out << "; the convolution's output has "
+                           << expected;
+  }
+  return success();
+}
+
+LogicalResult ConvolutionBackwardWeightsOp::reifyReturnTypeShapes(
+    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  auto resultType = cast<RankedTensorType>(getType());
+  SmallVector<Value> out;
+  if (resultType.isDynamicDim(0))
+    out.push_back(tensor::DimOp::create(b, loc, operands[1], 1));
+  else
+    out.push_back(indexConst(b, loc, resultType.getDimSize(0)));
+  if (resultType.isDynamicDim(1))
+    out.push_back(arith::DivUIOp::create(
+        b, loc, tensor::DimOp::create(b, loc, operands[0], 1),
+        indexConst(b, loc, getFeatureGroupCount())));
+  else
+    out.push_back(indexConst(b, loc, resultType.getDimSize(1)));
+  for (int64_t d = 2, e = resultType.getRank(); d < e; ++d)
+    out.push_back(indexConst(b, loc, resultType.getDimSize(d)));
   return packShape(b, loc, out, shapes);
 }
 

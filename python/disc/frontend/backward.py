@@ -131,6 +131,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     spatial = input.dim() - 2
     stride, padding, dilation = (list(v) * (spatial if len(v) == 1 else 1)
                                  for v in (stride, padding, dilation))
+    if _is_library_weight_gradient(input, weight, dilation, transposed, output_padding, groups,
+                                   output_mask):
+        return NotImplemented  # kept whole: disc.convolution_backward_weights
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         if transposed:
@@ -142,14 +145,50 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     if output_mask[1]:
         # The ordinary convolution's (output gradient, input) pair.
         pair = (input, grad_output) if transposed else (grad_output, input)
+        if _library_weight_gradient(pair[1], weight, dilation, groups):
+            grad_weight = aten.convolution_backward.default(
+                pair[0], pair[1], weight, None, stride, padding, dilation, False,
+                [0] * spatial, groups, [False, True, False])[1]
+            return grad_input, grad_weight, _gradient_bias(grad_output, output_mask)
         grad_weight = _gradient_weight_by_windows(pair[0], pair[1], list(weight.shape),
                                                   stride, padding, dilation, groups)
         if grad_weight is None:
             grad_weight = _gradient_weight(pair[0], pair[1], list(weight.shape), stride,
                                            padding, dilation, groups)
-    if output_mask[2]:
-        grad_bias = aten.sum.dim_IntList(grad_output, [0] + list(range(2, 2 + spatial)))
-    return grad_input, grad_weight, grad_bias
+    return grad_input, grad_weight, _gradient_bias(grad_output, output_mask)
+
+
+def _gradient_bias(grad_output, output_mask):
+    if not output_mask[2]:
+        return None
+    return aten.sum.dim_IntList(grad_output, [0] + list(range(2, grad_output.dim())))
+
+
+def _library_weight_gradient(input, weight, dilation, groups) -> bool:
+    """Whether a convolution's weight gradient runs as one library call
+    (disc.convolution_backward_weights: oneDNN's backward-weights
+    primitive) instead of the decompositions above: on CPU tensors of a
+    float type, with a kernel of static size (the op's result size). Not
+    for a dilated depthwise convolution: oneDNN has no direct kernel for it
+    (x64:gemm:jit), and the windows took 0.55x its time at [2, 128, 2000],
+    kernel 3, dilation 8 (a convtasnet block). The cuda
+    target has no such call yet; there the decompositions stay."""
+    depthwise = groups > 1 and weight.shape[1] == 1 and weight.shape[0] == groups
+    return (input.device.type == "cpu"
+            and input.dtype in (torch.float32, torch.float16, torch.bfloat16)
+            and 3 <= input.dim() <= 5
+            and all(isinstance(k, int) for k in weight.shape)
+            and not (depthwise and any(d != 1 for d in dilation)))
+
+
+def _is_library_weight_gradient(input, weight, dilation, transposed, output_padding, groups,
+                                output_mask) -> bool:
+    """The weight-gradient-only convolution_backward this decomposition
+    emits for _library_weight_gradient: kept whole in the graph (the
+    importer lowers it), not decomposed again."""
+    return (list(output_mask) == [False, True, False] and not transposed
+            and not any(output_padding)
+            and _library_weight_gradient(input, weight, dilation, groups))
 
 
 def avg_pool2d_backward(grad_output, input, kernel_size, stride, padding, ceil_mode,

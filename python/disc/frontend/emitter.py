@@ -435,6 +435,19 @@ class FunctionBuilder:
             f"dilation = {_int_list(dilation)}{lhs_text}", x.dtype, shape, attrs=attrs,
             signature=f"({x.type}, {w.type}{index_types}) -> {out}")
 
+    def convolution_backward_weights(self, x: Val, grad: Val, stride, pad_lo, pad_hi, dilation,
+                                     groups, shape) -> Val:
+        """disc.convolution_backward_weights: the kernel gradient of the
+        convolution of x whose output's gradient is grad; shape is the
+        kernel's (static)."""
+        out = tensor_type(shape, x.dtype)
+        attrs = f"feature_group_count = {int(groups)} : i64" if groups != 1 else ""
+        return self.op(
+            f"disc.convolution_backward_weights {x.name}, {grad.name}, "
+            f"strides = {_int_list(stride)}, pad_low = {_int_list(pad_lo)}, "
+            f"pad_high = {_int_list(pad_hi)}, dilation = {_int_list(dilation)}",
+            x.dtype, shape, attrs=attrs, signature=f"({x.type}, {grad.type}) -> {out}")
+
     def attention(self, q: Val, k: Val, v: Val, mask: Optional[Val], scale: Optional[float],
                   causal: bool) -> Val:
         """disc.attention; scale None is 1 / sqrt(head dim)."""

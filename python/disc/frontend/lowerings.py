@@ -1102,6 +1102,38 @@ def _conv_check(node):
 LOWERINGS[aten.convolution.default].check = _conv_check
 
 
+def _convolution_backward_check(node):
+    """Only the weight-gradient-only form backward.convolution_backward
+    keeps whole (its other forms are decomposed before import)."""
+    (grad, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
+     output_mask) = node.args
+    if list(output_mask) != [False, True, False] or transposed or any(output_padding):
+        return f"convolution_backward with output_mask {list(output_mask)}"
+    kernel = fake(node)[1]
+    if kernel.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        return f"convolution_backward of dtype {kernel.dtype}"
+    if not all(isinstance(k, int) for k in kernel.shape):
+        return f"convolution_backward with a symbolic kernel size {list(kernel.shape)}"
+    for name, value in (("stride", stride), ("padding", padding), ("dilation", dilation),
+                        ("groups", groups)):
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, (torch.SymInt, torch.fx.Node)) for v in values):
+            return f"convolution_backward with a symbolic {name} ({value})"
+    return None
+
+
+@register(aten.convolution_backward.default, check=_convolution_backward_check)
+def _convolution_backward(ctx, grad, x, w, bias_sizes, stride, padding, dilation, transposed,
+                          output_padding, groups, output_mask):
+    """The kernel gradient alone: disc.convolution_backward_weights."""
+    spatial = x.rank - 2
+    stride, padding, dilation = (list(v) * (spatial if len(v) == 1 else 1)
+                                 for v in (stride, padding, dilation))
+    shape = shape_of(ctx.out[1])
+    return (None, ctx.b.convolution_backward_weights(x, grad, stride, padding, padding,
+                                                     dilation, groups, shape), None)
+
+
 # ====================================================================
 # Attention
 # ====================================================================

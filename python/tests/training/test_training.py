@@ -485,6 +485,68 @@ def test_transposed_convolution_gradients(dims, groups, stride, padding, output_
     _check_convolution_gradients(conv, dims, ((2, 7), (3, 10), (2, 5)))
 
 
+def test_weight_gradients_are_one_library_call_each(tmp_path):
+    """A convolution module's kernel gradient is one
+    disc.convolution_backward_weights (oneDNN's backward-weights
+    primitive), not the decomposition's transposed activations: the
+    backward partition transposes no activation. Gradients against eager at 3
+    sizes, one compilation."""
+    import functools
+    import glob
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, 2, 1, bias=False), torch.nn.ReLU(),
+                                torch.nn.Conv2d(8, 8, 3, 1, 1, groups=2))
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, dynamic=True,
+                             backend=functools.partial(disc.backend, dump_dir=str(tmp_path)))
+    compiles = None
+    for n, size in ((2, 11), (3, 16), (4, 9)):
+        x = torch.randn(n, 3, size, size + 2)
+        _loss(compiled(x)).backward()
+        _loss(ref(x)).backward()
+        _assert_grads_close(model, ref, 1e-4)
+        model.zero_grad()
+        ref.zero_grad()
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+    [backward] = glob.glob(str(tmp_path / "*" / "backward-partition-0" / "000-input.mlir"))
+    text = open(backward).read()
+    assert text.count("disc.convolution_backward_weights") == 2, text
+    assert "feature_group_count = 2" in text
+    # (The input gradient's grouped transposed convolution transposes its
+    # static kernel; no transpose has a dynamic, activation-sized operand.)
+    transposes = [line for line in text.splitlines() if "disc.transpose" in line]
+    assert not [line for line in transposes if "?" in line], transposes
+
+
+def test_weight_gradients_of_a_weight_input_with_symbolic_sizes():
+    """A kernel passed as an input under dynamic=True has symbolic sizes,
+    which the library call's static result cannot have: its gradient stays
+    the decomposition into convolutions, and is right, at 3 sizes with one
+    compilation."""
+    torch._dynamo.reset()
+
+    def f(x, w):
+        return F.conv2d(x, w, None, 2, 1)
+
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    fallbacks, compiles = _stat("fallback_nodes"), None
+    g = torch.Generator().manual_seed(0)
+    for n, size in ((2, 11), (3, 16), (2, 9)):
+        x = torch.randn(n, 4, size, size, generator=g, requires_grad=True)
+        w = torch.randn(6, 4, 3, 3, generator=g, requires_grad=True)
+        x_ref, w_ref = (t.detach().clone().requires_grad_() for t in (x, w))
+        _loss(compiled(x, w)).backward()
+        _loss(f(x_ref, w_ref)).backward()
+        torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(w.grad, w_ref.grad, rtol=1e-4, atol=1e-4)
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+
+
 @pytest.mark.parametrize("causal, mask", [(False, None), (True, None), (False, "bool"),
                                            (False, "float")])
 def test_attention_gradients(causal, mask):

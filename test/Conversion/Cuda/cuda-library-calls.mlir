@@ -78,6 +78,19 @@ func.func @transposed_conv(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>
 
 // -----
 
+// ... a convolution's kernel gradient (the front end keeps those of cuda
+// tensors decomposed into convolutions) ...
+func.func private @disc_ral_conv_backward_weights_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+func.func @conv_backward_weights(%ctx: !llvm.ptr, %x: memref<*xf32>, %dy: memref<*xf32>, %dw: memref<*xf32>) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  // expected-error @+1 {{calls @disc_ral_conv_backward_weights_f32 (a library call), which the cuda target does not support yet}}
+  call @disc_ral_conv_backward_weights_f32(%ctx, %x, %dy, %dw, %c1, %c1, %c1, %c0, %c0, %c0, %c0, %c0, %c0, %c1, %c1, %c1, %c1, %c1, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
 // ... or another library call without a cuda implementation.
 func.func private @disc_ral_sort_f32(!llvm.ptr, memref<*xf32>) attributes {llvm.emit_c_interface}
 func.func @sort(%ctx: !llvm.ptr, %a: memref<*xf32>) {

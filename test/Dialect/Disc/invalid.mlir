@@ -544,3 +544,43 @@ func.func @sort_indices_shape(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?
   %0:2 = disc.sort %x, dim = 0 : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x5xi64>)
   return %0#0, %0#1 : tensor<?x4xf32>, tensor<?x5xi64>
 }
+
+// -----
+
+func.func @conv_backward_weights_groups(%x: tensor<1x4x8x8xf32>, %dy: tensor<1x6x6x6xf32>) -> tensor<6x4x3x3xf32> {
+  // expected-error @+1 {{input features (4) must equal result dim 1 (4) x feature_group_count (2)}}
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] {feature_group_count = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<1x6x6x6xf32>) -> tensor<6x4x3x3xf32>
+  return %0 : tensor<6x4x3x3xf32>
+}
+
+// -----
+
+func.func @conv_backward_weights_dynamic_kernel(%x: tensor<1x4x8x8xf32>, %dy: tensor<1x6x6x6xf32>) -> tensor<6x4x?x3xf32> {
+  // expected-error @+1 {{needs a static kernel size; spatial dim 0 is dynamic}}
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x4x8x8xf32>, tensor<1x6x6x6xf32>) -> tensor<6x4x?x3xf32>
+  return %0 : tensor<6x4x?x3xf32>
+}
+
+// -----
+
+func.func @conv_backward_weights_output_size(%x: tensor<1x4x8x8xf32>, %dy: tensor<1x6x7x6xf32>) -> tensor<6x4x3x3xf32> {
+  // expected-error @+1 {{output gradient spatial dim 0 is 7; the convolution's output has 6}}
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x4x8x8xf32>, tensor<1x6x7x6xf32>) -> tensor<6x4x3x3xf32>
+  return %0 : tensor<6x4x3x3xf32>
+}
+
+// -----
+
+func.func @conv_backward_weights_features(%x: tensor<1x4x8x8xf32>, %dy: tensor<1x5x6x6xf32>) -> tensor<6x4x3x3xf32> {
+  // expected-error @+1 {{result dim 0 must be the output gradient's features}}
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x4x8x8xf32>, tensor<1x5x6x6xf32>) -> tensor<6x4x3x3xf32>
+  return %0 : tensor<6x4x3x3xf32>
+}
+
+// -----
+
+func.func @conv_backward_weights_padding(%x: tensor<1x4x8x8xf32>, %dy: tensor<1x6x5x6xf32>) -> tensor<6x4x3x3xf32> {
+  // expected-error @+1 {{padding must be non-negative}}
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [1, 1], pad_low = [-1, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x4x8x8xf32>, tensor<1x6x5x6xf32>) -> tensor<6x4x3x3xf32>
+  return %0 : tensor<6x4x3x3xf32>
+}

@@ -613,6 +613,44 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
   let hasVerifier = 1;
 }
 
+def Disc_ConvolutionBackwardWeightsOp
+    : Disc_Op<"convolution_backward_weights", [Pure, Disc_Reify]> {
+  let summary = "the kernel gradient of an N-d convolution";
+  let description = [{
+    The gradient with respect to the kernel of `disc.convolution` (PyTorch's
+    layout, no input dilation): `input` is the convolution's input
+    [N, C, spatial...], `output_gradient` the gradient of its output
+    [N, O, out spatial...], the result the kernel's gradient
+    [O, C / feature_group_count, k...]:
+    `result[o, c, k...] = sum over n, out positions p of
+    output_gradient[n, o, p] * input[n, g * C/G + c, p * stride + k * dilation
+    - padding_low]` (g the group of o; reads outside the input are zeros).
+    The attributes are the forward convolution's. The kernel's spatial
+    sizes are the result type's and must be static: they are not
+    determined by the operands' sizes (a stride leaves trailing input
+    elements unread). Each output spatial size must be
+    `(in + padding_low + padding_high - dilation * (k - 1) - 1) / stride + 1`
+    (checked here when static, by the library at run time otherwise).
+    Runs as a library call (oneDNN's backward-weights convolution on CPU);
+    float types only.
+  }];
+  let arguments = (ins Disc_FloatTensor:$input,
+                       Disc_FloatTensor:$output_gradient,
+                       DenseI64ArrayAttr:$window_strides,
+                       DenseI64ArrayAttr:$padding_low,
+                       DenseI64ArrayAttr:$padding_high,
+                       DenseI64ArrayAttr:$rhs_dilation,
+                       DefaultValuedAttr<I64Attr, "1">:$feature_group_count);
+  let results = (outs Disc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $output_gradient `,` `strides` `=` $window_strides `,`
+    `pad_low` `=` $padding_low `,` `pad_high` `=` $padding_high `,`
+    `dilation` `=` $rhs_dilation attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Disc_AttentionOp : Disc_Op<"attention", [Pure, Disc_Reify,
     AllElementTypesMatch<["query", "key", "value", "result"]>]> {
   let summary = "scaled dot-product attention: softmax(q k^T * scale + mask) v";
