@@ -32,6 +32,9 @@ def dtypes(name: str) -> str:
         return "(host shape code)"
     if base in LIBRARY:
         return "f32, f16, bf16 (oneDNN); int8-64 (loop nests)"
+    if base == "convolution_backward":
+        return ("f32, f16, bf16: the kernel gradient alone (oneDNN's backward-weights "
+                "primitive; docs/training.md)")
     if base == "sort":
         return ALL + " (runtime stable sort)"
     if base == "_scaled_dot_product_flash_attention_for_cpu":

@@ -63,12 +63,47 @@ ExecutionContext *asExecutionContext(void *ctx) {
 
 namespace {
 
+/// The memory the kernel says is available for new allocations without
+/// swapping (MemAvailable in /proc/meminfo), in bytes; -1 where unknown.
+int64_t availableMemoryBytes() {
+  std::FILE *meminfo = std::fopen("/proc/meminfo", "r");
+  if (!meminfo)
+    return -1;
+  char line[256];
+  int64_t bytes = -1;
+  while (std::fgets(line, sizeof(line), meminfo)) {
+    long long kib = 0;
+    if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) {
+      bytes = static_cast<int64_t>(kib) * 1024;
+      break;
+    }
+  }
+  std::fclose(meminfo);
+  return bytes;
+}
+
 void *allocateForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
   try {
     if (bytes < 0) {
       ectx->errorMessage =
           "disc_ral_alloc: negative size " + std::to_string(bytes);
       return nullptr;
+    }
+    // A buffer larger than the memory left would be killed by the kernel's
+    // out-of-memory killer when its pages are touched (malloc overcommits),
+    // taking the caller's process with it: a size from absurd input (a pad
+    // by 2^31) is an error naming it instead. Checked for large buffers
+    // only (reading /proc/meminfo costs microseconds).
+    constexpr int64_t kCheckedAbove = int64_t(1) << 30;
+    if (bytes > kCheckedAbove) {
+      const int64_t available = availableMemoryBytes();
+      if (available >= 0 && bytes > available) {
+        ectx->errorMessage = "disc_ral_alloc: a buffer of " +
+                             std::to_string(bytes) +
+                             " bytes is more than the memory available (" +
+                             std::to_string(available) + " bytes)";
+        return nullptr;
+      }
     }
     void *ptr = ectx->context.allocator().allocate(static_cast<size_t>(bytes));
     try {

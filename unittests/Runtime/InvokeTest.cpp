@@ -511,6 +511,29 @@ TEST(InvokeTest, NegativeAllocationFails) {
   }
 }
 
+/// Asks for 2^50 bytes (a pad by 2^31 on each side of a float tensor is
+/// 16 GiB): more than any machine here has available.
+void hugeAllocKernel(void **args) {
+  disc_ral_alloc(ctxOf(args), int64_t(1) << 50);
+}
+
+TEST(InvokeTest, AllocationBeyondAvailableMemoryFailsClearly) {
+  // Must not reach malloc (which would overcommit, and touching the pages
+  // would have the process killed): an error naming the size.
+  auto context = Context::create();
+  try {
+    invoke(*context, hugeAllocKernel, Signature(), {});
+    FAIL() << "expected InvocationError";
+  } catch (const InvocationError &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "disc_ral_alloc: a buffer of 1125899906842624 bytes is more "
+                  "than the memory available"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(context->allocator().stats().bytesInUse, 0u);
+}
+
 TEST(InvokeTest, ConcurrentCallsOnOneContext) {
   auto context = Context::create();
   Signature failing;

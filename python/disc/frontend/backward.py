@@ -9,6 +9,13 @@ import torch
 aten = torch.ops.aten
 
 
+def _contiguous(t):
+    """`t` as a contiguous tensor, so that it can be viewed: a gradient may
+    be a strided view (a slice of a concatenation's gradient). A copy DISC
+    fuses into its reader."""
+    return aten.clone.default(t, memory_format=torch.contiguous_format)
+
+
 def _gradient_input(grad, weight, input_shape, stride, padding, dilation, groups):
     """d(loss)/d(input) of a (non-transposed) convolution: the transposed
     convolution of the gradient with the same weight, uncropped, then the
@@ -43,12 +50,12 @@ def _gradient_weight(grad, input, weight_shape, stride, padding, dilation, group
     order = [2, 1, 0] + list(range(3, 3 + spatial))
     # [C_in/g, g*N, *space]: group j's channels are (j, n) for every n.
     lhs = aten.permute.default(
-        aten.view.default(input, [n, groups, c_in_group] + space_in), order)
+        aten.view.default(_contiguous(input), [n, groups, c_in_group] + space_in), order)
     lhs = aten.clone.default(lhs, memory_format=torch.contiguous_format)
     lhs = aten.view.default(lhs, [c_in_group, groups * n] + space_in)
     # [g*C_out/g, N, *space_out]: output channel (j, o) reads group j's N.
     rhs = aten.permute.default(
-        aten.view.default(grad, [n, groups, c_out_group] + space_out), [1, 2, 0] +
+        aten.view.default(_contiguous(grad), [n, groups, c_out_group] + space_out), [1, 2, 0] +
         list(range(3, 3 + spatial)))
     rhs = aten.clone.default(rhs, memory_format=torch.contiguous_format)
     rhs = aten.view.default(rhs, [groups * c_out_group, n] + space_out)
@@ -349,7 +356,10 @@ def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, pa
     flat = aten.view.default(aten.add.Tensor(indices, offsets), [-1])
     zeros = aten.zeros.default([input.numel()], dtype=grad_output.dtype,
                                device=grad_output.device)
-    summed = aten.index_put.default(zeros, [flat], aten.view.default(grad_output, [-1]), True)
+    # grad_output may be a strided view (a slice of a concatenation's
+    # gradient, as in YOLO's SPPF).
+    updates = aten.view.default(_contiguous(grad_output), [-1])
+    summed = aten.index_put.default(zeros, [flat], updates, True)
     return aten.view.default(summed, list(input.shape))
 
 

@@ -485,6 +485,25 @@ def test_transposed_convolution_gradients(dims, groups, stride, padding, output_
     _check_convolution_gradients(conv, dims, ((2, 7), (3, 10), (2, 5)))
 
 
+def _check_image_model_gradients(model, sizes, backend="disc"):
+    """`model`'s parameter gradients through `backend` against eager on
+    [n, 3, h, w] inputs at (n, h, w) `sizes`: one compilation, no
+    fallback node."""
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, backend=backend, dynamic=True)
+    fallbacks, compiles = _stat("fallback_nodes"), None
+    for n, h, w in sizes:
+        x = torch.randn(n, 3, h, w)
+        _loss(compiled(x)).backward()
+        _loss(ref(x)).backward()
+        _assert_grads_close(model, ref, 1e-4)
+        model.zero_grad()
+        ref.zero_grad()
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+
+
 def test_weight_gradients_are_one_library_call_each(tmp_path):
     """A convolution module's kernel gradient is one
     disc.convolution_backward_weights (oneDNN's backward-weights
@@ -498,19 +517,8 @@ def test_weight_gradients_are_one_library_call_each(tmp_path):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, 2, 1, bias=False), torch.nn.ReLU(),
                                 torch.nn.Conv2d(8, 8, 3, 1, 1, groups=2))
-    ref = copy.deepcopy(model)
-    compiled = torch.compile(model, dynamic=True,
-                             backend=functools.partial(disc.backend, dump_dir=str(tmp_path)))
-    compiles = None
-    for n, size in ((2, 11), (3, 16), (4, 9)):
-        x = torch.randn(n, 3, size, size + 2)
-        _loss(compiled(x)).backward()
-        _loss(ref(x)).backward()
-        _assert_grads_close(model, ref, 1e-4)
-        model.zero_grad()
-        ref.zero_grad()
-        compiles = compiles or disc.stats()["compilations"]
-    assert disc.stats()["compilations"] == compiles
+    _check_image_model_gradients(model, ((2, 11, 13), (3, 16, 18), (4, 9, 11)),
+                                 functools.partial(disc.backend, dump_dir=str(tmp_path)))
     [backward] = glob.glob(str(tmp_path / "*" / "backward-partition-0" / "000-input.mlir"))
     text = open(backward).read()
     assert text.count("disc.convolution_backward_weights") == 2, text
@@ -545,6 +553,28 @@ def test_weight_gradients_of_a_weight_input_with_symbolic_sizes():
         compiles = compiles or disc.stats()["compilations"]
     assert disc.stats()["compilations"] == compiles
     assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+
+
+class _PoolOfAChannelSlice(torch.nn.Module):
+    """YOLO's SPPF pattern: max pools of half of a convolution's channels,
+    concatenated, so that each pool's output gradient reaches the backward
+    as a strided slice of the concatenation's gradient."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, 2, 1)
+        self.pool = torch.nn.MaxPool2d(5, 1, 2)
+
+    def forward(self, x):
+        a, b = self.conv(x).chunk(2, 1)
+        p = self.pool(b)
+        return torch.cat([a, p, self.pool(p)], 1)
+
+
+def test_max_pool_gradient_of_a_strided_slice():
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    _check_image_model_gradients(_PoolOfAChannelSlice(), ((2, 33, 33), (3, 64, 64), (2, 45, 45)))
 
 
 @pytest.mark.parametrize("causal, mask", [(False, None), (True, None), (False, "bool"),
