@@ -1272,7 +1272,9 @@ void convolutionBackwardWeights(ExecutionContext &ectx, DType dtype,
   // A 1-d convolution is described to oneDNN as a 2-d one of height 1: its
   // 1-d depthwise backward-weights is gemm-based (x64:gemm:jit, 1.7-2.4x
   // slower than DISC's windowed decomposition, on convtasnet's shapes),
-  // where the 2-d one has a direct kernel (jit_dw).
+  // where the 2-d one has a direct kernel (jit_dw). (The front end keeps
+  // 1-d depthwise gradients decomposed all the same: at the zoo's small
+  // sizes the windows were faster still.)
   std::vector<int64_t> srcDims = input.sizes, srcStrides = input.strides,
                        diffDstDims = gradient.sizes,
                        diffDstStrides = gradient.strides;

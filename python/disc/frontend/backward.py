@@ -176,16 +176,19 @@ def _library_weight_gradient(input, weight, dilation, groups) -> bool:
     (disc.convolution_backward_weights: oneDNN's backward-weights
     primitive) instead of the decompositions above: on CPU tensors of a
     float type, with a kernel of static size (the op's result size). Not
-    for a dilated depthwise convolution: oneDNN has no direct kernel for it
-    (x64:gemm:jit), and the windows took 0.55x its time at [2, 128, 2000],
-    kernel 3, dilation 8 (a convtasnet block). The cuda
-    target has no such call yet; there the decompositions stay."""
+    for a depthwise convolution that is dilated or 1-d, where the windows
+    (_gradient_weight_by_windows) measured faster: oneDNN has no direct
+    kernel for a dilated one (x64:gemm:jit; the windows took 0.55x its
+    time at [2, 128, 2000], kernel 3, dilation 8, a convtasnet block), and
+    a 1-d one took 1.0-1.5x the windows' time (the zoo's audio block at
+    [9, 32, 290], kernel 5). The cuda target has no such call yet; there
+    the decompositions stay."""
     depthwise = groups > 1 and weight.shape[1] == 1 and weight.shape[0] == groups
     return (input.device.type == "cpu"
             and input.dtype in (torch.float32, torch.float16, torch.bfloat16)
             and 3 <= input.dim() <= 5
             and all(isinstance(k, int) for k in weight.shape)
-            and not (depthwise and any(d != 1 for d in dilation)))
+            and not (depthwise and (input.dim() == 3 or any(d != 1 for d in dilation))))
 
 
 def _is_library_weight_gradient(input, weight, dilation, transposed, output_padding, groups,
