@@ -65,7 +65,7 @@ namespace {
 
 /// The memory the kernel says is available for new allocations without
 /// swapping (MemAvailable in /proc/meminfo), in bytes; -1 where unknown.
-int64_t availableMemoryBytes() {
+static int64_t availableMemoryBytes() {
   std::FILE *meminfo = std::fopen("/proc/meminfo", "r");
   if (!meminfo)
     return -1;
