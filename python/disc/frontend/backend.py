@@ -106,7 +106,29 @@ def decompositions(training: bool = False) -> dict:
         table[op] = _integral_linspace(table[op])
     table[aten.meshgrid.default] = _meshgrid
     table[aten.meshgrid.indexing] = _meshgrid
+    table[aten.silu.default] = _silu
+    table[aten.silu_backward.default] = _silu_backward
     return table
+
+
+def _silu(x):
+    """SiLU as eager's CPU and CUDA kernels compute it, x / (1 + exp(-x)),
+    not PyTorch's decomposition x * sigmoid(x) (one more rounding). Run in
+    eager, the decomposed training graph of the GraphNet sample yolo11n-pose
+    then has 86 of its 282 weight gradients more than twice eager's error
+    from a float64 run (up to 4.9x); with eager's formula, 1 (as with
+    Inductor, which keeps SiLU whole)."""
+    return aten.div.Tensor(x, aten.add.Tensor(aten.exp.default(aten.neg.default(x)), 1))
+
+
+def _silu_backward(grad_output, x):
+    """SiLU's gradient as eager's kernels compute it: (grad * s) * (1 + x *
+    (1 - s)), s = 1 / (1 + exp(-x)); PyTorch's decomposition multiplies
+    grad last."""
+    sigmoid = aten.reciprocal.default(
+        aten.add.Tensor(aten.exp.default(aten.neg.default(x)), 1))
+    slope = aten.add.Tensor(aten.mul.Tensor(x, aten.rsub.Scalar(sigmoid, 1)), 1)
+    return aten.mul.Tensor(aten.mul.Tensor(grad_output, sigmoid), slope)
 
 
 def _meshgrid(tensors, indexing="ij"):

@@ -565,3 +565,43 @@ def test_float64_verdict_accepts_results_as_close_to_float64_as_eager():
     step_ok, _ = harness.float64_verdict(module, [x], [torch.full((2,), 3.0 + 1e-3)],
                                          [torch.full((2,), 3.0 - 1e-3)], trainable=[True])
     assert step_ok
+
+
+def test_float64_verdict_allows_eager_error_under_one_rounding_of_the_inputs():
+    """A graph so sensitive to rounding that eager's error is luck (a ReLU
+    of a difference that cancels exactly: eager and float64 give 0, inputs
+    one rounding away give up to ~0.1): a result within twice eager's error
+    on perturbed inputs is correct and says so; a result far beyond that,
+    and a plain wrong result, are still wrong."""
+    import torch
+
+    torch.manual_seed(0)
+    a = torch.rand(64) + 1
+    b = a.clone()
+    w = torch.randn(64)
+
+    def module(a, b, w):
+        return torch.relu((a - b) * 1e6) * w
+
+    eager = module(a, b, w)
+    assert not eager.any()
+    perturbed = harness.perturbed_inputs([a, b, w], seed=0)
+    assert all(((p.double() / x.double()) - 1).abs().max() <= 2 ** -23 for p, x in zip(perturbed, (a, b, w)))
+    assert not torch.equal(perturbed[0], a)
+    spread = module(*perturbed) * 0.5  # a result off by half what one rounding does
+    assert spread.abs().max() > 1e-2
+    ok, why = harness.float64_verdict(module, [a, b, w], eager, spread)
+    assert ok and "one rounding away" in why, why
+    ok, why = harness.float64_verdict(module, [a, b, w], eager, eager + 10.0)
+    assert not ok and "one rounding away up to" in why, why
+    # Training: the gradient with respect to w is the same kinked value.
+    trainable = [False, False, True]
+    step = harness.training_step(module, trainable)
+    grads = step(a, b, w)
+    ok, why = harness.float64_verdict(module, [a, b, w], grads,
+                                      step(*harness.perturbed_inputs([a, b, w], seed=1)),
+                                      trainable=trainable)
+    assert ok, why
+    ok, why = harness.float64_verdict(module, [a, b, w], grads, [g + 10.0 for g in grads],
+                                      trainable=trainable)
+    assert not ok, why
