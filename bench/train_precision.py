@@ -17,8 +17,8 @@ import torch
 
 import disc  # noqa: F401  (registers the backend)
 from disc.bench.graphnet import load_sample
-from disc.bench.harness import (FLOAT64_MULTIPLIER, PERTURBED_RUNS, perturbed_inputs,
-                                trainable_inputs, training_step)
+from disc.bench.harness import (PERTURBED_RUNS, perturbed_inputs, rms_error, trainable_inputs,
+                                training_step, within_float64_criterion)
 
 
 def main():
@@ -46,17 +46,14 @@ def main():
     perturbed = [training_step(copy.deepcopy(sample.module), trainable)(
         *perturbed_inputs(sample.inputs, seed)) for seed in range(PERTURBED_RUNS)]
 
-    def rms(x, r):
-        return (x.double() - r).pow(2).mean().sqrt().item()
-
     failing = beyond_eager = 0
     print("output  eager RMS err  spread  DISC RMS err  ratio  |ref| RMS  name (shape)")
     for i, ((name, shape), r, e, g) in enumerate(zip(names, reference, eager, got)):
         r = r.double()
-        eager_err, disc_err = rms(e, r), rms(g, r)
-        spread = max(rms(p[i], r) for p in perturbed)
-        above = not disc_err <= FLOAT64_MULTIPLIER * eager_err + 1e-4
-        fails = not disc_err <= FLOAT64_MULTIPLIER * max(eager_err, spread) + 1e-4
+        eager_err, disc_err = rms_error(e, r), rms_error(g, r)
+        spread = max(rms_error(p[i], r) for p in perturbed)
+        above = not within_float64_criterion(disc_err, eager_err, 0.0, g.dtype)
+        fails = not within_float64_criterion(disc_err, eager_err, spread, g.dtype)
         beyond_eager += above
         failing += fails
         if above or args.all:
@@ -75,7 +72,7 @@ def main():
         rows = []
         for i, ((name, shape), r, g) in enumerate(zip(names, reference, got64)):
             scale = r.pow(2).mean().sqrt().item()
-            err = (g - r).pow(2).mean().sqrt().item()
+            err = rms_error(g, r)
             rows.append((err / scale if scale else err, i, name, shape, err, scale))
         for rel, i, name, shape, err, scale in sorted(rows, reverse=True)[:10]:
             print(f"{i:6d}  relative {rel:9.3g}  RMS err {err:9.3g}  |ref| {scale:9.3g}  {name} {shape}")

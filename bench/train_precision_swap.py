@@ -23,7 +23,8 @@ import torch
 
 import disc  # noqa: F401  (registers the backend)
 from disc.bench.graphnet import load_sample
-from disc.bench.harness import FLOAT64_MULTIPLIER, trainable_inputs, training_step
+from disc.bench.harness import (rms_error, trainable_inputs, training_step,
+                                within_float64_criterion)
 from disc.frontend import backend
 
 
@@ -85,8 +86,8 @@ def main():
         for forward, backward in (("eager", "disc"), ("disc", "eager"), ("disc", "disc")):
             got = step(forward, backward)
             failing = sum(
-                not (g.double() - r).pow(2).mean().sqrt().item()
-                <= FLOAT64_MULTIPLIER * (e.double() - r).pow(2).mean().sqrt().item() + 1e-4
+                not within_float64_criterion(rms_error(g, r.double()), rms_error(e, r.double()),
+                                             0.0, g.dtype)
                 for r, e, g in zip(reference, eager, got))
             print(f"forward {forward:5}, backward {backward:5}: {failing} of {len(got)} gradients "
                   f"beyond twice eager's error against float64")

@@ -311,6 +311,22 @@ def perturbed_inputs(args, seed: int):
     return out
 
 
+def rms_error(x, reference64) -> float:
+    """RMS of x - reference64, in float64."""
+    return (x.double() - reference64).pow(2).mean().sqrt().item()
+
+
+def within_float64_criterion(error: float, eager_error: float, spread: float, dtype) -> bool:
+    """Whether an output whose RMS error against float64 is `error` passes:
+    at most FLOAT64_MULTIPLIER times the larger of eager's error and
+    `spread` (eager's largest on inputs one rounding away; 0 when not
+    measured), plus a tenth of the dtype's tolerance."""
+    from .correctness import RTOL
+
+    tol = RTOL.get(str(dtype).replace("torch.", ""), 1e-3)
+    return error <= FLOAT64_MULTIPLIER * max(eager_error, spread) + tol / 10
+
+
 def float64_verdict(module, args, expected, actual, trainable=None):
     """(ok, why) from comparing `actual` and eager's `expected` with the same
     step run in float64 (a training step when `trainable` is given), or None
@@ -330,8 +346,6 @@ def float64_verdict(module, args, expected, actual, trainable=None):
 
     import torch
     import torch.utils._pytree as pytree
-
-    from .correctness import RTOL
 
     def to64(x):
         return x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
@@ -353,18 +367,13 @@ def float64_verdict(module, args, expected, actual, trainable=None):
     if not (len(refs) == len(exps) == len(acts)):
         return None
     perturbed = []  # eager's outputs on perturbed inputs, computed when needed
-
-    def rms_error(x, r64):
-        return (x.double() - r64).pow(2).mean().sqrt().item()
-
     worst, sensitive = "", []
     for i, (r, e, a) in enumerate(zip(refs, exps, acts)):
         if not (isinstance(e, torch.Tensor) and e.is_floating_point()) or e.numel() == 0:
             continue
         r64 = r.double()
         ours, eagers = rms_error(a, r64), rms_error(e, r64)
-        tol = RTOL.get(str(e.dtype).replace("torch.", ""), 1e-3)
-        if not ours <= FLOAT64_MULTIPLIER * eagers + tol / 10:
+        if not within_float64_criterion(ours, eagers, 0.0, e.dtype):
             if not perturbed:
                 try:
                     for seed in range(PERTURBED_RUNS):
@@ -377,7 +386,7 @@ def float64_verdict(module, args, expected, actual, trainable=None):
                     perturbed = [None]
             spread = max((rms_error(p[i], r64) for p in perturbed if p is not None),
                          default=0.0)
-            if not ours <= FLOAT64_MULTIPLIER * max(eagers, spread) + tol / 10:
+            if not within_float64_criterion(ours, eagers, spread, e.dtype):
                 return False, (f"against float64, output {i}: RMS error {ours:.3g}, "
                                f"eager's {eagers:.3g}, eager's on inputs one rounding away "
                                f"up to {spread:.3g}")

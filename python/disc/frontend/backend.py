@@ -118,15 +118,18 @@ def _silu(x):
     then has 86 of its 282 weight gradients more than twice eager's error
     from a float64 run (up to 4.9x); with eager's formula, 1 (as with
     Inductor, which keeps SiLU whole)."""
-    return aten.div.Tensor(x, aten.add.Tensor(aten.exp.default(aten.neg.default(x)), 1))
+    return aten.div.Tensor(x, _one_plus_exp_neg(x))
+
+
+def _one_plus_exp_neg(x):
+    return aten.add.Tensor(aten.exp.default(aten.neg.default(x)), 1)
 
 
 def _silu_backward(grad_output, x):
     """SiLU's gradient as eager's kernels compute it: (grad * s) * (1 + x *
     (1 - s)), s = 1 / (1 + exp(-x)); PyTorch's decomposition multiplies
     grad last."""
-    sigmoid = aten.reciprocal.default(
-        aten.add.Tensor(aten.exp.default(aten.neg.default(x)), 1))
+    sigmoid = aten.reciprocal.default(_one_plus_exp_neg(x))
     slope = aten.add.Tensor(aten.mul.Tensor(x, aten.rsub.Scalar(sigmoid, 1)), 1)
     return aten.mul.Tensor(aten.mul.Tensor(grad_output, sigmoid), slope)
 
