@@ -880,17 +880,6 @@ bool runPointwiseAsMatmul(ExecutionContext &ectx, DType dtype,
   return true;
 }
 
-/// The rank of a convolution's input (3 to 5: 1 to 3 spatial dims).
-int64_t convolutionRank(const UnrankedMemRef *inputRef) {
-  if (!inputRef)
-    throw OpError("input is a null memref");
-  const int64_t rank = inputRef->rank;
-  if (rank < 3 || rank > 5)
-    throw OpError("input has rank " + std::to_string(rank) +
-                  ", expected 3 to 5 (1 to 3 spatial dims)");
-  return rank;
-}
-
 /// ", strides [..], padLo [..], padHi [..], dilations [..]" (and the input
 /// dilations of a transposed convolution) for error messages and logs.
 std::string convParamsString(const ConvParams &params, int64_t numSpatial,
@@ -907,17 +896,6 @@ std::string convParamsString(const ConvParams &params, int64_t numSpatial,
   if (withInputDilations)
     list("input dilations", params.lhsDilations);
   return s;
-}
-
-/// The convolution output size along a spatial dim (0 when the window does
-/// not fit): `in` after the input dilation and the padding, less the
-/// dilated window, over the stride.
-int64_t convOutputSize(int64_t in, int64_t window, int64_t padLo, int64_t padHi,
-                       int64_t stride, int64_t dilation, int64_t lhsDilation) {
-  const int64_t span = window == 0 ? 0 : (window - 1) * dilation + 1;
-  const int64_t dilatedIn = in == 0 ? 0 : (in - 1) * lhsDilation + 1;
-  const int64_t padded = dilatedIn + padLo + padHi;
-  return padded < span ? 0 : (padded - span) / stride + 1;
 }
 
 void convolution(ExecutionContext &ectx, DType dtype,
@@ -948,18 +926,8 @@ void convolution(ExecutionContext &ectx, DType dtype,
   const int64_t groups = params.groups;
   const int64_t batch = input.sizes[0], channels = input.sizes[1];
   const int64_t outChannels = kernel.sizes[0];
-  if (groups < 1)
-    throw OpError("groups must be >= 1: " + describe());
-  if (kernel.sizes[1] * groups != channels)
-    throw OpError("input channels must equal kernel dim 1 times groups: " +
-                  describe());
-  if (outChannels % groups != 0)
-    throw OpError("output channels must be a multiple of groups: " +
-                  describe());
-  if (output.sizes[0] != batch || output.sizes[1] != outChannels)
-    throw OpError("output must have the input's batch size and the kernel's "
-                  "output channels: " +
-                  describe());
+  checkConvChannels(groups, input, kernel, output, "kernel", "output",
+                    describe());
   bool emptyReduction = channels == 0;
   for (int64_t s = 0; s < numSpatial; ++s) {
     if (params.strides[s] < 1 || params.dilations[s] < 1 ||
@@ -1204,19 +1172,8 @@ void convolutionBackwardWeights(ExecutionContext &ectx, DType dtype,
   const int64_t groups = params.groups;
   const int64_t batch = input.sizes[0], channels = input.sizes[1];
   const int64_t outChannels = kernel.sizes[0];
-  if (groups < 1)
-    throw OpError("groups must be >= 1: " + describe());
-  if (kernel.sizes[1] * groups != channels)
-    throw OpError("input channels must equal kernel gradient dim 1 times "
-                  "groups: " +
-                  describe());
-  if (outChannels % groups != 0)
-    throw OpError("output channels must be a multiple of groups: " +
-                  describe());
-  if (gradient.sizes[0] != batch || gradient.sizes[1] != outChannels)
-    throw OpError("the output gradient must have the input's batch size and "
-                  "the kernel's output channels: " +
-                  describe());
+  checkConvChannels(groups, input, kernel, gradient, "kernel gradient",
+                    "the output gradient", describe());
   bool emptyReduction = batch == 0;
   for (int64_t s = 0; s < numSpatial; ++s) {
     if (params.strides[s] < 1 || params.dilations[s] < 1)

@@ -76,5 +76,42 @@ MatmulOperands readMatmulOperands(const UnrankedMemRef *aRef,
   return ops;
 }
 
+int64_t convolutionRank(const UnrankedMemRef *inputRef) {
+  if (!inputRef)
+    throw OpError("input is a null memref");
+  const int64_t rank = inputRef->rank;
+  if (rank < 3 || rank > 5)
+    throw OpError("input has rank " + std::to_string(rank) +
+                  ", expected 3 to 5 (1 to 3 spatial dims)");
+  return rank;
+}
+
+int64_t convOutputSize(int64_t in, int64_t window, int64_t padLo, int64_t padHi,
+                       int64_t stride, int64_t dilation, int64_t lhsDilation) {
+  const int64_t span = window == 0 ? 0 : (window - 1) * dilation + 1;
+  const int64_t dilatedIn = in == 0 ? 0 : (in - 1) * lhsDilation + 1;
+  const int64_t padded = dilatedIn + padLo + padHi;
+  return padded < span ? 0 : (padded - span) / stride + 1;
+}
+
+void checkConvChannels(int64_t groups, const Operand &input,
+                       const Operand &kernel, const Operand &output,
+                       const std::string &kernelName,
+                       const std::string &outputName,
+                       const std::string &context) {
+  if (groups < 1)
+    throw OpError("groups must be >= 1: " + context);
+  if (kernel.sizes[1] * groups != input.sizes[1])
+    throw OpError("input channels must equal " + kernelName +
+                  " dim 1 times groups: " + context);
+  if (kernel.sizes[0] % groups != 0)
+    throw OpError("output channels must be a multiple of groups: " + context);
+  if (output.sizes[0] != input.sizes[0] || output.sizes[1] != kernel.sizes[0])
+    throw OpError(outputName +
+                  " must have the input's batch size and the kernel's "
+                  "output channels: " +
+                  context);
+}
+
 } // namespace ral
 } // namespace disc

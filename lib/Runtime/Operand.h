@@ -60,6 +60,26 @@ struct ConvParams {
         {lhsDilation0, lhsDilation1, lhsDilation2}, groups                     \
   }
 
+/// The rank of a convolution's input (3 to 5: 1 to 3 spatial dims); throws
+/// OpError otherwise or for a null descriptor.
+int64_t convolutionRank(const UnrankedMemRef *inputRef);
+
+/// The convolution output size along a spatial dim (0 when the window does
+/// not fit): `in` after the input dilation and the padding, less the
+/// dilated window, over the stride.
+int64_t convOutputSize(int64_t in, int64_t window, int64_t padLo, int64_t padHi,
+                       int64_t stride, int64_t dilation, int64_t lhsDilation);
+
+/// The channel and group checks of a convolution and its kernel gradient:
+/// `input` [N, C, ...], `kernel` [O, C / groups, ...] and `output`
+/// [N, O, ...]; `kernelName` and `outputName` name the last two in the
+/// messages, each of which ends with `context` (the shapes and parameters).
+void checkConvChannels(int64_t groups, const Operand &input,
+                       const Operand &kernel, const Operand &output,
+                       const std::string &kernelName,
+                       const std::string &outputName,
+                       const std::string &context);
+
 /// A dot_general's operands as its library calls take them: A [batch, M, K]
 /// and B [batch, K, N] after the transpose flags (last two dims swapped,
 /// sizes and strides alike), C [batch, M, N]. Throws OpError naming the

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <cmath>
 
 namespace disc {
@@ -63,22 +64,81 @@ ExecutionContext *asExecutionContext(void *ctx) {
 
 namespace {
 
-/// The memory the kernel says is available for new allocations without
-/// swapping (MemAvailable in /proc/meminfo), in bytes; -1 where unknown.
-static int64_t availableMemoryBytes() {
-  std::FILE *meminfo = std::fopen("/proc/meminfo", "r");
-  if (!meminfo)
+/// The first integer in the file at `path`; -1 where it cannot be read or
+/// holds none ("max" in a cgroup limit file).
+static int64_t readIntegerFile(const char *path) {
+  std::FILE *file = std::fopen(path, "r");
+  if (!file)
     return -1;
-  char line[256];
-  int64_t bytes = -1;
-  while (std::fgets(line, sizeof(line), meminfo)) {
-    long long kib = 0;
-    if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) {
-      bytes = static_cast<int64_t>(kib) * 1024;
-      break;
+  long long value = -1;
+  if (std::fscanf(file, "%lld", &value) != 1)
+    value = -1;
+  std::fclose(file);
+  return value;
+}
+
+/// The memory the process's cgroup may still use before its out-of-memory
+/// killer acts (a container's limit, whatever the host has free), in bytes;
+/// -1 where there is no readable limit. cgroup v2 ("0::/path" in
+/// /proc/self/cgroup: memory.max, memory.current) or v1 ("N:memory:/path":
+/// memory.limit_in_bytes, memory.usage_in_bytes), at the process's path
+/// and at the mount's root (inside a cgroup namespace the root is its own).
+static int64_t cgroupMemoryLeft() {
+  std::string v2Path, v1Path;
+  if (std::FILE *self = std::fopen("/proc/self/cgroup", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof(line), self)) {
+      std::string entry(line);
+      while (!entry.empty() && (entry.back() == '\n' || entry.back() == '/'))
+        entry.pop_back();
+      if (entry.rfind("0::", 0) == 0)
+        v2Path = entry.substr(3);
+      else if (size_t at = entry.find(":memory:"); at != std::string::npos)
+        v1Path = entry.substr(at + 8);
     }
+    std::fclose(self);
   }
-  std::fclose(meminfo);
+  const struct {
+    std::string dir;
+    const char *limit, *used;
+  } candidates[] = {
+      {"/sys/fs/cgroup" + v2Path, "/memory.max", "/memory.current"},
+      {"/sys/fs/cgroup", "/memory.max", "/memory.current"},
+      {"/sys/fs/cgroup/memory" + v1Path, "/memory.limit_in_bytes",
+       "/memory.usage_in_bytes"},
+      {"/sys/fs/cgroup/memory", "/memory.limit_in_bytes",
+       "/memory.usage_in_bytes"},
+  };
+  for (const auto &candidate : candidates) {
+    const int64_t limit =
+        readIntegerFile((candidate.dir + candidate.limit).c_str());
+    const int64_t used =
+        readIntegerFile((candidate.dir + candidate.used).c_str());
+    if (limit >= 0 && used >= 0)
+      return limit > used ? limit - used : 0;
+  }
+  return -1;
+}
+
+/// The memory available for new allocations without swapping, in bytes; -1
+/// where unknown: the kernel's MemAvailable (/proc/meminfo), or what the
+/// process's cgroup has left where that is less.
+static int64_t availableMemoryBytes() {
+  int64_t bytes = -1;
+  if (std::FILE *meminfo = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof(line), meminfo)) {
+      long long kib = 0;
+      if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) {
+        bytes = static_cast<int64_t>(kib) * 1024;
+        break;
+      }
+    }
+    std::fclose(meminfo);
+  }
+  const int64_t cgroupLeft = cgroupMemoryLeft();
+  if (cgroupLeft >= 0 && (bytes < 0 || cgroupLeft < bytes))
+    bytes = cgroupLeft;
   return bytes;
 }
 

@@ -197,12 +197,7 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
                      const ConvParams &call) {
   using namespace cudnn;
   const size_t elemSize = dtypeSize(dtype);
-  if (!inputRef)
-    throw OpError("input is a null memref");
-  const int64_t rank = inputRef->rank;
-  if (rank < 3 || rank > 5)
-    throw OpError("input has rank " + std::to_string(rank) +
-                  ", expected 3 to 5 (1 to 3 spatial dims)");
+  const int64_t rank = convolutionRank(inputRef);
   const int64_t spatial = rank - 2;
   Operand input = readOperand("input", inputRef, rank, elemSize);
   Operand kernel = readOperand("kernel", kernelRef, rank, elemSize);
@@ -214,10 +209,8 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
            std::to_string(call.groups);
   };
   const int64_t groups = call.groups;
-  if (groups < 1 || kernel.sizes[1] * groups != input.sizes[1] ||
-      kernel.sizes[0] % groups != 0 || output.sizes[0] != input.sizes[0] ||
-      output.sizes[1] != kernel.sizes[0])
-    throw OpError("operand shapes do not form a convolution: " + describe());
+  checkConvChannels(groups, input, kernel, output, "kernel", "output",
+                    describe());
   bool emptyReduction = input.sizes[1] == 0;
   for (int64_t s = 0; s < spatial; ++s) {
     if (call.lhsDilations[s] != 1)
@@ -232,10 +225,9 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
       throw OpError("strides and dilations must be >= 1, padding >= 0: " +
                     describe());
     const int64_t in = input.sizes[2 + s], window = kernel.sizes[2 + s];
-    const int64_t span = window == 0 ? 0 : (window - 1) * call.dilations[s] + 1;
-    const int64_t padded = in + 2 * call.padLo[s];
     const int64_t expected =
-        padded < span ? 0 : (padded - span) / call.strides[s] + 1;
+        convOutputSize(in, window, call.padLo[s], call.padHi[s],
+                       call.strides[s], call.dilations[s], /*lhsDilation=*/1);
     if (output.sizes[2 + s] != expected)
       throw OpError("output spatial dim " + std::to_string(s) + " is " +
                     std::to_string(output.sizes[2 + s]) + ", expected " +

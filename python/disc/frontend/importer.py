@@ -253,9 +253,12 @@ class Importer:
         """`disc.result_into` on each input an output is written into, where
         the output has the input's type (otherwise the runtime copies it
         there after the call, as for an untied output)."""
+        args_of = {}
+        for i, p in enumerate(self.plan):
+            if p.kind == "tensor":
+                args_of.setdefault(p.placeholder, []).append(i)
         for output, placeholder in sorted(self.results_into.items()):
-            args = [i for i, p in enumerate(self.plan)
-                    if p.kind == "tensor" and p.placeholder == placeholder]
+            args = args_of.get(placeholder, [])
             if len(args) != 1 or not 0 <= output < len(results):
                 continue
             _, type_text, attrs = self.args[args[0]]
