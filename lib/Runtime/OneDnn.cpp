@@ -927,7 +927,7 @@ void convolution(ExecutionContext &ectx, DType dtype,
   const int64_t batch = input.sizes[0], channels = input.sizes[1];
   const int64_t outChannels = kernel.sizes[0];
   checkConvChannels(groups, input, kernel, output, "kernel", "output",
-                    describe());
+                    describe);
   bool emptyReduction = channels == 0;
   for (int64_t s = 0; s < numSpatial; ++s) {
     if (params.strides[s] < 1 || params.dilations[s] < 1 ||
@@ -1173,7 +1173,7 @@ void convolutionBackwardWeights(ExecutionContext &ectx, DType dtype,
   const int64_t batch = input.sizes[0], channels = input.sizes[1];
   const int64_t outChannels = kernel.sizes[0];
   checkConvChannels(groups, input, kernel, gradient, "kernel gradient",
-                    "the output gradient", describe());
+                    "the output gradient", describe);
   bool emptyReduction = batch == 0;
   for (int64_t s = 0; s < numSpatial; ++s) {
     if (params.strides[s] < 1 || params.dilations[s] < 1)

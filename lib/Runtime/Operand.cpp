@@ -96,21 +96,21 @@ int64_t convOutputSize(int64_t in, int64_t window, int64_t padLo, int64_t padHi,
 
 void checkConvChannels(int64_t groups, const Operand &input,
                        const Operand &kernel, const Operand &output,
-                       const std::string &kernelName,
-                       const std::string &outputName,
-                       const std::string &context) {
+                       const char *kernelName,
+                       const char *outputName,
+                       const std::function<std::string()> &context) {
   if (groups < 1)
-    throw OpError("groups must be >= 1: " + context);
+    throw OpError("groups must be >= 1: " + context());
   if (kernel.sizes[1] * groups != input.sizes[1])
-    throw OpError("input channels must equal " + kernelName +
-                  " dim 1 times groups: " + context);
+    throw OpError(std::string("input channels must equal ") + kernelName +
+                  " dim 1 times groups: " + context());
   if (kernel.sizes[0] % groups != 0)
-    throw OpError("output channels must be a multiple of groups: " + context);
+    throw OpError("output channels must be a multiple of groups: " + context());
   if (output.sizes[0] != input.sizes[0] || output.sizes[1] != kernel.sizes[0])
-    throw OpError(outputName +
+    throw OpError(std::string(outputName) +
                   " must have the input's batch size and the kernel's "
                   "output channels: " +
-                  context);
+                  context());
 }
 
 } // namespace ral

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -73,12 +74,13 @@ int64_t convOutputSize(int64_t in, int64_t window, int64_t padLo, int64_t padHi,
 /// The channel and group checks of a convolution and its kernel gradient:
 /// `input` [N, C, ...], `kernel` [O, C / groups, ...] and `output`
 /// [N, O, ...]; `kernelName` and `outputName` name the last two in the
-/// messages, each of which ends with `context` (the shapes and parameters).
+/// messages, each of which ends with `context()` (the shapes and parameters,
+/// built only when a check fails).
 void checkConvChannels(int64_t groups, const Operand &input,
                        const Operand &kernel, const Operand &output,
-                       const std::string &kernelName,
-                       const std::string &outputName,
-                       const std::string &context);
+                       const char *kernelName,
+                       const char *outputName,
+                       const std::function<std::string()> &context);
 
 /// A dot_general's operands as its library calls take them: A [batch, M, K]
 /// and B [batch, K, N] after the transpose flags (last two dims swapped,

@@ -210,7 +210,7 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
   };
   const int64_t groups = call.groups;
   checkConvChannels(groups, input, kernel, output, "kernel", "output",
-                    describe());
+                    describe);
   bool emptyReduction = input.sizes[1] == 0;
   for (int64_t s = 0; s < spatial; ++s) {
     if (call.lhsDilations[s] != 1)
