@@ -22,8 +22,8 @@ import torch
 
 import disc  # noqa: F401  (registers the backend)
 from disc.bench.graphnet import load_sample
-from disc.bench.harness import (PERTURBED_RUNS, perturbed_inputs, rms_error, trainable_inputs,
-                                training_step, within_float64_criterion)
+from disc.bench.harness import (PERTURBED_RUNS, float64_args, perturbed_inputs, rms_error,
+                                trainable_inputs, training_step, within_float64_criterion)
 
 
 def main():
@@ -45,8 +45,7 @@ def main():
              if isinstance(a, torch.Tensor) and a.is_floating_point() and t]
     eager = training_step(sample.module, trainable)(*sample.inputs)
     module64 = copy.deepcopy(sample.module).double()
-    inputs64 = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                for a in sample.inputs]
+    inputs64 = float64_args(sample.inputs)
     reference = training_step(module64, trainable)(*inputs64)
     compiled = torch.compile(sample.module, backend="disc", dynamic=True)
     got = training_step(compiled, trainable)(*sample.inputs)
@@ -96,8 +95,7 @@ def resample(runs, sample, trainable, compiled, module64, names, outputs):
     ratios = {i: [] for i in outputs}
     for run in range(runs):
         inputs = perturbed_inputs(sample.inputs, PERTURBED_RUNS + run)
-        inputs64 = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                    for a in inputs]
+        inputs64 = float64_args(inputs)
         reference = training_step(module64, trainable)(*inputs64)
         eager = training_step(copy.deepcopy(sample.module), trainable)(*inputs)
         got = training_step(compiled, trainable)(*inputs)

@@ -23,7 +23,7 @@ import torch
 
 import disc  # noqa: F401  (registers the backend)
 from disc.bench.graphnet import load_sample
-from disc.bench.harness import (rms_error, trainable_inputs, training_step,
+from disc.bench.harness import (float64_args, rms_error, trainable_inputs, training_step,
                                 within_float64_criterion)
 from disc.frontend import backend
 
@@ -32,8 +32,8 @@ def _relative_distance(outs, base):
     total = 0.0
     for x, y in zip(outs, base):
         if isinstance(x, torch.Tensor) and x.is_floating_point():
-            scale = y.double().pow(2).mean().sqrt().item() or 1.0
-            total += (x.double() - y.double()).pow(2).mean().sqrt().item() / scale
+            y = y.double()
+            total += rms_error(x, y) / (y.pow(2).mean().sqrt().item() or 1.0)
     return total
 
 
@@ -80,8 +80,7 @@ def main():
     if args.halves:
         eager = training_step(sample.module, trainable)(*sample.inputs)
         module64 = copy.deepcopy(sample.module).double()
-        inputs64 = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                    for a in sample.inputs]
+        inputs64 = float64_args(sample.inputs)
         reference = training_step(module64, trainable)(*inputs64)
         for forward, backward in (("eager", "disc"), ("disc", "eager"), ("disc", "disc")):
             got = step(forward, backward)

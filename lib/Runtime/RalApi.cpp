@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 #include <cmath>
 
 namespace disc {
@@ -84,36 +85,38 @@ static int64_t readIntegerFile(const char *path) {
 /// memory.limit_in_bytes, memory.usage_in_bytes), at the process's path
 /// and at the mount's root (inside a cgroup namespace the root is its own).
 static int64_t cgroupMemoryLeft() {
-  std::string v2Path, v1Path;
-  if (std::FILE *self = std::fopen("/proc/self/cgroup", "r")) {
-    char line[512];
-    while (std::fgets(line, sizeof(line), self)) {
-      std::string entry(line);
-      while (!entry.empty() && (entry.back() == '\n' || entry.back() == '/'))
-        entry.pop_back();
-      if (entry.rfind("0::", 0) == 0)
-        v2Path = entry.substr(3);
-      else if (size_t at = entry.find(":memory:"); at != std::string::npos)
-        v1Path = entry.substr(at + 8);
-    }
-    std::fclose(self);
-  }
-  const struct {
-    std::string dir;
-    const char *limit, *used;
-  } candidates[] = {
-      {"/sys/fs/cgroup" + v2Path, "/memory.max", "/memory.current"},
-      {"/sys/fs/cgroup", "/memory.max", "/memory.current"},
-      {"/sys/fs/cgroup/memory" + v1Path, "/memory.limit_in_bytes",
-       "/memory.usage_in_bytes"},
-      {"/sys/fs/cgroup/memory", "/memory.limit_in_bytes",
-       "/memory.usage_in_bytes"},
+  struct Candidate {
+    std::string limit, used; // file paths
   };
-  for (const auto &candidate : candidates) {
-    const int64_t limit =
-        readIntegerFile((candidate.dir + candidate.limit).c_str());
-    const int64_t used =
-        readIntegerFile((candidate.dir + candidate.used).c_str());
+  // Where the files are does not change while the process runs: found once.
+  static const std::vector<Candidate> candidates = [] {
+    std::string v2Path, v1Path;
+    if (std::FILE *self = std::fopen("/proc/self/cgroup", "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof(line), self)) {
+        std::string entry(line);
+        while (!entry.empty() && (entry.back() == '\n' || entry.back() == '/'))
+          entry.pop_back();
+        if (entry.rfind("0::", 0) == 0)
+          v2Path = entry.substr(3);
+        else if (size_t at = entry.find(":memory:"); at != std::string::npos)
+          v1Path = entry.substr(at + 8);
+      }
+      std::fclose(self);
+    }
+    std::vector<Candidate> found;
+    for (const std::string &dir :
+         {"/sys/fs/cgroup" + v2Path, std::string("/sys/fs/cgroup")})
+      found.push_back({dir + "/memory.max", dir + "/memory.current"});
+    for (const std::string &dir : {"/sys/fs/cgroup/memory" + v1Path,
+                                   std::string("/sys/fs/cgroup/memory")})
+      found.push_back(
+          {dir + "/memory.limit_in_bytes", dir + "/memory.usage_in_bytes"});
+    return found;
+  }();
+  for (const Candidate &candidate : candidates) {
+    const int64_t limit = readIntegerFile(candidate.limit.c_str());
+    const int64_t used = readIntegerFile(candidate.used.c_str());
     if (limit >= 0 && used >= 0)
       return limit > used ? limit - used : 0;
   }

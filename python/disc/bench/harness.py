@@ -311,6 +311,15 @@ def perturbed_inputs(args, seed: int):
     return out
 
 
+def float64_args(args):
+    """`args` with every float tensor converted to float64 (the reference
+    run's inputs)."""
+    import torch
+
+    return [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+            for a in args]
+
+
 def rms_error(x, reference64) -> float:
     """RMS of x - reference64, in float64."""
     return (x.double() - reference64).pow(2).mean().sqrt().item()
@@ -347,9 +356,6 @@ def float64_verdict(module, args, expected, actual, trainable=None):
     import torch
     import torch.utils._pytree as pytree
 
-    def to64(x):
-        return x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-
     def run(m, call_args):
         if trainable is not None:
             return training_step(m, trainable)(*call_args)
@@ -360,7 +366,7 @@ def float64_verdict(module, args, expected, actual, trainable=None):
         module64 = copy.deepcopy(module)
         if isinstance(module64, torch.nn.Module):
             module64 = module64.double()
-        reference = run(module64, [to64(a) for a in args])
+        reference = run(module64, float64_args(args))
     except Exception:
         return None
     refs, exps, acts = (pytree.tree_leaves(v) for v in (reference, expected, actual))
