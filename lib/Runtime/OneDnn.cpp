@@ -26,6 +26,7 @@
 
 #include "LibraryState.h"
 #include "Operand.h"
+#include "SmallMatmul.h"
 #include "StridedCopy.h"
 
 #include <algorithm>
@@ -620,7 +621,8 @@ float applyStep(const EpilogueStep &step, float acc, float operand) {
 }
 
 /// Applies an f32 epilogue to `result` in place, element by element. Only
-/// for results oneDNN does not compute: an empty reduction (all zeros).
+/// for results oneDNN does not compute: an empty reduction (all zeros), a
+/// product small enough for smallMatmulF32.
 void applyEpilogueDirectly(const Operand &result, const Epilogue &epilogue) {
   // Nothing to apply; and without an epilogue the result may be f16/bf16,
   // which the f32 loop below must not touch (it wrote past a bf16 buffer).
@@ -676,6 +678,12 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
     return;
   if (k == 0) {
     fillZero(c, elemSize);
+    applyEpilogueDirectly(c, epilogue);
+    return;
+  }
+  // A few thousand multiply-adds: less time than the call to oneDNN.
+  if (dtype == DType::F32 && isSmallMatmul(batch, m, k, n)) {
+    smallMatmulF32(a, b, c, batch, m, k, n);
     applyEpilogueDirectly(c, epilogue);
     return;
   }

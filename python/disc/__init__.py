@@ -371,6 +371,10 @@ def stats() -> dict:
     serial_runs        kernel loops it ran on the calling thread (too little
                        work to pay for a parallel launch): the run-time
                        variant choice of every parallel loop
+    small_matmuls      f32 matmuls the runtime computed itself on the
+                       calling thread: too few multiply-adds (at most
+                       DISC_SMALL_MATMUL_MACS, default 524288) to pay for a
+                       oneDNN call (docs/debugging.md)
     rows_per_thread    calls of GPU row kernels (targets cuda and
                        cuda-emulated) that ran one row per thread
     rows_per_block     ... that ran one row per block: the run-time variant
@@ -398,6 +402,7 @@ def stats() -> dict:
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
               "parallel_launches": launches, "serial_runs": serial,
+              "small_matmuls": _runtime.small_matmul_calls(),
               "rows_per_thread": rows_per_thread,
               "rows_per_block": rows_per_block,
               "vector_grids": vector_grids, "scalar_grids": scalar_grids}

@@ -2,11 +2,17 @@
 PyTorch at several shapes and in f32, f16 and bf16."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import FLOAT_DTYPES, compile_once, dtype_id, rand, run_shapes, tensor_type
+import disc
+
+from conftest import FLOAT_DTYPES, compilations, compile_once, dtype_id, rand, run_shapes, tensor_type
 
 # Accumulation order differs from PyTorch's; low precision rounds the result.
 TOL = {torch.float32: dict(rtol=1e-4, atol=1e-4),
@@ -107,6 +113,63 @@ func.func @main(%x: {x}, %w: {w}) -> {y} {{
     assert exe.kernel_counts == {"loops": 0, "library_calls": 1, "copies": 0}, exe.kernel_counts
     run_shapes(exe, lambda s: (rand((s, 32), torch.float32), rand((s + 3, 32), torch.float32)),
                lambda x, w: x @ w.T, [1, 7, 130], **TOL[torch.float32])
+
+
+class _TwoLayers(torch.nn.Module):
+    """A small Linear + GELU (its bias and activation an epilogue) and a
+    batched product whose size follows the input."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(16, 32)
+
+    def forward(self, x, y):
+        h = torch.nn.functional.gelu(self.layer(x))  # [n, 32]
+        return h, torch.bmm(y, y.transpose(1, 2))  # [b, s, s]
+
+
+@pytest.mark.parametrize("case", [
+    # (x rows, bmm input): the layer is always small; the bmm is small,
+    # then past the limit (8 x 96 x 95 x 96 > 524288 multiply-adds).
+    [(9, (2, 5, 7)), (40, (3, 33, 17)), (3, (8, 96, 95))],
+])
+def test_small_matmuls_skip_the_primitive(case):
+    """f32 products of at most DISC_SMALL_MATMUL_MACS multiply-adds run as
+    dnnl_sgemm on the calling thread (disc.stats()["small_matmuls"]), the
+    rest as oneDNN matmul primitives; both match eager, one compilation."""
+    torch.manual_seed(0)
+    model = _TwoLayers()
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    expected_small = [2, 2, 1]  # the layer and the bmm; then the layer only
+    counts = []
+    for (rows, bmm_shape), small in zip(case, expected_small):
+        x, y = torch.randn(rows, 16), torch.randn(*bmm_shape)
+        calls = disc.stats()["small_matmuls"]
+        got = compiled(x, y)
+        assert disc.stats()["small_matmuls"] - calls == small, (rows, bmm_shape)
+        want = model(x, y)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w, **TOL[torch.float32])
+        counts.append(compilations())
+    assert counts[0] > 0 and counts == [counts[0]] * len(counts), counts  # compiled once
+
+
+@pytest.mark.parametrize("setting,small", [("0", 0), ("not-a-number", 1)])
+def test_small_matmul_limit_setting(setting, small):
+    """DISC_SMALL_MATMUL_MACS=0 sends every product to the primitive; a value
+    that is not a non-negative integer is reported and the default kept."""
+    code = ("import torch, disc\n"
+            "f = torch.compile(lambda a, b: a @ b, backend='disc', dynamic=True)\n"
+            "a, b = torch.randn(9, 16), torch.randn(16, 32)\n"
+            "torch.testing.assert_close(f(a, b), a @ b, rtol=1e-4, atol=1e-4)\n"
+            "print('small', disc.stats()['small_matmuls'])\n")
+    env = dict(os.environ, DISC_SMALL_MATMUL_MACS=setting, DISC_CACHE="0")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"small {small}" in done.stdout
+    if setting != "0":
+        assert "DISC_SMALL_MATMUL_MACS=not-a-number is not a non-negative integer" in done.stderr
 
 
 def test_attention_key_transpose_is_read_not_copied():

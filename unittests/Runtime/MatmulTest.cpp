@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LibraryState.h"
+#include "SmallMatmul.h"
 #include "TestUtils.h"
 
 #include "disc/Runtime/RalApi.h"
@@ -153,29 +154,55 @@ MatmulCase simpleCase(DType dtype, int64_t batch, int64_t m, int64_t k,
   return mc;
 }
 
-class MatmulTest : public ::testing::TestWithParam<DType> {
+/// Sets the small-matmul limit for a scope (tests choose the path), and
+/// restores the default after.
+struct SmallMatmulLimitScope {
+  explicit SmallMatmulLimitScope(int64_t macs) { setSmallMatmulLimit(macs); }
+  ~SmallMatmulLimitScope() { setSmallMatmulLimit(-1); }
+};
+
+/// Every f32 product through oneDNN (limit 0), or every one through the
+/// runtime's own kernel (SmallMatmul.h): both paths see every case.
+enum class MatmulPath { Library, Small };
+
+class MatmulTest
+    : public ::testing::TestWithParam<std::tuple<DType, MatmulPath>> {
 protected:
+  DType dtype() const { return std::get<0>(GetParam()); }
+  bool small() const { return std::get<1>(GetParam()) == MatmulPath::Small; }
+  void TearDown() override {
+    // The path the test asked for is the one that ran (only f32 products
+    // have the small path).
+    const int64_t calls = smallMatmulCalls() - callsBefore;
+    if (expectCalls && small() && dtype() == DType::F32)
+      EXPECT_GT(calls, 0);
+    else
+      EXPECT_EQ(calls, 0);
+  }
+  SmallMatmulLimitScope limit{small() ? int64_t{1} << 40 : 0};
+  const int64_t callsBefore = smallMatmulCalls();
+  bool expectCalls = true; // false: no product reaches a kernel
   std::shared_ptr<Context> context = Context::create();
 };
 
 TEST_P(MatmulTest, Plain) {
-  checkMatmul(*context, simpleCase(GetParam(), 1, 5, 7, 3));
-  checkMatmul(*context, simpleCase(GetParam(), 1, 64, 128, 32));
+  checkMatmul(*context, simpleCase(dtype(), 1, 5, 7, 3));
+  checkMatmul(*context, simpleCase(dtype(), 1, 64, 128, 32));
 }
 
 TEST_P(MatmulTest, Batched) {
-  checkMatmul(*context, simpleCase(GetParam(), 4, 9, 17, 11));
+  checkMatmul(*context, simpleCase(dtype(), 4, 9, 17, 11));
 }
 
 TEST_P(MatmulTest, TransposedOperands) {
-  checkMatmul(*context, simpleCase(GetParam(), 2, 6, 5, 4, true, false));
-  checkMatmul(*context, simpleCase(GetParam(), 2, 6, 5, 4, false, true));
-  checkMatmul(*context, simpleCase(GetParam(), 3, 33, 19, 7, true, true));
+  checkMatmul(*context, simpleCase(dtype(), 2, 6, 5, 4, true, false));
+  checkMatmul(*context, simpleCase(dtype(), 2, 6, 5, 4, false, true));
+  checkMatmul(*context, simpleCase(dtype(), 3, 33, 19, 7, true, true));
 }
 
 TEST_P(MatmulTest, StridedOperands) {
   // A: every other column of a [2, 6, 2*5 + 3] buffer, starting at offset 1.
-  MatmulCase mc = simpleCase(GetParam(), 2, 6, 5, 4);
+  MatmulCase mc = simpleCase(dtype(), 2, 6, 5, 4);
   mc.a.sizes = {2, 6, 5};
   mc.a.strides = {6 * 13, 13, 2};
   mc.a.offset = 1;
@@ -185,7 +212,7 @@ TEST_P(MatmulTest, StridedOperands) {
   mc.b.offset = 10;
   checkMatmul(*context, mc);
   // Strided and transposed together.
-  MatmulCase t = simpleCase(GetParam(), 2, 3, 4, 5, true, true);
+  MatmulCase t = simpleCase(dtype(), 2, 3, 4, 5, true, true);
   t.a.strides = {40, 10, 2};     // stored [2, 4, 3]
   t.b.strides = {0 + 60, 12, 2}; // stored [2, 5, 4]
   checkMatmul(*context, t);
@@ -194,36 +221,83 @@ TEST_P(MatmulTest, StridedOperands) {
 TEST_P(MatmulTest, BroadcastAndUnitStrides) {
   // A batch stride of 0 (one matrix shared by the batch) is not a layout
   // oneDNN takes; the runtime copies it first.
-  MatmulCase mc = simpleCase(GetParam(), 3, 4, 5, 6);
+  MatmulCase mc = simpleCase(dtype(), 3, 4, 5, 6);
   mc.a.strides = {0, 5, 1};
   checkMatmul(*context, mc);
   // Arbitrary strides on size-1 dims do not matter.
-  MatmulCase unit = simpleCase(GetParam(), 1, 1, 8, 3);
+  MatmulCase unit = simpleCase(dtype(), 1, 1, 8, 3);
   unit.a.strides = {1, 1, 1};
   checkMatmul(*context, unit);
 }
 
 TEST_P(MatmulTest, TransposedOutputLayout) {
   // C stored as [B, N, M] (column-major matrices).
-  MatmulCase mc = simpleCase(GetParam(), 2, 5, 6, 3);
+  MatmulCase mc = simpleCase(dtype(), 2, 5, 6, 3);
   mc.cStrides = {15, 1, 5};
   checkMatmul(*context, mc);
 }
 
 TEST_P(MatmulTest, ZeroSizes) {
-  checkMatmul(*context, simpleCase(GetParam(), 0, 3, 4, 5));
-  checkMatmul(*context, simpleCase(GetParam(), 2, 0, 4, 5));
-  checkMatmul(*context, simpleCase(GetParam(), 2, 3, 4, 0));
-  checkMatmul(*context, simpleCase(GetParam(), 2, 3, 0, 5)); // zeros
+  expectCalls = false; // empty products, or zeros (k = 0)
+  checkMatmul(*context, simpleCase(dtype(), 0, 3, 4, 5));
+  checkMatmul(*context, simpleCase(dtype(), 2, 0, 4, 5));
+  checkMatmul(*context, simpleCase(dtype(), 2, 3, 4, 0));
+  checkMatmul(*context, simpleCase(dtype(), 2, 3, 0, 5)); // zeros
 }
 
-INSTANTIATE_TEST_SUITE_P(DTypes, MatmulTest,
-                         ::testing::Values(DType::F32, DType::BF16, DType::F16),
-                         [](const ::testing::TestParamInfo<DType> &info) {
-                           return std::string(dtypeName(info.param));
-                         });
+TEST_P(MatmulTest, ManyShapesAndLayouts) {
+  // Rows, columns and depths from 1 up, A and B each plain or transposed
+  // (dnnl_sgemm's 'N' and 'T', and the primitive's strided descriptors),
+  // batched.
+  for (int64_t m : {1, 2, 3, 4, 5, 9})
+    for (int64_t n : {1, 3, 16, 35})
+      for (int64_t k : {1, 5, 40})
+        for (bool transA : {false, true})
+          for (bool transB : {false, true})
+            checkMatmul(*context,
+                        simpleCase(dtype(), 2, m, k, n, transA, transB),
+                        static_cast<uint32_t>(m * 1000 + n * 10 + k));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DTypes, MatmulTest,
+    ::testing::Values(std::make_tuple(DType::F32, MatmulPath::Library),
+                      std::make_tuple(DType::F32, MatmulPath::Small),
+                      std::make_tuple(DType::BF16, MatmulPath::Library),
+                      std::make_tuple(DType::F16, MatmulPath::Library)),
+    [](const ::testing::TestParamInfo<std::tuple<DType, MatmulPath>> &info) {
+      return std::string(dtypeName(std::get<0>(info.param))) +
+             (std::get<1>(info.param) == MatmulPath::Small ? "_small" : "");
+    });
+
+TEST(SmallMatmulTest, LimitCountsMultiplyAdds) {
+  SmallMatmulLimitScope limit(1000);
+  EXPECT_TRUE(isSmallMatmul(1, 10, 10, 10));
+  EXPECT_FALSE(isSmallMatmul(1, 10, 10, 11));
+  EXPECT_FALSE(isSmallMatmul(2, 10, 10, 10)); // the batch counts
+  // Sizes whose product overflows int64 are not small.
+  EXPECT_FALSE(isSmallMatmul(int64_t{1} << 32, int64_t{1} << 32, 2, 2));
+  setSmallMatmulLimit(0);
+  EXPECT_FALSE(isSmallMatmul(1, 1, 1, 1));
+}
+
+TEST(SmallMatmulTest, SmallProductsSkipTheLibrary) {
+  // At the default limit, a layer's [9, 16] x [16, 32] product runs on the
+  // runtime's kernel and builds no oneDNN primitive; a [256, 256] x
+  // [256, 256] one goes to oneDNN.
+  SmallMatmulLimitScope limit(-1);
+  auto context = Context::create();
+  const int64_t before = smallMatmulCalls();
+  checkMatmul(*context, simpleCase(DType::F32, 1, 9, 16, 32, false, true));
+  EXPECT_EQ(smallMatmulCalls(), before + 1);
+  EXPECT_EQ(context->libraries().cacheSize(), 0u);
+  checkMatmul(*context, simpleCase(DType::F32, 1, 256, 256, 256));
+  EXPECT_EQ(smallMatmulCalls(), before + 1);
+  EXPECT_EQ(context->libraries().cacheSize(), 1u);
+}
 
 TEST(MatmulCacheTest, PrimitivesAreReusedPerShape) {
+  SmallMatmulLimitScope libraryOnly(0); // primitives are what is tested
   auto context = Context::create();
   checkMatmul(*context, simpleCase(DType::F32, 1, 5, 7, 3));
   const size_t size = context->libraries().cacheSize();
@@ -254,6 +328,7 @@ TEST(MatmulCacheTest, CacheEvictsLeastRecentlyUsed) {
 }
 
 TEST(MatmulCacheTest, ConcurrentCalls) {
+  SmallMatmulLimitScope libraryOnly(0); // primitives are what is tested
   auto context = Context::create();
   auto work = [&](int seed) {
     for (int i = 0; i < 20; ++i)
@@ -267,6 +342,7 @@ TEST(MatmulCacheTest, ConcurrentCalls) {
 }
 
 TEST(MatmulCacheTest, PrimitiveCreatedOnOneThreadRunsOnAnother) {
+  SmallMatmulLimitScope libraryOnly(0); // primitives are what is tested
   // Cached primitives are shared by all threads: they must not depend on
   // state of the thread that created them (see PrimitiveStep).
   auto context = Context::create();
@@ -285,6 +361,7 @@ TEST(MatmulCacheTest, PrimitiveCreatedOnOneThreadRunsOnAnother) {
 }
 
 TEST(MatmulCacheTest, ThreadOption) {
+  SmallMatmulLimitScope libraryOnly(0); // primitives are what is tested
   ContextOptions options;
   options.numThreads = 1;
   auto context = Context::create(options);

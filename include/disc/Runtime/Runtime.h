@@ -241,6 +241,11 @@ struct ParallelStats {
 };
 ParallelStats parallelStats();
 
+/// Process-wide count of f32 matmuls the runtime computed itself, on the
+/// calling thread, instead of calling oneDNN (too few multiply-adds to pay
+/// for the library call: lib/Runtime/SmallMatmul.h).
+int64_t smallMatmulCalls();
+
 /// Process-wide counts of the run-time variant choice of GPU kernels
 /// (disc_ral_note_variant): row kernels one row per thread or one row per
 /// block; elementwise grids that have a vector variant run with vector

@@ -281,6 +281,7 @@ NB_MODULE(_runtime, m) {
     ral::ParallelStats stats = ral::parallelStats();
     return std::make_pair(stats.parallelLaunches, stats.serialRuns);
   });
+  m.def("small_matmul_calls", [] { return ral::smallMatmulCalls(); });
   m.def("row_variant_stats", [] {
     ral::RowVariantStats stats = ral::rowVariantStats();
     return nb::make_tuple(stats.rowsPerThread, stats.rowsPerBlock,
