@@ -97,13 +97,7 @@ void prepareInput(Operand &operand, size_t elemSize) {
     operand.strides = strides;
     return;
   }
-  std::vector<int64_t> contiguous = contiguousStrides(operand.sizes);
-  operand.copy.resize(numElements(operand.sizes) * elemSize);
-  stridedCopy(operand.copy.data(), contiguous.data(), operand.data,
-              operand.strides.data(), operand.sizes.data(),
-              static_cast<int64_t>(operand.sizes.size()), elemSize);
-  operand.data = operand.copy.data();
-  operand.strides = contiguous;
+  makeContiguous(operand, elemSize);
 }
 
 /// Like prepareInput for an output: returns true when the result must be
@@ -681,7 +675,7 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
     applyEpilogueDirectly(c, epilogue);
     return;
   }
-  // A few thousand multiply-adds: less time than the call to oneDNN.
+  // Few enough multiply-adds that a primitive call costs more than they do.
   if (dtype == DType::F32 && isSmallMatmul(batch, m, k, n)) {
     smallMatmulF32(a, b, c, batch, m, k, n);
     applyEpilogueDirectly(c, epilogue);

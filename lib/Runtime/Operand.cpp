@@ -76,6 +76,16 @@ MatmulOperands readMatmulOperands(const UnrankedMemRef *aRef,
   return ops;
 }
 
+void makeContiguous(Operand &operand, size_t elemSize) {
+  std::vector<int64_t> contiguous = contiguousStrides(operand.sizes);
+  operand.copy.resize(numElements(operand.sizes) * elemSize);
+  stridedCopy(operand.copy.data(), contiguous.data(), operand.data,
+              operand.strides.data(), operand.sizes.data(),
+              static_cast<int64_t>(operand.sizes.size()), elemSize);
+  operand.data = operand.copy.data();
+  operand.strides = std::move(contiguous);
+}
+
 int64_t convolutionRank(const UnrankedMemRef *inputRef) {
   if (!inputRef)
     throw OpError("input is a null memref");

@@ -42,6 +42,10 @@ struct Operand {
 Operand readOperand(const char *role, const UnrankedMemRef *memref,
                     int64_t expectedRank, size_t elemSize);
 
+/// Replaces `operand`'s data by a contiguous copy held in `operand.copy`
+/// (strides become row-major): for layouts a library cannot read.
+void makeContiguous(Operand &operand, size_t elemSize);
+
 /// A convolution's parameters as its library calls take them (RalApi.h,
 /// DISC_RAL_CONV_PARAMETERS; unused spatial slots are ignored).
 struct ConvParams {

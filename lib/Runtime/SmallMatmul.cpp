@@ -53,30 +53,17 @@ bool gemmLayout(int64_t rows, int64_t cols, int64_t rowStride,
   return false;
 }
 
-/// `operand` ([batch, rows, cols]) as a contiguous copy, held in `storage`.
-Operand contiguousCopy(const Operand &operand, std::vector<float> &storage) {
-  storage.resize(static_cast<size_t>(numElements(operand.sizes)));
-  Operand copy;
-  copy.data = storage.data();
-  copy.sizes = operand.sizes;
-  copy.strides = {operand.sizes[1] * operand.sizes[2], operand.sizes[2], 1};
-  stridedCopy(copy.data, copy.strides.data(), operand.data,
-              operand.strides.data(), operand.sizes.data(), 3, sizeof(float));
-  return copy;
-}
-
-/// `operand` ([batch, rows, cols]) as dnnl_sgemm takes it: itself, or a
-/// contiguous copy made into `copy` (its data in `storage`).
-const Operand &gemmOperand(const Operand &operand, int64_t rows, int64_t cols,
-                           Operand &copy, std::vector<float> &storage,
-                           char &trans, int64_t &leading) {
+/// Makes `operand` ([batch, rows, cols]) readable by dnnl_sgemm (a
+/// contiguous copy when its strides are not) and sets its flag and leading
+/// dimension.
+void prepareGemmOperand(Operand &operand, int64_t rows, int64_t cols,
+                        char &trans, int64_t &leading) {
   if (gemmLayout(rows, cols, operand.strides[1], operand.strides[2], trans,
                  leading))
-    return operand;
-  copy = contiguousCopy(operand, storage);
+    return;
+  makeContiguous(operand, sizeof(float));
   trans = 'N';
   leading = std::max<int64_t>(cols, 1);
-  return copy;
 }
 
 constexpr int64_t kDefaultLimit = 524288;
@@ -127,15 +114,14 @@ bool isSmallMatmul(int64_t batch, int64_t m, int64_t k, int64_t n) {
   return true;
 }
 
-void smallMatmulF32(const Operand &aIn, const Operand &bIn, const Operand &c,
-                    int64_t batch, int64_t m, int64_t k, int64_t n) {
+void smallMatmulF32(Operand &a, Operand &b, const Operand &c, int64_t batch,
+                    int64_t m, int64_t k, int64_t n) {
   smallMatmuls.fetch_add(1, std::memory_order_relaxed);
-  thread_local std::vector<float> aStorage, bStorage, cStorage;
+  thread_local std::vector<float> cStorage;
   char transA = 'N', transB = 'N', transC = 'N';
   int64_t lda = 0, ldb = 0, ldc = 0;
-  Operand aCopy, bCopy;
-  const Operand &a = gemmOperand(aIn, m, k, aCopy, aStorage, transA, lda);
-  const Operand &b = gemmOperand(bIn, k, n, bCopy, bStorage, transB, ldb);
+  prepareGemmOperand(a, m, k, transA, lda);
+  prepareGemmOperand(b, k, n, transB, ldb);
   // C is written row-major: in place when its rows are, else into a
   // contiguous temporary copied out after.
   const bool cInPlace =
@@ -161,9 +147,9 @@ void smallMatmulF32(const Operand &aIn, const Operand &bIn, const Operand &c,
                     "]");
   }
   if (!cInPlace) {
-    const int64_t packed[3] = {m * n, n, 1};
-    stridedCopy(c.data, c.strides.data(), cStorage.data(), packed,
-                c.sizes.data(), 3, sizeof(float));
+    stridedCopy(c.data, c.strides.data(), cStorage.data(),
+                contiguousStrides(c.sizes).data(), c.sizes.data(), 3,
+                sizeof(float));
   }
 }
 

@@ -36,10 +36,11 @@ void setSmallMatmulLimit(int64_t macs);
 
 /// C = A x B for each of `batch` f32 matrices: `a` [batch, m, k], `b`
 /// [batch, k, n] and `c` [batch, m, n] with any element strides (transposed,
-/// broadcast, padded), one dnnl_sgemm per matrix on the calling thread.
-/// Throws OpError when oneDNN reports a failure.
-void smallMatmulF32(const Operand &a, const Operand &b, const Operand &c,
-                    int64_t batch, int64_t m, int64_t k, int64_t n);
+/// broadcast, padded), one dnnl_sgemm per matrix on the calling thread;
+/// `a` or `b` is replaced by a contiguous copy where dnnl_sgemm cannot read
+/// its strides. Throws OpError when oneDNN reports a failure.
+void smallMatmulF32(Operand &a, Operand &b, const Operand &c, int64_t batch,
+                    int64_t m, int64_t k, int64_t n);
 
 } // namespace ral
 } // namespace disc
