@@ -10,6 +10,10 @@ make the difference.
 
     .venv/bin/python bench/profile_sample.py \\
         ../shared/graphnet/samples/others/pigu_hybrid [--shape 0] [--dynamic false] [--top 15]
+
+With --mode train, a call is the harness's training step (forward, loss =
+sum of the outputs, backward to the weights and float inputs:
+disc.bench.harness.training_step), and the eager profile is of that step.
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ import statistics
 import torch
 
 import disc
-from disc.bench.harness import time_interleaved
+from disc.bench.harness import time_interleaved, trainable_inputs, training_step
 from disc.bench.shapes import generalize, load_variant
 
 
@@ -30,6 +34,7 @@ def main() -> None:
     parser.add_argument("sample")
     parser.add_argument("--shape", type=int, default=0, help="variant index (0: example shape)")
     parser.add_argument("--dynamic", choices=["true", "false"], default="true")
+    parser.add_argument("--mode", choices=["infer", "train"], default="infer")
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--top", type=int, default=15, help="kernels and ATen ops listed")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -39,17 +44,21 @@ def main() -> None:
     sample, constraints, values, inputs = load_variant(args.sample, args.shape)
     module, _ = generalize(sample.module, constraints)
     compiled = torch.compile(module, backend="disc", dynamic=args.dynamic == "true")
+    eager = module
+    if args.mode == "train":
+        trainable = trainable_inputs(sample.arg_names)
+        eager, compiled = (training_step(f, trainable) for f in (module, compiled))
     with torch.no_grad():
         compiled(*inputs)  # compile before the profile is reset
         disc.reset_profile()
-        times = time_interleaved([module, compiled], inputs, "cpu", warmup=2,
+        times = time_interleaved([eager, compiled], inputs, "cpu", warmup=2,
                                  trials=args.calls, budget_s=600.0)
         calls = len(times[1]) + 2  # the warm-up calls are profiled too
         eager_ms, disc_ms = (statistics.median(t) * 1e3 for t in times)
-        print(f"{sample.name} {values}: eager {eager_ms:.2f} ms, disc {disc_ms:.2f} ms "
-              f"({eager_ms / disc_ms:.2f}x)")
+        print(f"{sample.name} {values} ({args.mode}): eager {eager_ms:.2f} ms, "
+              f"disc {disc_ms:.2f} ms ({eager_ms / disc_ms:.2f}x)")
         _print_disc_profile(calls, args.top)
-        _print_eager_profile(module, inputs, args.top)
+        _print_eager_profile(eager, inputs, args.top)
 
 
 def _print_disc_profile(calls: int, top: int) -> None:

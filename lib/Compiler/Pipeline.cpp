@@ -135,6 +135,12 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
   const std::string log = logFusion ? "{log=1}" : "";
   const std::string fuse =
       fuseOptions.empty() ? "" : "{" + fuseOptions + "}";
+  // CPU: a scatter's leading unindexed window dims (the N, C of upsampling's
+  // backward into [N, C, H, W]) run on threads, one slice each; the GPU
+  // turns the batch loop into a grid with atomics instead.
+  const std::string legalize =
+      gpu ? "disc-legalize-to-linalg,"
+          : "disc-legalize-to-linalg{scatter-window-threads=1},";
   return // 1-2. graph level simplification (shape optimisation grows here).
          // A transpose moved after a collapsing reshape folds into the
          // dot_general it feeds (attention's q @ k^T).
@@ -156,7 +162,7 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // Sizes computed at run time are checked before any allocation.
          // Ops iterating over a static zero-size dim fold to their inits.
          // Integer matmuls and convolutions (no library) become loop nests.
-         "func.func(disc-lower-integer-contractions),disc-legalize-to-linalg,"
+         "func.func(disc-lower-integer-contractions)," + legalize +
          "func.func(disc-check-buffer-sizes,disc-fold-empty-loops),"
          "linalg-generalize-named-ops,canonicalize,cse,"
          "disc-fuse-elementwise" + fuse + ","
@@ -179,7 +185,7 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // legalize converts the transposes/reshapes the calls introduce.
          "disc-lower-library-calls," +
          std::string(target == "cuda" ? "disc-cuda-library-calls," : "") +
-         "disc-legalize-to-linalg,"
+         legalize +
          // 6. bufferization (memory: per-call arena in the RAL). A stitch
          // kernel writes each row straight into its output slice (no
          // row-sized temporary); its per-row scalars go on the stack.

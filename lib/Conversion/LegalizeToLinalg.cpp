@@ -23,6 +23,8 @@ namespace {
 
 struct LegalizeToLinalgPass
     : public disc::impl::DiscLegalizeToLinalgBase<LegalizeToLinalgPass> {
+  using DiscLegalizeToLinalgBase::DiscLegalizeToLinalgBase;
+
   /// Ops whose result sizes come from a shape operand at run time may
   /// still declare a static dim in their type (`dynamic_iota %shape :
   /// tensor<7x256xi64>`); the lowering allocates from the type and loops
@@ -109,7 +111,8 @@ struct LegalizeToLinalgPass
     populatePointwisePatterns(patterns);
     populateDataMovementPatterns(patterns, reshapeGroups);
     populateReductionPatterns(patterns);
-    populateGatherScatterPatterns(patterns, gatherComponents);
+    populateGatherScatterPatterns(patterns, gatherComponents,
+                                  scatterWindowThreads);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -82,7 +82,24 @@ def DiscLegalizeToLinalg : Pass<"disc-legalize-to-linalg", "mlir::ModuleOp"> {
     time. Where the op semantics require two dynamic dims to be equal, a
     `cf.assert` checks it at run time. dot_general and convolution must have
     been lowered by disc-lower-library-calls; finding one is an error.
+
+    `scatter-window-threads` (the CPU pipeline sets it): a scatter whose
+    window covers operand dims that come before every indexed dim and that
+    no index names (the N and C of a scatter into [N, C, H, W] at (h, w)
+    positions: upsampling's and index_put's backward) becomes an
+    `scf.forall` over those dims, each iteration running the whole
+    sequential scatter into its own [1, 1, H, W] slice. Distinct
+    iterations write distinct elements, the updates of one element still
+    combine in order, and each iteration's writes stay within one slice
+    (one row of the operand instead of a stride of H*W per update). Off,
+    the window is the innermost loop nest (the CUDA target turns the
+    batch loop into a grid with atomics instead).
   }];
+  let options = [
+    Option<"scatterWindowThreads", "scatter-window-threads", "bool",
+           /*default=*/"false",
+           "Run a scatter's leading unindexed window dims as an scf.forall">
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect",

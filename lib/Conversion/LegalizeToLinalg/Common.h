@@ -87,9 +87,11 @@ void populateDataMovementPatterns(mlir::RewritePatternSet &patterns,
 /// Reduce and scan.
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 /// Gather (reading `components` in place of built coordinates) and
-/// scatter.
+/// scatter (with `windowThreads`, leading unindexed window dims as an
+/// scf.forall: see the pass's `scatter-window-threads`).
 void populateGatherScatterPatterns(mlir::RewritePatternSet &patterns,
-                                   const GatherComponents &components);
+                                   const GatherComponents &components,
+                                   bool windowThreads);
 
 } // namespace disc::legalize
 

@@ -224,6 +224,13 @@ private:
 // scf.for nest over the window dims combines the window without per-element
 // checks, the innermost loop running along the updates' last dim when it is
 // a window dim (a row of PyTorch Geometric's aggregation: vectorizable).
+//
+// With window threads, the window dims whose operand dims come before every
+// indexed dim and that no index names ("leading" dims: the N, C of an
+// [N, C, H, W] operand scattered at (h, w)) go around all of that as an
+// scf.forall over [1, .., 1, H, W] slices of the operand: the start along
+// them is always 0, so the window position along them is the operand
+// position, and two iterations never write one element.
 //===----------------------------------------------------------------------===//
 
 /// The update combined into `current` for a scatter of `kind`.
@@ -245,7 +252,9 @@ static Value scatterCombine(OpBuilder &b, Location loc, ScatterKind kind,
 }
 
 struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
-  using OpConversionPattern::OpConversionPattern;
+  ScatterToLoops(MLIRContext *ctx, bool windowThreads)
+      : OpConversionPattern(ctx), windowThreads(windowThreads) {}
+
   LogicalResult
   matchAndRewrite(ScatterOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -292,102 +301,195 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
         ++next;
       }
     }
-    auto zeros = [&](size_t n) {
-      return SmallVector<Value>(n, cIndex(rewriter, loc, 0));
+    // Per operand dim: its window position (the k-th window dim of the
+    // updates covers the k-th operand dim not inserted), or -1.
+    SmallVector<int64_t> windowOf(operandRank, -1);
+    {
+      int64_t k = 0;
+      for (int64_t d = 0; d < operandRank; ++d)
+        if (!llvm::is_contained(inserted, d))
+          windowOf[d] = k++;
+    }
+    // The leading dims (see the comment above): the threads' dims.
+    SmallVector<int64_t> leading;
+    if (windowThreads && !toOperand.empty()) {
+      int64_t firstIndexed = *llvm::min_element(toOperand);
+      for (int64_t d = 0; d < firstIndexed; ++d)
+        if (windowOf[d] >= 0)
+          leading.push_back(d);
+    }
+    auto zeros = [&](OpBuilder &b, size_t n) {
+      return SmallVector<Value>(n, cIndex(b, loc, 0));
     };
-    auto ones = [&](size_t n) {
-      return SmallVector<Value>(n, cIndex(rewriter, loc, 1));
+    auto ones = [&](OpBuilder &b, size_t n) {
+      return SmallVector<Value>(n, cIndex(b, loc, 1));
     };
-    scf::LoopNest nest = scf::buildLoopNest(
-        rewriter, loc, zeros(batchUbs.size()), batchUbs, ones(batchUbs.size()),
-        ValueRange{operand},
-        [&](OpBuilder &b, Location l, ValueRange batchIvs,
-            ValueRange iterArgs) -> scf::ValueVector {
-          Value acc = iterArgs[0];
-          Value zero = cIndex(b, l, 0);
-          SmallVector<Value> start(operandRank, zero);
-          for (auto [k, d] : llvm::enumerate(toOperand)) {
-            SmallVector<Value> idx;
-            unsigned next = 0;
-            for (int64_t j = 0; j < indicesRank; ++j)
-              idx.push_back(j == ivd ? cIndex(b, l, k) : batchIvs[next++]);
-            Value s = tensor::ExtractOp::create(b, l, indices, idx);
-            start[d] = arith::IndexCastOp::create(b, l, b.getIndexType(), s);
-          }
-          // The whole window in bounds: start >= 0, start + size <= dim.
-          Value inBounds = arith::ConstantIntOp::create(b, l, 1, 1);
-          unsigned nextWindow = 0;
-          for (int64_t d = 0; d < operandRank; ++d) {
-            Value size = llvm::is_contained(inserted, d)
-                             ? cIndex(b, l, 1)
-                             : windowUbs[nextWindow++];
-            Value end = arith::AddIOp::create(b, l, start[d], size);
-            Value ge = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                             start[d], zero);
-            Value le = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle,
-                                             end, operandDims[d]);
-            inBounds = arith::AndIOp::create(
-                b, l, inBounds, arith::AndIOp::create(b, l, ge, le));
-          }
-          auto ifOp = scf::IfOp::create(
-              b, l, inBounds,
-              [&](OpBuilder &tb, Location tl) {
-                scf::LoopNest window = scf::buildLoopNest(
-                    tb, tl, zeros(windowUbs.size()), windowUbs,
-                    ones(windowUbs.size()), ValueRange{acc},
-                    [&](OpBuilder &wb, Location wl, ValueRange windowIvs,
-                        ValueRange windowArgs) -> scf::ValueVector {
-                      Value target = windowArgs[0];
-                      SmallVector<Value> updateIdx;
-                      unsigned nextBatch = 0, nextWin = 0;
-                      for (int64_t i = 0; i < (int64_t)updateDims.size(); ++i)
-                        updateIdx.push_back(llvm::is_contained(windowDims, i)
-                                                ? windowIvs[nextWin++]
-                                                : batchIvs[nextBatch++]);
-                      SmallVector<Value> operandIdx;
-                      unsigned nextOffset = 0;
-                      for (int64_t d = 0; d < operandRank; ++d)
-                        operandIdx.push_back(
-                            llvm::is_contained(inserted, d)
-                                ? start[d]
-                                : arith::AddIOp::create(
-                                      wb, wl, start[d],
-                                      windowIvs[nextOffset++]));
-                      Value v =
-                          tensor::ExtractOp::create(wb, wl, updates, updateIdx);
-                      if (kind != ScatterKind::Replace) {
-                        Value cur = tensor::ExtractOp::create(wb, wl, target,
-                                                              operandIdx);
-                        v = scatterCombine(wb, wl, kind, cur, v, isUnsigned);
-                      }
-                      return {tensor::InsertOp::create(wb, wl, v, target,
-                                                       operandIdx)};
-                    });
-                scf::YieldOp::create(tb, tl,
-                                     window.results.empty()
-                                         ? ValueRange{acc}
-                                         : ValueRange{window.results[0]});
-              },
-              [&](OpBuilder &eb, Location el) {
-                scf::YieldOp::create(eb, el, acc);
-              });
-          return {ifOp.getResult(0)};
-        });
-    Value result = nest.results.empty() ? operand : nest.results[0];
+
+    // The sequential scatter into `target`: the operand, or a slice of it
+    // at `leadingPositions` (one per leading dim, size 1 in the slice).
+    auto scatterInto = [&](OpBuilder &builder, Location bl, Value target,
+                           ValueRange leadingPositions) -> Value {
+      SmallVector<Value> targetDims =
+          leading.empty() ? operandDims : getDims(builder, bl, target);
+      // The window positions each loop iterates: all window dims but the
+      // leading ones, which `leadingPositions` fix.
+      SmallVector<Value> loopUbs;
+      SmallVector<int64_t> loopWindow; // window position -> loop, or -1
+      loopWindow.assign(windowUbs.size(), -1);
+      for (int64_t d = 0; d < operandRank; ++d)
+        if (windowOf[d] >= 0 && !llvm::is_contained(leading, d)) {
+          loopWindow[windowOf[d]] = loopUbs.size();
+          loopUbs.push_back(windowUbs[windowOf[d]]);
+        }
+      scf::LoopNest nest = scf::buildLoopNest(
+          builder, bl, zeros(builder, batchUbs.size()), batchUbs,
+          ones(builder, batchUbs.size()), ValueRange{target},
+          [&](OpBuilder &b, Location l, ValueRange batchIvs,
+              ValueRange iterArgs) -> scf::ValueVector {
+            Value acc = iterArgs[0];
+            Value zero = cIndex(b, l, 0);
+            SmallVector<Value> start(operandRank, zero);
+            for (auto [k, d] : llvm::enumerate(toOperand)) {
+              SmallVector<Value> idx;
+              unsigned next = 0;
+              for (int64_t j = 0; j < indicesRank; ++j)
+                idx.push_back(j == ivd ? cIndex(b, l, k) : batchIvs[next++]);
+              Value s = tensor::ExtractOp::create(b, l, indices, idx);
+              start[d] = arith::IndexCastOp::create(b, l, b.getIndexType(), s);
+            }
+            // The whole window in bounds: start >= 0, start + size <= dim
+            // (the leading dims are checked once, around the threads).
+            Value inBounds = arith::ConstantIntOp::create(b, l, 1, 1);
+            for (int64_t d = 0; d < operandRank; ++d) {
+              if (llvm::is_contained(leading, d))
+                continue;
+              Value size = windowOf[d] < 0 ? cIndex(b, l, 1)
+                                           : windowUbs[windowOf[d]];
+              Value end = arith::AddIOp::create(b, l, start[d], size);
+              Value ge = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                               start[d], zero);
+              Value le = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle,
+                                               end, targetDims[d]);
+              inBounds = arith::AndIOp::create(
+                  b, l, inBounds, arith::AndIOp::create(b, l, ge, le));
+            }
+            auto ifOp = scf::IfOp::create(
+                b, l, inBounds,
+                [&](OpBuilder &tb, Location tl) {
+                  scf::LoopNest window = scf::buildLoopNest(
+                      tb, tl, zeros(tb, loopUbs.size()), loopUbs,
+                      ones(tb, loopUbs.size()), ValueRange{acc},
+                      [&](OpBuilder &wb, Location wl, ValueRange loopIvs,
+                          ValueRange windowArgs) -> scf::ValueVector {
+                        Value written = windowArgs[0];
+                        // Window position k's offset: a loop's, or a
+                        // thread's for a leading dim.
+                        SmallVector<Value> offset(windowUbs.size());
+                        for (auto [k, loop] : llvm::enumerate(loopWindow))
+                          if (loop >= 0)
+                            offset[k] = loopIvs[loop];
+                        for (auto [j, d] : llvm::enumerate(leading))
+                          offset[windowOf[d]] = leadingPositions[j];
+                        SmallVector<Value> updateIdx;
+                        unsigned nextBatch = 0, nextWin = 0;
+                        for (int64_t i = 0; i < (int64_t)updateDims.size();
+                             ++i)
+                          updateIdx.push_back(
+                              llvm::is_contained(windowDims, i)
+                                  ? offset[nextWin++]
+                                  : batchIvs[nextBatch++]);
+                        // In the slice, a leading dim's position is 0.
+                        SmallVector<Value> targetIdx;
+                        for (int64_t d = 0; d < operandRank; ++d) {
+                          if (llvm::is_contained(leading, d))
+                            targetIdx.push_back(zero);
+                          else if (windowOf[d] < 0)
+                            targetIdx.push_back(start[d]);
+                          else
+                            targetIdx.push_back(arith::AddIOp::create(
+                                wb, wl, start[d], offset[windowOf[d]]));
+                        }
+                        Value v = tensor::ExtractOp::create(wb, wl, updates,
+                                                            updateIdx);
+                        if (kind != ScatterKind::Replace) {
+                          Value cur = tensor::ExtractOp::create(
+                              wb, wl, written, targetIdx);
+                          v = scatterCombine(wb, wl, kind, cur, v, isUnsigned);
+                        }
+                        return {tensor::InsertOp::create(wb, wl, v, written,
+                                                         targetIdx)};
+                      });
+                  scf::YieldOp::create(tb, tl,
+                                       window.results.empty()
+                                           ? ValueRange{acc}
+                                           : ValueRange{window.results[0]});
+                },
+                [&](OpBuilder &eb, Location el) {
+                  scf::YieldOp::create(eb, el, acc);
+                });
+            return {ifOp.getResult(0)};
+          });
+      return nest.results.empty() ? target : nest.results[0];
+    };
+
+    Value result;
+    if (leading.empty()) {
+      result = scatterInto(rewriter, loc, operand, ValueRange{});
+    } else {
+      // A window longer than its operand dim is out of bounds for every
+      // update: no thread runs.
+      Value fits = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+      for (int64_t d : leading)
+        fits = arith::AndIOp::create(
+            rewriter, loc, fits,
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                  windowUbs[windowOf[d]], operandDims[d]));
+      Value zero = cIndex(rewriter, loc, 0);
+      SmallVector<OpFoldResult> threadUbs;
+      for (int64_t d : leading)
+        threadUbs.push_back(arith::SelectOp::create(
+                                rewriter, loc, fits, windowUbs[windowOf[d]],
+                                zero)
+                                .getResult());
+      auto forall = scf::ForallOp::create(rewriter, loc, threadUbs,
+                                          ValueRange{operand}, std::nullopt);
+      OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+      Value shared = forall.getRegionIterArgs()[0];
+      SmallVector<OpFoldResult> offsets(operandRank, body.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(body, loc, shared);
+      SmallVector<OpFoldResult> strides(operandRank, body.getIndexAttr(1));
+      for (auto [j, d] : llvm::enumerate(leading)) {
+        offsets[d] = forall.getInductionVars()[j];
+        sizes[d] = body.getIndexAttr(1);
+      }
+      Value slice = tensor::ExtractSliceOp::create(body, loc, shared, offsets,
+                                                   sizes, strides);
+      Value written =
+          scatterInto(body, loc, slice, forall.getInductionVars());
+      body.setInsertionPointToStart(forall.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(body, loc, written, shared,
+                                            offsets, sizes, strides);
+      result = forall.getResult(0);
+    }
     result = castTo(rewriter, loc, result, type);
     rewriter.replaceOp(op, result);
     return success();
   }
+
+private:
+  bool windowThreads;
 };
 
 } // namespace
 
 void populateGatherScatterPatterns(RewritePatternSet &patterns,
-                                   const GatherComponents &components) {
+                                   const GatherComponents &components,
+                                   bool windowThreads) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<GatherToLinalg<GatherOp>, GatherToLinalg<DynamicGatherOp>>(
       ctx, components);
-  patterns.add<ScatterToLoops>(ctx);
+  patterns.add<ScatterToLoops>(ctx, windowThreads);
 }
 
 } // namespace disc::legalize

@@ -950,6 +950,50 @@ LogicalResult ScatterOp::verify() {
   return success();
 }
 
+namespace {
+/// scatter(operand, indices, transpose(x, perm)) -> scatter(operand,
+/// indices, x) when `perm` lists the window dims in ascending order and the
+/// batch dims in ascending order: update dim i is x's dim perm[i], so the
+/// k-th window dim and the k-th batch dim stay the k-th of x.
+struct FoldTransposeIntoScatter : OpRewritePattern<ScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ScatterOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getUpdates().getDefiningOp<TransposeOp>();
+    if (!transpose)
+      return failure();
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    ArrayRef<int64_t> windowDims = op.getUpdateWindowDims();
+    int64_t previousWindow = -1, previousBatch = -1;
+    SmallVector<int64_t> foldedWindowDims;
+    for (int64_t i = 0; i < (int64_t)perm.size(); ++i) {
+      int64_t &previous =
+          llvm::is_contained(windowDims, i) ? previousWindow : previousBatch;
+      if (perm[i] < previous)
+        return failure();
+      previous = perm[i];
+      if (llvm::is_contained(windowDims, i))
+        foldedWindowDims.push_back(perm[i]);
+    }
+    Attribute dims = op->getAttr(DiscDialect::kDimsAttrName);
+    auto folded = rewriter.replaceOpWithNewOp<ScatterOp>(
+        op, op.getType(), op.getOperand(), op.getScatterIndices(),
+        transpose.getOperand(), foldedWindowDims, op.getInsertedWindowDims(),
+        op.getScatterDimsToOperandDims(), op.getIndexVectorDim(),
+        op.getKind());
+    if (dims)
+      folded->setAttr(DiscDialect::kDimsAttrName, dims);
+    return success();
+  }
+};
+} // namespace
+
+void ScatterOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<FoldTransposeIntoScatter>(context);
+}
+
 LogicalResult ScatterOp::reifyReturnTypeShapes(OpBuilder &b,
                                                ValueRange operands,
                                                SmallVectorImpl<Value> &shapes) {

@@ -640,6 +640,52 @@ def test_average_pool_gradients(options):
     _check_input_gradients(f, ((2, 3, 9, 11), (3, 3, 16, 7), (2, 5, 12, 12)))
 
 
+UPSAMPLES = {  # literal sizes: a closure's ints would be symbolic with dynamic=True
+    "bilinear": lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear",
+                                        align_corners=False),
+    "bilinear-corners": lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear",
+                                                align_corners=True),
+    "bilinear-to-size": lambda x: F.interpolate(x, size=(7, 5), mode="bilinear",
+                                                align_corners=False),
+    "nearest": lambda x: F.interpolate(x, scale_factor=2.0, mode="nearest"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UPSAMPLES))
+def test_upsample_gradients(name):
+    """Upsampling's backward: the gradient of the decomposition's gathers is
+    a scatter-add into [N, C, H, W] at (h, w) positions, one slice per
+    (n, c) on the CPU's threads (disc-legalize-to-linalg's
+    scatter-window-threads), reading the gradient where it lies (the
+    transpose to [H', W', N, C] folds into the scatter). Several positions
+    hit each input element (a sum in order per element); a size smaller
+    than the input (7x5 from 9x9) leaves elements no output reaches."""
+    torch._dynamo.reset()
+    _check_input_gradients(UPSAMPLES[name], ((2, 3, 4, 5), (3, 16, 9, 9), (2, 2, 6, 11)))
+
+
+def test_index_put_accumulate_into_spatial_positions():
+    """x[:, :, h, w] += v with repeated (h, w) pairs: the scatter's threads
+    are the (n, c) slices, and the updates of one element still combine in
+    order within its slice. Three shapes, one compilation."""
+    torch._dynamo.reset()
+
+    def f(x, h, w, v):
+        return torch.ops.aten.index_put(x, [None, None, h, w], v, accumulate=True) * 2
+
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    compiles = None
+    for n, c, hw, k in ((2, 4, 5, 7), (3, 3, 8, 20), (2, 17, 4, 9)):
+        x = torch.randn(n, c, hw, hw)
+        h = torch.randint(-hw, hw, (k,))  # negative positions count from the end
+        w = torch.randint(0, hw, (k,))
+        h[1], w[1] = h[0], w[0]  # a collision
+        v = torch.randn(n, c, k)
+        torch.testing.assert_close(compiled(x, h, w, v), f(x, h, w, v), rtol=1e-5, atol=1e-5)
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+
+
 ADAPTIVE_POOLS = {  # literal sizes: a closure's ints would be symbolic with dynamic=True
     "3x2": lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
     "global": lambda x: F.adaptive_avg_pool2d(x, 1),

@@ -110,3 +110,44 @@ func.func @dot_general_keeps_free_dim_reordering(%a: tensor<3x5x8xf32>, %b: tens
   %0 = disc.dot_general %t, %b, batching_dims = [] x [], contracting_dims = [2] x [0] : (tensor<5x3x8xf32>, tensor<8x2xf32>) -> tensor<5x3x2xf32>
   return %0 : tensor<5x3x2xf32>
 }
+
+// -----
+
+// upsample_bilinear2d's backward: the gradient [N, C, H', W'] moved to
+// [H', W', N, C] for a scatter at (h', w') positions. The transpose keeps
+// the window dims (N, C) in order and the batch dims (H', W') in order, so
+// the scatter reads the gradient where it lies: window dims [0, 1].
+// CHECK-LABEL: func.func @scatter_folds_updates_transpose
+// CHECK-NOT: disc.transpose
+// CHECK: disc.scatter %arg0[%arg1], %arg2, kind = add, update_window_dims = [0, 1], inserted_window_dims = [2, 3], scatter_dims_to_operand_dims = [2, 3], index_vector_dim = 2 {disc.dims = ["1", "s0", "s1", "s1"]}
+func.func @scatter_folds_updates_transpose(%a: tensor<1x?x?x?xf32>, %i: tensor<?x?x2xi64>, %g: tensor<1x?x?x?xf32>) -> tensor<1x?x?x?xf32> {
+  %t = disc.transpose %g, dims = [2, 3, 0, 1] : (tensor<1x?x?x?xf32>) -> tensor<?x?x1x?xf32>
+  %0 = disc.scatter %a[%i], %t, kind = add, update_window_dims = [2, 3], inserted_window_dims = [2, 3], scatter_dims_to_operand_dims = [2, 3], index_vector_dim = 2 {disc.dims = ["1", "s0", "s1", "s1"]} : (tensor<1x?x?x?xf32>, tensor<?x?x2xi64>, tensor<?x?x1x?xf32>) -> tensor<1x?x?x?xf32>
+  return %0 : tensor<1x?x?x?xf32>
+}
+
+// -----
+
+// Must NOT fold: the transpose swaps the two window dims (the k-th window
+// dim covers the k-th operand dim: folding would swap N and C).
+// CHECK-LABEL: func.func @scatter_keeps_window_reordering
+// CHECK: %[[T:.*]] = disc.transpose %arg2, dims = [2, 3, 1, 0]
+// CHECK: disc.scatter %arg0[%arg1], %[[T]], kind = add, update_window_dims = [2, 3]
+func.func @scatter_keeps_window_reordering(%a: tensor<4x4x8x8xf32>, %i: tensor<5x6x2xi64>, %g: tensor<4x4x5x6xf32>) -> tensor<4x4x8x8xf32> {
+  %t = disc.transpose %g, dims = [2, 3, 1, 0] : (tensor<4x4x5x6xf32>) -> tensor<5x6x4x4xf32>
+  %0 = disc.scatter %a[%i], %t, kind = add, update_window_dims = [2, 3], inserted_window_dims = [2, 3], scatter_dims_to_operand_dims = [2, 3], index_vector_dim = 2 : (tensor<4x4x8x8xf32>, tensor<5x6x2xi64>, tensor<5x6x4x4xf32>) -> tensor<4x4x8x8xf32>
+  return %0 : tensor<4x4x8x8xf32>
+}
+
+// -----
+
+// Must NOT fold: the transpose swaps two batch dims (the k-th batch dim of
+// the updates pairs with the k-th of the indices).
+// CHECK-LABEL: func.func @scatter_keeps_batch_reordering
+// CHECK: %[[T:.*]] = disc.transpose %arg2, dims = [1, 0, 2]
+// CHECK: disc.scatter %arg0[%arg1], %[[T]]
+func.func @scatter_keeps_batch_reordering(%a: tensor<9x4xf32>, %i: tensor<5x6x1xi64>, %g: tensor<6x5x4xf32>) -> tensor<9x4xf32> {
+  %t = disc.transpose %g, dims = [1, 0, 2] : (tensor<6x5x4xf32>) -> tensor<5x6x4xf32>
+  %0 = disc.scatter %a[%i], %t, kind = add, update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2 : (tensor<9x4xf32>, tensor<5x6x1xi64>, tensor<5x6x4xf32>) -> tensor<9x4xf32>
+  return %0 : tensor<9x4xf32>
+}

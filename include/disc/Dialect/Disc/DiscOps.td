@@ -486,6 +486,13 @@ def Disc_ScatterOp : Disc_Op<"scatter", [Pure, Disc_Reify,
     `replace` stores the update (the last one wins when indices collide);
     `add`, `mul`, `max`, `min` combine the current value with each update.
     Indices out of bounds skip the whole update window, as in StableHLO.
+
+    Canonicalization folds a disc.transpose of the updates into
+    `update_window_dims` when the transpose keeps the window dims in order
+    and the batch dims in order (the pairing of updates with indices and
+    operand positions is then unchanged): the gradient of a gather from an
+    NCHW tensor (upsample_bilinear2d's backward, `[N, C, H', W']` moved to
+    `[H', W', N, C]`) reads the gradient where it lies instead of a copy.
   }];
   let arguments = (ins Disc_Tensor:$operand, Disc_IndexTensor:$scatter_indices,
                        Disc_Tensor:$updates,
@@ -504,6 +511,7 @@ def Disc_ScatterOp : Disc_Op<"scatter", [Pure, Disc_Reify,
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
