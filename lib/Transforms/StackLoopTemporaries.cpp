@@ -20,10 +20,12 @@ struct StackLoopTemporariesPass
     SmallVector<memref::AllocOp> candidates;
     getOperation().walk([&](memref::AllocOp alloc) {
       MemRefType type = alloc.getType();
-      if (type.hasStaticShape() &&
+      // isLoopTemporary first: it admits only int and float elements,
+      // whose bit width is defined (an index buffer, a shape built for a
+      // library call, has none).
+      if (disc::isLoopTemporary(alloc) && type.hasStaticShape() &&
           type.getNumElements() * type.getElementTypeBitWidth() <=
-              kMaxStackBytes * 8 &&
-          disc::isLoopTemporary(alloc))
+              kMaxStackBytes * 8)
         candidates.push_back(alloc);
     });
     for (memref::AllocOp alloc : candidates) {

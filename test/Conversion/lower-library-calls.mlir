@@ -125,6 +125,23 @@ func.func @conv_backward_weights(%x: tensor<?x4x?x?xf32>, %dy: tensor<?x8x?x?xf3
 
 // -----
 
+// A kernel of symbolic sizes: the buffer's dynamic dims come from the
+// kernel_size operand (the output features from the gradient), and the
+// library reads them from the buffer like static ones.
+// CHECK-LABEL: func @conv_backward_weights_dynamic_kernel
+// CHECK-SAME: (%{{.*}}, %[[X:.*]]: tensor<?x4x?x?xf32>, %[[DY:.*]]: tensor<?x?x?x?xf32>, %[[K:.*]]: tensor<2xindex>)
+// CHECK-DAG: %[[O:.*]] = tensor.dim %[[DY]], %c1
+// CHECK-DAG: %[[KH:.*]] = tensor.extract %[[K]][%c0]
+// CHECK-DAG: %[[KW:.*]] = tensor.extract %[[K]][%{{.*}}]
+// CHECK: memref.alloc(%[[O]], %[[KH]], %[[KW]]) : memref<?x4x?x?xf32>
+// CHECK: call @disc_ral_conv_backward_weights_f32
+func.func @conv_backward_weights_dynamic_kernel(%x: tensor<?x4x?x?xf32>, %dy: tensor<?x?x?x?xf32>, %k: tensor<2xindex>) -> tensor<?x4x?x?xf32> {
+  %0 = disc.convolution_backward_weights %x, %dy kernel_size(%k), strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x4x?x?xf32>, tensor<?x?x?x?xf32>, tensor<2xindex>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
 // Epilogues call the `_post_` entry points: the (kind, alpha, beta) triples
 // as an f64 constant, then the operands (a dot_general's brought to rank 3
 // like its result), then the output buffer in the unused slots.

@@ -41,3 +41,21 @@ func.func @kept(%n: index) -> memref<4xf32> {
   }
   return %top : memref<4xf32>
 }
+
+// -----
+
+// Must NOT move, and must not crash: a buffer of `index` elements (a
+// kernel size a library call's result allocation reads) has no bit width;
+// it is not a loop temporary of numbers.
+// CHECK-LABEL: func.func @index_buffer
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<2xindex>
+// CHECK-NOT: memref.alloca
+func.func @index_buffer(%x: memref<?xindex>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.alloc() {alignment = 64 : i64} : memref<2xindex>
+  memref.store %n, %t[%c0] : memref<2xindex>
+  %v = memref.load %t[%c0] : memref<2xindex>
+  memref.store %v, %x[%c0] : memref<?xindex>
+  return
+}

@@ -1339,11 +1339,23 @@ LogicalResult ConvolutionBackwardWeightsOp::verify() {
     return emitOpError() << "input features (" << c
                          << ") must equal result dim 1 (" << i
                          << ") x feature_group_count (" << groups << ")";
+  if (Value kernelSize = getKernelSize()) {
+    auto kernelSizeType = cast<RankedTensorType>(kernelSize.getType());
+    if (kernelSizeType.getDimSize(0) != spatial)
+      return emitOpError() << "kernel_size must have one entry per spatial "
+                              "dim ("
+                           << spatial << "), got type " << kernelSizeType;
+  }
   for (int64_t s = 0; s < spatial; ++s) {
     int64_t k = resultType.getDimSize(2 + s);
-    if (ShapedType::isDynamic(k))
-      return emitOpError() << "needs a static kernel size; spatial dim " << s
-                           << " is dynamic";
+    if (ShapedType::isDynamic(k)) {
+      if (!getKernelSize())
+        return emitOpError()
+               << "needs a static kernel size or a kernel_size operand; "
+                  "spatial dim "
+               << s << " is dynamic";
+      continue;
+    }
     int64_t in = inputType.getDimSize(2 + s),
             out = gradientType.getDimSize(2 + s);
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
@@ -1375,8 +1387,18 @@ LogicalResult ConvolutionBackwardWeightsOp::reifyReturnTypeShapes(
         indexConst(b, loc, getFeatureGroupCount())));
   else
     out.push_back(indexConst(b, loc, resultType.getDimSize(1)));
-  for (int64_t d = 2, e = resultType.getRank(); d < e; ++d)
-    out.push_back(indexConst(b, loc, resultType.getDimSize(d)));
+  for (int64_t d = 2, e = resultType.getRank(); d < e; ++d) {
+    if (!resultType.isDynamicDim(d)) {
+      out.push_back(indexConst(b, loc, resultType.getDimSize(d)));
+      continue;
+    }
+    // The verifier requires kernel_size for a dynamic kernel dim.
+    Value size =
+        tensor::ExtractOp::create(b, loc, operands[2], indexConst(b, loc, d - 2));
+    if (!size.getType().isIndex())
+      size = arith::IndexCastOp::create(b, loc, b.getIndexType(), size);
+    out.push_back(size);
+  }
   return packShape(b, loc, out, shapes);
 }
 

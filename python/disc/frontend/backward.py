@@ -175,8 +175,9 @@ def _library_weight_gradient(input, weight, dilation, groups) -> bool:
     """Whether a convolution's weight gradient runs as one library call
     (disc.convolution_backward_weights: oneDNN's backward-weights
     primitive) instead of the decompositions above: on CPU tensors of a
-    float type, with a kernel of static size (the op's result size). Not
-    for a depthwise convolution that is dilated or 1-d, where the windows
+    float type (a kernel of symbolic sizes, a weight input under
+    dynamic=True, passes them to the op). Not for a depthwise convolution
+    that is dilated or 1-d, where the windows
     (_gradient_weight_by_windows) measured faster: oneDNN has no direct
     kernel for a dilated one (x64:gemm:jit; the windows took 0.55x its
     time at [2, 128, 2000], kernel 3, dilation 8, a convtasnet block), and
@@ -187,7 +188,6 @@ def _library_weight_gradient(input, weight, dilation, groups) -> bool:
     return (input.device.type == "cpu"
             and input.dtype in (torch.float32, torch.float16, torch.bfloat16)
             and 3 <= input.dim() <= 5
-            and all(isinstance(k, int) for k in weight.shape)
             and not (depthwise and (input.dim() == 3 or any(d != 1 for d in dilation))))
 
 

@@ -439,14 +439,22 @@ class FunctionBuilder:
                                      groups, shape) -> Val:
         """disc.convolution_backward_weights: the kernel gradient of the
         convolution of x whose output's gradient is grad; shape is the
-        kernel's (static)."""
+        kernel's, whose symbolic spatial sizes go as the kernel_size
+        operand (the op cannot infer them: a stride leaves input rows
+        unread)."""
         out = tensor_type(shape, x.dtype)
         attrs = f"feature_group_count = {int(groups)} : i64" if groups != 1 else ""
+        spatial = list(shape[2:])
+        kernel_size, kernel_size_type = "", ""
+        if not all(is_static(k) for k in spatial):
+            kernel_size = f" kernel_size({self.shape_tensor(spatial)})"
+            kernel_size_type = f", tensor<{len(spatial)}xindex>"
         return self.op(
-            f"disc.convolution_backward_weights {x.name}, {grad.name}, "
+            f"disc.convolution_backward_weights {x.name}, {grad.name}{kernel_size}, "
             f"strides = {_int_list(stride)}, pad_low = {_int_list(pad_lo)}, "
             f"pad_high = {_int_list(pad_hi)}, dilation = {_int_list(dilation)}",
-            x.dtype, shape, attrs=attrs, signature=f"({x.type}, {grad.type}) -> {out}")
+            x.dtype, shape, attrs=attrs,
+            signature=f"({x.type}, {grad.type}{kernel_size_type}) -> {out}")
 
     def attention(self, q: Val, k: Val, v: Val, mask: Optional[Val], scale: Optional[float],
                   causal: bool) -> Val:

@@ -1112,8 +1112,6 @@ def _convolution_backward_check(node):
     kernel = fake(node)[1]
     if kernel.dtype not in (torch.float32, torch.float16, torch.bfloat16):
         return f"convolution_backward of dtype {kernel.dtype}"
-    if not all(isinstance(k, int) for k in kernel.shape):
-        return f"convolution_backward with a symbolic kernel size {list(kernel.shape)}"
     for name, value in (("stride", stride), ("padding", padding), ("dilation", dilation),
                         ("groups", groups)):
         values = value if isinstance(value, (list, tuple)) else [value]
@@ -1125,7 +1123,8 @@ def _convolution_backward_check(node):
 @register(aten.convolution_backward.default, check=_convolution_backward_check)
 def _convolution_backward(ctx, grad, x, w, bias_sizes, stride, padding, dilation, transposed,
                           output_padding, groups, output_mask):
-    """The kernel gradient alone: disc.convolution_backward_weights."""
+    """The kernel gradient alone: disc.convolution_backward_weights (a
+    kernel of symbolic sizes passes them as its kernel_size operand)."""
     spatial = x.rank - 2
     stride, padding, dilation = (list(v) * (spatial if len(v) == 1 else 1)
                                  for v in (stride, padding, dilation))

@@ -529,22 +529,31 @@ def test_weight_gradients_are_one_library_call_each(tmp_path):
     assert not [line for line in transposes if "?" in line], transposes
 
 
-def test_weight_gradients_of_a_weight_input_with_symbolic_sizes():
-    """A kernel passed as an input under dynamic=True has symbolic sizes,
-    which the library call's static result cannot have: its gradient stays
-    the decomposition into convolutions, and is right, at 3 sizes with one
-    compilation."""
+def test_weight_gradients_of_a_weight_input_with_symbolic_sizes(tmp_path):
+    """A kernel passed as an input under dynamic=True (a GraphNet sample's
+    weights) has symbolic sizes: its gradient is still one
+    disc.convolution_backward_weights, the kernel's sizes passed as its
+    kernel_size operand, not the decomposition whose convolution has the
+    whole output gradient as its kernel (oneDNN runs those slowly:
+    pigu_hybrid's took 13-64 ms each). Right at 3 input and kernel sizes,
+    rectangular kernels included, with one compilation (within the kernel
+    sizes PyTorch guards as one case for padding 1: 2 and 3)."""
+    import functools
+    import glob
+
     torch._dynamo.reset()
 
     def f(x, w):
         return F.conv2d(x, w, None, 2, 1)
 
     compiled = torch.compile(f, backend="disc", dynamic=True)
+    traced = torch.compile(f, dynamic=True,
+                           backend=functools.partial(disc.backend, dump_dir=str(tmp_path)))
     fallbacks, compiles = _stat("fallback_nodes"), None
     g = torch.Generator().manual_seed(0)
-    for n, size in ((2, 11), (3, 16), (2, 9)):
+    for n, size, kernel in ((5, 11, (3, 2)), (3, 16, (2, 3)), (2, 9, (3, 3))):
         x = torch.randn(n, 4, size, size, generator=g, requires_grad=True)
-        w = torch.randn(6, 4, 3, 3, generator=g, requires_grad=True)
+        w = torch.randn(6, 4, *kernel, generator=g, requires_grad=True)
         x_ref, w_ref = (t.detach().clone().requires_grad_() for t in (x, w))
         _loss(compiled(x, w)).backward()
         _loss(f(x_ref, w_ref)).backward()
@@ -553,6 +562,13 @@ def test_weight_gradients_of_a_weight_input_with_symbolic_sizes():
         compiles = compiles or disc.stats()["compilations"]
     assert disc.stats()["compilations"] == compiles
     assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+    x = torch.randn(2, 4, 11, 11, requires_grad=True)
+    w = torch.randn(6, 4, 3, 2, requires_grad=True)
+    _loss(traced(x, w)).backward()
+    [backward] = glob.glob(str(tmp_path / "*" / "backward-partition-0" / "000-input.mlir"))
+    calls = [line for line in open(backward).read().splitlines()
+             if "disc.convolution_backward_weights" in line]
+    assert len(calls) == 1 and "kernel_size(" in calls[0], calls
 
 
 class _PoolOfAChannelSlice(torch.nn.Module):

@@ -556,9 +556,17 @@ func.func @conv_backward_weights_groups(%x: tensor<1x4x8x8xf32>, %dy: tensor<1x6
 // -----
 
 func.func @conv_backward_weights_dynamic_kernel(%x: tensor<1x4x8x8xf32>, %dy: tensor<1x6x6x6xf32>) -> tensor<6x4x?x3xf32> {
-  // expected-error @+1 {{needs a static kernel size; spatial dim 0 is dynamic}}
+  // expected-error @+1 {{needs a static kernel size or a kernel_size operand; spatial dim 0 is dynamic}}
   %0 = disc.convolution_backward_weights %x, %dy, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x4x8x8xf32>, tensor<1x6x6x6xf32>) -> tensor<6x4x?x3xf32>
   return %0 : tensor<6x4x?x3xf32>
+}
+
+// -----
+
+func.func @conv_backward_weights_kernel_size_length(%x: tensor<1x4x8x8xf32>, %dy: tensor<1x6x6x6xf32>, %k: tensor<3xindex>) -> tensor<6x4x?x?xf32> {
+  // expected-error @+1 {{kernel_size must have one entry per spatial dim (2), got type 'tensor<3xindex>'}}
+  %0 = disc.convolution_backward_weights %x, %dy kernel_size(%k), strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x4x8x8xf32>, tensor<1x6x6x6xf32>, tensor<3xindex>) -> tensor<6x4x?x?xf32>
+  return %0 : tensor<6x4x?x?xf32>
 }
 
 // -----

@@ -164,9 +164,11 @@ func.func @compute(%a: tensor<?x?x64xbf16>, %b: tensor<?x64x32xbf16>, %x: tensor
 // A convolution's kernel gradient: input and output gradient in, the kernel
 // [O, C/groups, k...] out, with the forward convolution's attributes.
 // CHECK-LABEL: func @conv_backward_weights
-func.func @conv_backward_weights(%x: tensor<?x4x?x?xf32>, %dy: tensor<?x6x?x?xf32>) -> (tensor<6x4x3x3xf32>, tensor<6x2x3x3xf32>) {
+func.func @conv_backward_weights(%x: tensor<?x4x?x?xf32>, %dy: tensor<?x6x?x?xf32>, %ks: tensor<2xindex>) -> (tensor<6x4x3x3xf32>, tensor<6x2x3x3xf32>) {
   // CHECK: disc.convolution_backward_weights %{{.*}}, %{{.*}}, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x4x?x?xf32>, tensor<?x6x?x?xf32>) -> tensor<6x4x3x3xf32>
   %0 = disc.convolution_backward_weights %x, %dy, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x4x?x?xf32>, tensor<?x6x?x?xf32>) -> tensor<6x4x3x3xf32>
+  // CHECK: disc.convolution_backward_weights %{{.*}}, %{{.*}} kernel_size(%{{.*}}), strides = [1, 1], {{.*}} : (tensor<?x4x?x?xf32>, tensor<?x6x?x?xf32>, tensor<2xindex>) -> tensor<6x4x?x?xf32>
+  %k = disc.convolution_backward_weights %x, %dy kernel_size(%ks), strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<?x4x?x?xf32>, tensor<?x6x?x?xf32>, tensor<2xindex>) -> tensor<6x4x?x?xf32>
   // CHECK: disc.convolution_backward_weights {{.*}} {feature_group_count = 2 : i64}
   %1 = disc.convolution_backward_weights %x, %dy, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [2, 2] {feature_group_count = 2 : i64} : (tensor<?x4x?x?xf32>, tensor<?x6x?x?xf32>) -> tensor<6x2x3x3xf32>
   return %0, %1 : tensor<6x4x3x3xf32>, tensor<6x2x3x3xf32>

@@ -634,9 +634,12 @@ def Disc_ConvolutionBackwardWeightsOp
     output_gradient[n, o, p] * input[n, g * C/G + c, p * stride + k * dilation
     - padding_low]` (g the group of o; reads outside the input are zeros).
     The attributes are the forward convolution's. The kernel's spatial
-    sizes are the result type's and must be static: they are not
-    determined by the operands' sizes (a stride leaves trailing input
-    elements unread). Each output spatial size must be
+    sizes are not determined by the operands' sizes (a stride leaves
+    trailing input elements unread): they are the result type's, or where
+    one is dynamic (a kernel whose sizes are symbolic, as a GraphNet
+    sample's weight inputs under `dynamic=True`), the optional
+    `kernel_size` operand's, one entry per spatial dim. Each output
+    spatial size must be
     `(in + padding_low + padding_high - dilation * (k - 1) - 1) / stride + 1`
     (checked here when static, by the library at run time otherwise).
     Runs as a library call (oneDNN's backward-weights convolution on CPU);
@@ -644,6 +647,7 @@ def Disc_ConvolutionBackwardWeightsOp
   }];
   let arguments = (ins Disc_FloatTensor:$input,
                        Disc_FloatTensor:$output_gradient,
+                       Optional<Disc_ShapeTensor>:$kernel_size,
                        DenseI64ArrayAttr:$window_strides,
                        DenseI64ArrayAttr:$padding_low,
                        DenseI64ArrayAttr:$padding_high,
@@ -651,8 +655,9 @@ def Disc_ConvolutionBackwardWeightsOp
                        DefaultValuedAttr<I64Attr, "1">:$feature_group_count);
   let results = (outs Disc_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $output_gradient `,` `strides` `=` $window_strides `,`
-    `pad_low` `=` $padding_low `,` `pad_high` `=` $padding_high `,`
+    $input `,` $output_gradient
+    (`kernel_size` `(` $kernel_size^ `)`)? `,` `strides` `=` $window_strides
+    `,` `pad_low` `=` $padding_low `,` `pad_high` `=` $padding_high `,`
     `dilation` `=` $rhs_dilation attr-dict `:`
     functional-type(operands, results)
   }];
