@@ -318,11 +318,15 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
         if (windowOf[d] >= 0)
           leading.push_back(d);
     }
-    auto zeros = [&](OpBuilder &b, size_t n) {
-      return SmallVector<Value>(n, cIndex(b, loc, 0));
-    };
-    auto ones = [&](OpBuilder &b, size_t n) {
-      return SmallVector<Value>(n, cIndex(b, loc, 1));
+    // A nest of unit-step loops from 0 to `ubs`, carrying `init`.
+    auto loopNest = [&](OpBuilder &b, Location l, ValueRange ubs, Value init,
+                        function_ref<scf::ValueVector(
+                            OpBuilder &, Location, ValueRange, ValueRange)>
+                            body) {
+      return scf::buildLoopNest(
+          b, l, SmallVector<Value>(ubs.size(), cIndex(b, l, 0)), ubs,
+          SmallVector<Value>(ubs.size(), cIndex(b, l, 1)), ValueRange{init},
+          body);
     };
 
     // The sequential scatter into `target`: the operand, or a slice of it
@@ -341,9 +345,8 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
           loopWindow[windowOf[d]] = loopUbs.size();
           loopUbs.push_back(windowUbs[windowOf[d]]);
         }
-      scf::LoopNest nest = scf::buildLoopNest(
-          builder, bl, zeros(builder, batchUbs.size()), batchUbs,
-          ones(builder, batchUbs.size()), ValueRange{target},
+      scf::LoopNest nest = loopNest(
+          builder, bl, batchUbs, target,
           [&](OpBuilder &b, Location l, ValueRange batchIvs,
               ValueRange iterArgs) -> scf::ValueVector {
             Value acc = iterArgs[0];
@@ -376,9 +379,8 @@ struct ScatterToLoops : public OpConversionPattern<ScatterOp> {
             auto ifOp = scf::IfOp::create(
                 b, l, inBounds,
                 [&](OpBuilder &tb, Location tl) {
-                  scf::LoopNest window = scf::buildLoopNest(
-                      tb, tl, zeros(tb, loopUbs.size()), loopUbs,
-                      ones(tb, loopUbs.size()), ValueRange{acc},
+                  scf::LoopNest window = loopNest(
+                      tb, tl, loopUbs, acc,
                       [&](OpBuilder &wb, Location wl, ValueRange loopIvs,
                           ValueRange windowArgs) -> scf::ValueVector {
                         Value written = windowArgs[0];
