@@ -616,34 +616,56 @@ float applyStep(const EpilogueStep &step, float acc, float operand) {
 
 /// Applies an f32 epilogue to `result` in place, element by element. Only
 /// for results oneDNN does not compute: an empty reduction (all zeros), a
-/// product small enough for smallMatmulF32.
+/// product small enough for smallMatmulF32. Walks the result row by row
+/// (its last dim), each binary operand at its own strides, 0 along the dims
+/// it broadcasts.
 void applyEpilogueDirectly(const Operand &result, const Epilogue &epilogue) {
   // Nothing to apply; and without an epilogue the result may be f16/bf16,
   // which the f32 loop below must not touch (it wrote past a bf16 buffer).
-  if (epilogue.empty())
+  if (epilogue.empty() || numElements(result.sizes) == 0)
     return;
   const int64_t rank = static_cast<int64_t>(result.sizes.size());
-  const int64_t count = numElements(result.sizes);
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t n = 0; n < count; ++n) {
-    int64_t offset = 0;
+  // A scalar result is one row of one element.
+  const int64_t rowLength = rank == 0 ? 1 : result.sizes[rank - 1];
+  const int64_t outer = rank == 0 ? 0 : rank - 1;
+  std::vector<std::vector<int64_t>> operandStrides;
+  for (const Operand &e : epilogue.operands) {
+    std::vector<int64_t> strides(rank);
     for (int64_t d = 0; d < rank; ++d)
+      strides[d] = e.sizes[d] == 1 ? 0 : e.strides[d];
+    operandStrides.push_back(std::move(strides));
+  }
+  const int64_t resultStep = rank == 0 ? 0 : result.strides[rank - 1];
+  std::vector<const float *> rowOperands(epilogue.operands.size());
+  std::vector<int64_t> operandSteps(epilogue.operands.size(), 0);
+  for (size_t i = 0; i < epilogue.operands.size(); ++i)
+    operandSteps[i] = rank == 0 ? 0 : operandStrides[i][rank - 1];
+  std::vector<int64_t> index(outer, 0);
+  const int64_t rows = numElements(result.sizes) / rowLength;
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < outer; ++d)
       offset += index[d] * result.strides[d];
     float *element = static_cast<float *>(result.data) + offset;
-    float acc = *element;
-    for (const EpilogueStep &step : epilogue.steps) {
-      float operand = 0;
-      if (step.operand >= 0) {
-        const Operand &e = epilogue.operands[step.operand];
-        int64_t at = 0;
-        for (int64_t d = 0; d < rank; ++d)
-          at += (e.sizes[d] == 1 ? 0 : index[d]) * e.strides[d];
-        operand = static_cast<const float *>(e.data)[at];
-      }
-      acc = applyStep(step, acc, operand);
+    for (size_t i = 0; i < epilogue.operands.size(); ++i) {
+      int64_t at = 0;
+      for (int64_t d = 0; d < outer; ++d)
+        at += index[d] * operandStrides[i][d];
+      rowOperands[i] =
+          static_cast<const float *>(epilogue.operands[i].data) + at;
     }
-    *element = acc;
-    for (int64_t d = rank - 1; d >= 0; --d) {
+    for (int64_t j = 0; j < rowLength; ++j) {
+      float acc = element[j * resultStep];
+      for (const EpilogueStep &step : epilogue.steps) {
+        const float operand =
+            step.operand >= 0
+                ? rowOperands[step.operand][j * operandSteps[step.operand]]
+                : 0.0f;
+        acc = applyStep(step, acc, operand);
+      }
+      element[j * resultStep] = acc;
+    }
+    for (int64_t d = outer - 1; d >= 0; --d) {
       if (++index[d] < result.sizes[d])
         break;
       index[d] = 0;

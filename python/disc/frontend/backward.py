@@ -18,15 +18,25 @@ def _contiguous(t):
 
 def _gradient_input(grad, weight, input_shape, stride, padding, dilation, groups):
     """d(loss)/d(input) of a (non-transposed) convolution: the transposed
-    convolution of the gradient with the same weight, uncropped, then the
-    input's rows cut from it (from `padding` on). A strided convolution's
-    last input rows can lie past the uncropped result (no window reads
-    them: zero gradient), hence stride - 1 zero rows after it. This keeps
-    every size symbolic, where output_padding would have to be a constant.
-    One zero row before it too, so that the cut never starts at 0: a slice
-    from 0 makes PyTorch ask whether it is the whole (contiguous) tensor, a
+    convolution of the gradient with the same weight. With stride 1 and a
+    padding the kernel covers, that is the transposed convolution with the
+    forward's padding. Otherwise it is computed uncropped, then the input's
+    rows are cut from it (from `padding` on). A strided convolution's last
+    input rows can lie past the uncropped result (no window reads them:
+    zero gradient), hence stride - 1 zero rows after it. This keeps every
+    size symbolic, where output_padding would have to be a constant. One
+    zero row before it too, so that the cut never starts at 0: a slice from
+    0 makes PyTorch ask whether it is the whole (contiguous) tensor, a
     guard on the size's parity that Dynamo would then check."""
     spatial = len(input_shape) - 2
+    if all(s == 1 for s in stride) and all(
+            padding[d] <= dilation[d] * (weight.shape[2 + d] - 1) for d in range(spatial)):
+        # Stride 1: the transposed convolution with the forward's padding
+        # has the input's size exactly (one library call, no pad and crop
+        # around it, no border rows computed and cut away). The padding
+        # bound is a guard where the kernel's size is symbolic.
+        return aten.convolution.default(grad, weight, None, stride, padding, dilation, True,
+                                        [0] * spatial, groups)
     full = aten.convolution.default(grad, weight, None, stride, [0] * spatial, dilation, True,
                                     [0] * spatial, groups)
     extra = []

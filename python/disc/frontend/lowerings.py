@@ -1024,7 +1024,8 @@ def _conv_transpose(ctx, x, w, stride, padding, dilation, output_padding, groups
     padding of that convolution is between 0 and dilation * (k - 1) on each
     side (output_padding <= padding <= dilation * (k - 1)), the dilation is
     the convolution's lhs_dilation, which the CPU library runs as a
-    deconvolution without the inserted zeros; otherwise the input is
+    deconvolution without the inserted zeros (with stride 1, none: an
+    ordinary convolution with that padding); otherwise the input is
     dilated by a pad op. Kernel sizes may be symbolic (a kernel passed as
     an input with dynamic=True): the padding is then a dynamic operand of
     the convolution, whether an edge pads or crops is decided from the
@@ -1059,7 +1060,9 @@ def _conv_transpose(ctx, x, w, stride, padding, dilation, output_padding, groups
     # sizes when k is symbolic (the library rejects a negative padding at
     # run time, naming the convolution).
     # (Integer convolutions have no input dilation: pad first.)
-    if any(s != 1 for s in stride) and x.dtype.is_floating_point and \
+    # With stride 1 there is no input dilation: the padding is the direct
+    # convolution's own, whatever the dtype (no pad op copying the input).
+    if (x.dtype.is_floating_point or all(s == 1 for s in stride)) and \
             all(output_padding[i] <= padding[i] <= ctx.hint(dilation[i] * (ks[i] - 1))
                 for i in range(spatial)):
         return ctx.b.convolution(x, wk, [1] * spatial, low[2:], high[2:], dilation, g,

@@ -571,6 +571,84 @@ def test_weight_gradients_of_a_weight_input_with_symbolic_sizes(tmp_path):
     assert len(calls) == 1 and "kernel_size(" in calls[0], calls
 
 
+class _ConvOfAKernelInput(torch.nn.Module):
+    """F.conv2d with the kernel passed as an input (symbolic sizes under
+    dynamic=True, as a GraphNet sample's weights)."""
+
+    def __init__(self, padding, dilation):
+        super().__init__()
+        self.padding, self.dilation = padding, dilation
+
+    def forward(self, x, w):
+        return F.conv2d(x, w, None, 1, self.padding, self.dilation)
+
+
+@pytest.mark.parametrize("kernel, padding, dilation, weight_input, one_call", [
+    (3, 1, 1, False, True), (5, 2, 1, False, True), (3, 2, 2, False, True),
+    (1, 0, 1, False, True), (3, 1, 1, True, True), ((3, 2), (1, 0), 1, True, True),
+    # padding past the kernel's reach: computed uncropped, then cut
+    (1, 1, 1, False, False), (3, 3, 1, True, False)])
+def test_input_gradient_of_a_stride_1_convolution(tmp_path, kernel, padding, dilation,
+                                                  weight_input, one_call):
+    """A stride-1 convolution's input gradient is the transposed
+    convolution with the forward's padding when the kernel reaches over
+    the padding: one disc.convolution in the backward partition with no
+    pad or slice around it. A padding past the reach (a 1x1 kernel padded
+    by 1) keeps the uncropped convolution and the cut. Right against eager
+    at 3 sizes with one compilation, for a module's kernel (static sizes)
+    and a kernel passed as an input (symbolic sizes under dynamic=True)."""
+    import functools
+    import glob
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(4, 6, kernel, 1, padding, dilation, bias=False)
+    ref = copy.deepcopy(conv)
+    # (A module's attributes are constants to Dynamo, where a closure's
+    # ints would be symbolic under dynamic=True, and a symbolic padding
+    # leaves the convolution to eager.)
+    f = _ConvOfAKernelInput(padding, dilation)
+
+    def step(model, x):
+        """The kernel's gradient of one step through `model` (a module, or
+        f with the kernel passed as an input); x.grad is x's."""
+        if not weight_input:
+            model.zero_grad()
+            _loss(model(x)).backward()
+            return model.weight.grad
+        w = conv.weight.detach().clone().requires_grad_()
+        _loss(model(x, w)).backward()
+        return w.grad
+
+    compiled = torch.compile(f if weight_input else conv, backend="disc", dynamic=True)
+    fallbacks, compiles = _stat("fallback_nodes"), None
+    # (The first call's sizes differ from the kernel's and the channels:
+    # equal ones would share one symbol.)
+    for n, h, w in ((5, 11, 9), (3, 16, 13), (2, 8, 12)):
+        x = torch.randn(n, 4, h, w, requires_grad=True)
+        x_ref = x.detach().clone().requires_grad_()
+        w_grad = step(compiled, x)
+        w_grad_ref = step(f if weight_input else ref, x_ref)
+        torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(w_grad, w_grad_ref, rtol=1e-4, atol=1e-4)
+        compiles = compiles or disc.stats()["compilations"]
+    assert disc.stats()["compilations"] == compiles
+    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+
+    torch._dynamo.reset()
+    traced = torch.compile(f if weight_input else conv, dynamic=True,
+                           backend=functools.partial(disc.backend, dump_dir=str(tmp_path)))
+    step(traced, torch.randn(2, 4, 11, 9, requires_grad=True))
+    [backward] = glob.glob(str(tmp_path / "*" / "backward-partition-0" / "000-input.mlir"))
+    text = open(backward).read()
+    convolutions = [line for line in text.splitlines() if "disc.convolution " in line]
+    cuts = [line for line in text.splitlines()
+            if any(op in line for op in ("disc.pad ", "disc.dynamic_pad ", "disc.slice ",
+                                         "disc.real_dynamic_slice "))]
+    assert len(convolutions) == 1, convolutions
+    assert (not cuts) == one_call, cuts
+
+
 class _PoolOfAChannelSlice(torch.nn.Module):
     """YOLO's SPPF pattern: max pools of half of a convolution's channels,
     concatenated, so that each pool's output gradient reaches the backward
