@@ -247,6 +247,49 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+namespace {
+/// x + scatter_add(zeros, indices, updates) -> scatter_add(x, indices,
+/// updates): the updates added into x itself, with no table of zeros to
+/// fill and no second pass over it. An embedding used twice, or tied to an
+/// output projection, has its gradients summed this way: two
+/// embedding_dense_backward scatters into zeros [vocab, d] and an add, or
+/// one and a matmul's gradient. Each element's sum is reassociated (x
+/// first, then the updates in order) and an element no update reaches is x
+/// itself where it was 0 + x (-0.0 stays -0.0): the rounding of a sum, as
+/// any reordering of it. Only where the scatter has no other user.
+struct FoldAddIntoScatterOfZeros : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      auto scatter = op->getOperand(i).getDefiningOp<ScatterOp>();
+      if (!scatter || scatter.getKind() != ScatterKind::Add ||
+          !scatter->hasOneUse())
+        continue;
+      Value table = scatter.getOperand();
+      Attribute known;
+      matchPattern(table, m_Constant(&known));
+      if (!isSplatConstant(constantThroughBroadcast(table, known), 0.0, 0))
+        continue;
+      Value other = op->getOperand(1 - i);
+      rewriter.setInsertionPoint(op);
+      auto folded = cast<ScatterOp>(rewriter.clone(*scatter));
+      folded.getOperandMutable().assign(other);
+      rewriter.replaceOp(op, folded.getResult());
+      rewriter.eraseOp(scatter);
+      return success();
+    }
+    return failure();
+  }
+};
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<FoldAddIntoScatterOfZeros>(context);
+}
+
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
   return foldIdentityOperand(
       *this, adaptor.getLhs(), adaptor.getRhs(),

@@ -431,28 +431,79 @@ def test_equal_gradients_stay_separate_tensors_under_accumulation():
         _assert_grads_close(model, ref, 1e-5)
 
 
-def _check_convolution_gradients(conv, dims, sizes):
-    """`conv`'s input and weight gradients through DISC against eager at
-    (batch, size) `sizes`: one compilation, no fallback node, and no call
-    rejected by the compiled code and run in eager instead (a weight
-    gradient's symbolic crop once was, at even sizes)."""
+class _TiedEmbedding(torch.nn.Module):
+    """One embedding table looked up twice and tied to the output
+    projection: its gradient is two scatter-adds of rows and a matmul's
+    gradient, summed (canonicalization folds each add into the scatter)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(50, 16)
+
+    def forward(self, tokens, positions):
+        h = torch.tanh(self.embed(tokens) + self.embed(positions))
+        return h @ self.embed.weight.t()
+
+
+def test_gradient_of_an_embedding_used_twice_and_tied(tmp_path):
+    """Rows gathered twice (colliding indices: 50 rows, up to 63 lookups
+    each) plus the tied projection, against eager at 3 sizes with one
+    compilation and no fallback node; after canonicalization no add reads
+    a scatter (each scatter adds into the other addend)."""
+    import functools
+    import glob
+    import re
+
+    torch.manual_seed(0)
+    model = _TiedEmbedding()
+    _check_steps_against_eager(model, [(torch.randint(0, 50, (n, t)), torch.arange(t).expand(n, t))
+                                       for n, t in ((3, 21), (2, 9), (4, 13))])
+
     torch._dynamo.reset()
-    ref = copy.deepcopy(conv)
-    compiled = torch.compile(conv, backend="disc", dynamic=True)
+    traced = torch.compile(model, dynamic=True,
+                           backend=functools.partial(disc.backend, dump_dir=str(tmp_path)))
+    tokens = torch.randint(0, 50, (3, 21))
+    _loss(traced(tokens, torch.arange(21).expand(3, 21))).backward()
+    [path] = sorted(glob.glob(str(tmp_path / "*" / "backward-partition-0" /
+                              "*-prepare-canonicalize.mlir")))[-1:]
+    text = open(path).read()
+    scatters = re.findall(r"(%\w+) = disc\.scatter ", text)
+    assert len(scatters) == 2, text
+    adds = [line for line in text.splitlines() if " = disc.add " in line]
+    assert not [a for a in adds if any(re.search(rf"{s}\b", a) for s in scatters)], adds
+
+
+def _check_steps_against_eager(model, argument_sets, tol=1e-4):
+    """One training step of `model` compiled with dynamic=True, and of an
+    eager copy, per argument set: the parameters' gradients and those of
+    the arguments that require grad against eager's, with one compilation,
+    no fallback node, and no call rejected by the compiled code and run in
+    eager instead (a convolution weight gradient's symbolic crop once was,
+    at even sizes)."""
+    torch._dynamo.reset()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="disc", dynamic=True)
     fallbacks, eager_calls, compiles = _stat("fallback_nodes"), _stat("eager_calls"), None
-    for n, size in sizes:
-        x = torch.randn(n, 8, *([size] * dims), requires_grad=True)
-        x_ref = x.detach().clone().requires_grad_()
-        _loss(compiled(x)).backward()
-        _loss(ref(x_ref)).backward()
-        torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-4)
-        _assert_grads_close(conv, ref, 1e-4)
-        conv.zero_grad()
+    for args in argument_sets:
+        ref_args = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
+        _loss(compiled(*args)).backward()
+        _loss(ref(*ref_args)).backward()
+        for a, r in zip(args, ref_args):
+            if a.requires_grad:
+                torch.testing.assert_close(a.grad, r.grad, rtol=tol, atol=tol)
+        _assert_grads_close(model, ref, tol)
+        model.zero_grad()
         ref.zero_grad()
         compiles = compiles or disc.stats()["compilations"]
     assert disc.stats()["compilations"] == compiles
     assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
     assert _stat("eager_calls") == eager_calls
+
+
+def _check_convolution_gradients(conv, dims, sizes):
+    """`conv`'s input and weight gradients at (batch, size) `sizes`."""
+    _check_steps_against_eager(conv, [(torch.randn(n, 8, *([size] * dims), requires_grad=True),)
+                                      for n, size in sizes])
 
 
 @pytest.mark.parametrize("dims, groups, stride, padding, dilation", [

@@ -151,3 +151,56 @@ func.func @scatter_keeps_batch_reordering(%a: tensor<9x4xf32>, %i: tensor<5x6x1x
   %0 = disc.scatter %a[%i], %t, kind = add, update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2 : (tensor<9x4xf32>, tensor<5x6x1xi64>, tensor<5x6x4xf32>) -> tensor<9x4xf32>
   return %0 : tensor<9x4xf32>
 }
+
+// -----
+
+// Two embedding gradients of one table (or one and a tied projection's
+// gradient): the add of a scatter into zeros becomes the scatter into the
+// other addend; a chain of two folds into one scatter into the other.
+// CHECK-LABEL: func.func @add_folds_into_scatter_of_zeros
+// CHECK-NOT: disc.add
+// CHECK-NOT: dynamic_broadcast_in_dim
+// CHECK: %[[S:.*]] = disc.scatter %arg0[%arg1], %arg2, kind = add
+// CHECK: return %[[S]]
+func.func @add_folds_into_scatter_of_zeros(%x: tensor<?x32xf32>, %i: tensor<1x17x1xi64>, %u: tensor<1x17x32xf32>, %n: index) -> tensor<?x32xf32> {
+  %zero = disc.constant dense<0.000000e+00> : tensor<f32>
+  %c32 = arith.constant 32 : index
+  %shape = tensor.from_elements %n, %c32 : tensor<2xindex>
+  %z = disc.dynamic_broadcast_in_dim %zero, %shape, dims = [] : (tensor<f32>, tensor<2xindex>) -> tensor<?x32xf32>
+  %s = disc.scatter %z[%i], %u, kind = add, update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2 : (tensor<?x32xf32>, tensor<1x17x1xi64>, tensor<1x17x32xf32>) -> tensor<?x32xf32>
+  %r = disc.add %x, %s : tensor<?x32xf32>
+  return %r : tensor<?x32xf32>
+}
+
+// CHECK-LABEL: func.func @add_of_two_scatters_of_zeros
+// CHECK-NOT: disc.add
+// CHECK: %[[Z:.*]] = disc.constant dense<0.000000e+00> : tensor<50x32xf32>
+// CHECK: %[[S1:.*]] = disc.scatter %[[Z]][%arg1], %arg2, kind = add
+// CHECK: %[[S2:.*]] = disc.scatter %[[S1]][%arg0], %arg2, kind = add
+// CHECK: return %[[S2]]
+func.func @add_of_two_scatters_of_zeros(%i: tensor<1x17x1xi64>, %j: tensor<1x17x1xi64>, %u: tensor<1x17x32xf32>) -> tensor<50x32xf32> {
+  %zero = disc.constant dense<0.000000e+00> : tensor<f32>
+  %z = disc.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<50x32xf32>
+  %s1 = disc.scatter %z[%i], %u, kind = add, update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2 : (tensor<50x32xf32>, tensor<1x17x1xi64>, tensor<1x17x32xf32>) -> tensor<50x32xf32>
+  %s2 = disc.scatter %z[%j], %u, kind = add, update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2 : (tensor<50x32xf32>, tensor<1x17x1xi64>, tensor<1x17x32xf32>) -> tensor<50x32xf32>
+  %r = disc.add %s1, %s2 : tensor<50x32xf32>
+  return %r : tensor<50x32xf32>
+}
+
+// Must not fold: a scatter into something other than zeros, a scatter that
+// is not an add, a scatter whose result is used elsewhere.
+// CHECK-LABEL: func.func @add_keeps_other_scatters
+// CHECK-COUNT-3: disc.add
+func.func @add_keeps_other_scatters(%x: tensor<50x32xf32>, %i: tensor<1x17x1xi64>, %u: tensor<1x17x32xf32>) -> (tensor<50x32xf32>, tensor<50x32xf32>, tensor<50x32xf32>, tensor<50x32xf32>) {
+  %one = disc.constant dense<1.000000e+00> : tensor<f32>
+  %ones = disc.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<50x32xf32>
+  %s1 = disc.scatter %ones[%i], %u, kind = add, update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2 : (tensor<50x32xf32>, tensor<1x17x1xi64>, tensor<1x17x32xf32>) -> tensor<50x32xf32>
+  %r1 = disc.add %x, %s1 : tensor<50x32xf32>
+  %zero = disc.constant dense<0.000000e+00> : tensor<f32>
+  %z = disc.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<50x32xf32>
+  %s2 = disc.scatter %z[%i], %u, kind = max, update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2 : (tensor<50x32xf32>, tensor<1x17x1xi64>, tensor<1x17x32xf32>) -> tensor<50x32xf32>
+  %r2 = disc.add %x, %s2 : tensor<50x32xf32>
+  %s3 = disc.scatter %z[%i], %u, kind = add, update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2 : (tensor<50x32xf32>, tensor<1x17x1xi64>, tensor<1x17x32xf32>) -> tensor<50x32xf32>
+  %r3 = disc.add %x, %s3 : tensor<50x32xf32>
+  return %r1, %r2, %r3, %s3 : tensor<50x32xf32>, tensor<50x32xf32>, tensor<50x32xf32>, tensor<50x32xf32>
+}

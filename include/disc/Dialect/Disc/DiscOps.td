@@ -93,6 +93,7 @@ class Disc_BinaryOp<string mnemonic, Type TensorType, list<Trait> traits = []>
 
 def Disc_AddOp : Disc_BinaryOp<"add", Disc_Tensor, [Commutative]> {
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 def Disc_SubtractOp : Disc_BinaryOp<"subtract", Disc_NumericTensor>;
 def Disc_MulOp : Disc_BinaryOp<"multiply", Disc_Tensor, [Commutative]> {
