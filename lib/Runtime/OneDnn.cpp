@@ -628,18 +628,22 @@ void applyEpilogueDirectly(const Operand &result, const Epilogue &epilogue) {
   // A scalar result is one row of one element.
   const int64_t rowLength = rank == 0 ? 1 : result.sizes[rank - 1];
   const int64_t outer = rank == 0 ? 0 : rank - 1;
-  std::vector<std::vector<int64_t>> operandStrides;
-  for (const Operand &e : epilogue.operands) {
-    std::vector<int64_t> strides(rank);
+  // Each binary operand's strides (0 along the dims it broadcasts) and,
+  // per row, where that row starts.
+  struct OperandWalk {
+    std::vector<int64_t> strides;
+    int64_t step = 0;
+    const float *row = nullptr;
+  };
+  std::vector<OperandWalk> walks(epilogue.operands.size());
+  for (size_t i = 0; i < walks.size(); ++i) {
+    const Operand &e = epilogue.operands[i];
+    walks[i].strides.resize(rank);
     for (int64_t d = 0; d < rank; ++d)
-      strides[d] = e.sizes[d] == 1 ? 0 : e.strides[d];
-    operandStrides.push_back(std::move(strides));
+      walks[i].strides[d] = e.sizes[d] == 1 ? 0 : e.strides[d];
+    walks[i].step = rank == 0 ? 0 : walks[i].strides[rank - 1];
   }
   const int64_t resultStep = rank == 0 ? 0 : result.strides[rank - 1];
-  std::vector<const float *> rowOperands(epilogue.operands.size());
-  std::vector<int64_t> operandSteps(epilogue.operands.size(), 0);
-  for (size_t i = 0; i < epilogue.operands.size(); ++i)
-    operandSteps[i] = rank == 0 ? 0 : operandStrides[i][rank - 1];
   std::vector<int64_t> index(outer, 0);
   const int64_t rows = numElements(result.sizes) / rowLength;
   for (int64_t row = 0; row < rows; ++row) {
@@ -647,19 +651,18 @@ void applyEpilogueDirectly(const Operand &result, const Epilogue &epilogue) {
     for (int64_t d = 0; d < outer; ++d)
       offset += index[d] * result.strides[d];
     float *element = static_cast<float *>(result.data) + offset;
-    for (size_t i = 0; i < epilogue.operands.size(); ++i) {
+    for (size_t i = 0; i < walks.size(); ++i) {
       int64_t at = 0;
       for (int64_t d = 0; d < outer; ++d)
-        at += index[d] * operandStrides[i][d];
-      rowOperands[i] =
-          static_cast<const float *>(epilogue.operands[i].data) + at;
+        at += index[d] * walks[i].strides[d];
+      walks[i].row = static_cast<const float *>(epilogue.operands[i].data) + at;
     }
     for (int64_t j = 0; j < rowLength; ++j) {
       float acc = element[j * resultStep];
       for (const EpilogueStep &step : epilogue.steps) {
         const float operand =
             step.operand >= 0
-                ? rowOperands[step.operand][j * operandSteps[step.operand]]
+                ? walks[step.operand].row[j * walks[step.operand].step]
                 : 0.0f;
         acc = applyStep(step, acc, operand);
       }
