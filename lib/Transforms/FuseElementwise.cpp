@@ -130,6 +130,25 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
   bool log;
 };
 
+/// Whether fusing through `fusedOperand` would make the fused op write one
+/// element of the producer's result several times, each write reading the
+/// one before: the producer's payload reads its init (stitch fusion makes
+/// `log(sum) + max` write over the max's row buffer) and the consumer reads
+/// the producer through a broadcast. Upstream's fusion keeps such a
+/// producer result as a result of the fused op, indexed by the consumer's
+/// map, so every iteration along the broadcast dims would add to the value
+/// the previous one wrote instead of to the init.
+bool rewritesItsInitAlongBroadcast(OpOperand *fusedOperand) {
+  auto producer = fusedOperand->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(fusedOperand->getOwner());
+  if (!producer || !consumer ||
+      consumer.getMatchingIndexingMap(fusedOperand).isPermutation())
+    return false;
+  return llvm::any_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
+    return producer.payloadUsesValueFromOperand(&init);
+  });
+}
+
 struct FuseElementwisePass
     : disc::impl::DiscFuseElementwiseBase<FuseElementwisePass> {
   using DiscFuseElementwiseBase::DiscFuseElementwiseBase;
@@ -147,6 +166,16 @@ struct FuseElementwisePass
         [singleUse, logRefusals, recompute](OpOperand *fusedOperand) {
           if (!singleUse(fusedOperand))
             return false;
+          if (rewritesItsInitAlongBroadcast(fusedOperand)) {
+            if (logRefusals)
+              llvm::errs() << "[disc] fusion: not fused ("
+                           << fusedOperand->get().getDefiningOp()->getLoc()
+                           << " reads its init, which "
+                           << fusedOperand->getOwner()->getName() << " at "
+                           << fusedOperand->getOwner()->getLoc()
+                           << " would rewrite once per broadcast element)\n";
+            return false;
+          }
           Operation *producer = fusedOperand->get().getDefiningOp();
           if (recompute || disc::broadcastLoops(*fusedOperand).empty() ||
               !disc::isExpensiveToRecompute(producer))

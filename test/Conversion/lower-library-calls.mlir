@@ -142,6 +142,22 @@ func.func @conv_backward_weights_dynamic_kernel(%x: tensor<?x4x?x?xf32>, %dy: te
 
 // -----
 
+// A kernel_size built from sizes (what the importer emits) gives the buffer
+// those sizes themselves: no read back from the shape tensor, which the
+// cuda target's host code could not make once it is a buffer.
+// CHECK-LABEL: func @conv_backward_weights_kernel_size_from_elements
+// CHECK-SAME: (%{{.*}}, %[[X:.*]]: tensor<?x4x?x?xf32>, %[[DY:.*]]: tensor<?x?x?x?xf32>, %[[KH:[^:]*]]: index, %[[KW:[^:]*]]: index)
+// CHECK-NOT: tensor.extract
+// CHECK: memref.alloc(%{{.*}}, %[[KH]], %[[KW]]) : memref<?x4x?x?xf32>
+// CHECK: call @disc_ral_conv_backward_weights_f32
+func.func @conv_backward_weights_kernel_size_from_elements(%x: tensor<?x4x?x?xf32>, %dy: tensor<?x?x?x?xf32>, %kh: index, %kw: index) -> tensor<?x4x?x?xf32> {
+  %k = tensor.from_elements %kh, %kw : tensor<2xindex>
+  %0 = disc.convolution_backward_weights %x, %dy kernel_size(%k), strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x4x?x?xf32>, tensor<?x?x?x?xf32>, tensor<2xindex>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
 // Epilogues call the `_post_` entry points: the (kind, alpha, beta) triples
 // as an f64 constant, then the operands (a dot_general's brought to rank 3
 // like its result), then the output buffer in the unused slots.

@@ -322,8 +322,15 @@ def DiscFuseElementwise : Pass<"disc-fuse-elementwise"> {
     per-channel `rsqrt(var + eps)` was a kernel of its own before each
     normalisation (20 of ResNet-18's 65 launches).
 
-    `log` prints each fusion refused by the recompute rule, each
-    duplicated producer and each multi-result fusion.
+    On either target, a producer whose payload reads its init (stitch
+    fusion writes a row's log-sum-exp, log(sum) + max, over the max's row
+    value) does not fuse into a consumer that reads it through a
+    broadcast: upstream keeps such a result as a result of the fused op,
+    indexed without the broadcast dims, so every element along them would
+    rewrite it from the value the previous one wrote.
+
+    `log` prints each fusion refused by the recompute rule or the init
+    rule, each duplicated producer and each multi-result fusion.
   }];
   let options = [Option<"log", "log", "bool", "false",
                          "print refused fusions to stderr">,

@@ -132,7 +132,12 @@ Value dimOnHost(OpBuilder &b, Location loc, Value memref, int64_t index,
   }
   if (auto collapse = memref.getDefiningOp<memref::CollapseShapeOp>()) {
     Value product = arith::ConstantIndexOp::create(b, loc, 1);
-    for (int64_t j : collapse.getReassociationIndices()[index]) {
+    // getReassociationIndices() returns a temporary: a range-for over one
+    // of its elements would read freed memory (C++17 does not extend the
+    // temporary's life to the loop).
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    for (int64_t j : groups[index]) {
       Value extent = dimOnHost(b, loc, collapse.getSrc(), j, loop, depth + 1);
       if (!extent)
         return nullptr;

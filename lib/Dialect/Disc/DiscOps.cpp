@@ -1430,17 +1430,19 @@ LogicalResult ConvolutionBackwardWeightsOp::reifyReturnTypeShapes(
         indexConst(b, loc, getFeatureGroupCount())));
   else
     out.push_back(indexConst(b, loc, resultType.getDimSize(1)));
+  // The verifier requires kernel_size for a dynamic kernel dim. Its sizes
+  // are taken from the tensor.from_elements that builds it where there is
+  // one, not read back from it: bufferized, such a read is a load from a
+  // buffer, which the cuda target's host code cannot make.
+  SmallVector<Value> kernelSizes;
   for (int64_t d = 2, e = resultType.getRank(); d < e; ++d) {
     if (!resultType.isDynamicDim(d)) {
       out.push_back(indexConst(b, loc, resultType.getDimSize(d)));
       continue;
     }
-    // The verifier requires kernel_size for a dynamic kernel dim.
-    Value size =
-        tensor::ExtractOp::create(b, loc, operands[2], indexConst(b, loc, d - 2));
-    if (!size.getType().isIndex())
-      size = arith::IndexCastOp::create(b, loc, b.getIndexType(), size);
-    out.push_back(size);
+    if (kernelSizes.empty())
+      kernelSizes = getShapeElements(b, loc, operands[2]);
+    out.push_back(kernelSizes[d - 2]);
   }
   return packShape(b, loc, out, shapes);
 }

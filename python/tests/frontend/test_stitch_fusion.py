@@ -52,6 +52,25 @@ def test_reduction_also_returned_stays_correct():
     check_compiled(fn, [(torch.randn(r, n),) for r, n in SHAPES])
 
 
+def test_log_sum_exp_subtracted_from_its_row():
+    """Softmax as SDPA's training decomposition writes it: the row's
+    log-sum-exp, log(sum(exp(x - m))) + m, subtracted from every element.
+    Stitch fusion computes the log-sum-exp over the max's row value; fused
+    into the subtraction through the broadcast, each element added log(sum)
+    again to what the one before wrote (wrong from the row's second element
+    on the cuda targets, where the recompute rule allows the fusion)."""
+    def fn(x):
+        m = x.amax(-1, keepdim=True)
+        m = torch.where(m.abs() == float("inf"), 0.0, m)
+        lse = (x - m).exp().sum(-1, keepdim=True).log() + m
+        # The decomposition saves it squeezed and reads it back unsqueezed.
+        return (x - lse.squeeze(-1).unsqueeze(-1)).exp()
+
+    torch.manual_seed(0)
+    check_compiled(fn, [(torch.randn(2, r, n),) for r, n in SHAPES],
+                   tol=dict(rtol=1e-4, atol=1e-5))
+
+
 def test_column_reduction_is_not_stitched():
     """x / x.sum(0): fusing the column sum into a row loop would redo it
     per row; it stays its own kernel, apart from the divide."""

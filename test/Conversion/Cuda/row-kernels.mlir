@@ -319,3 +319,45 @@ func.func @ragged_rows(%a: memref<?x?xi32>, %lens: memref<?xindex>, %acc: memref
   }
   return
 }
+
+// -----
+
+// A stage whose length is the extent of a row view collapsed to 1-d (a
+// subview of the row, then collapse_shape): the host computes it from the
+// collapse's reassociation, the product of the subview's sizes (1 * 1 * n).
+// The reassociation is read from a copy, not through a temporary (a
+// range-for over an element of the temporary read freed memory and
+// crashed on the log-sum-exp of attention).
+// CHECK-LABEL: func.func @collapsed_row_view
+// AUTO:          %[[N:.*]] = memref.dim %{{.*}}, %c2
+// AUTO:          %[[LEN:.*]] = arith.muli %{{.*}}, %[[N]]
+// AUTO:          %[[CLAMPED:.*]] = arith.maxsi %[[LEN]]
+// AUTO:          arith.cmpi uge, %[[CLAMPED]], %c32
+// AUTO:          scf.if
+// AUTO:            call @disc_ral_note_variant(%c1_i64)
+// AUTO:          } else {
+// AUTO:            call @disc_ral_note_variant(%c0_i64)
+// BLOCK:         disc.row_block
+func.func @collapsed_row_view(%x: memref<?x?x?xf32>, %sum: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %d0 = memref.dim %x, %c0 : memref<?x?x?xf32>
+  %d1 = memref.dim %x, %c1 : memref<?x?x?xf32>
+  %n = memref.dim %x, %c2 : memref<?x?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%d0, %d1) step (%c1, %c1) {
+    %row = memref.subview %x[%i, %j, 0] [1, 1, %n] [1, 1, 1] : memref<?x?x?xf32> to memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>>
+    %dst = memref.subview %out[%i, %j, 0] [1, 1, %n] [1, 1, 1] : memref<?x?x?xf32> to memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>>
+    %flat = memref.collapse_shape %row [[0, 1, 2]] : memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>> into memref<?xf32, strided<[?], offset: ?>>
+    %flatDst = memref.collapse_shape %dst [[0, 1, 2]] : memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>> into memref<?xf32, strided<[?], offset: ?>>
+    %len = memref.dim %flat, %c0 : memref<?xf32, strided<[?], offset: ?>>
+    scf.parallel (%k) = (%c0) to (%len) step (%c1) {
+      %v = memref.load %flat[%k] : memref<?xf32, strided<[?], offset: ?>>
+      %l = math.log %v : f32
+      memref.store %l, %flatDst[%k] : memref<?xf32, strided<[?], offset: ?>>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
