@@ -58,7 +58,7 @@ CUDA_EMULATED_TESTS = python/tests/test_elementwise.py \
   python/tests/frontend/test_stitch_fusion.py python/tests/frontend/test_aten_ops.py \
   python/tests/frontend/test_model_zoo.py python/tests/test_attention.py \
   python/tests/test_library_ops.py python/tests/test_library_epilogues.py \
-  python/tests/training/test_training.py
+  python/tests/training/test_training.py python/tests/test_memory.py
 test-cuda-emulated:
 	@echo "[test] cuda target without a GPU: cuda-emulated runs + cuda compiles"
 	@DISC_TARGET=cuda-emulated DISC_TEST_CUDA_COMPILE=1 \

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -20,6 +21,31 @@ using namespace mlir;
 
 namespace {
 
+/// Whether an address taken from a buffer only feeds arithmetic and the
+/// conditions computed from it (the vector grids' alignment check: address
+/// % 16 == 0 picks the variant): nothing can read the buffer through it, so
+/// the address does not keep the buffer alive.
+bool addressOnlyTested(memref::ExtractAlignedPointerAsIndexOp address) {
+  SmallVector<Value> values{address.getResult()};
+  DenseSet<Value> seen;
+  while (!values.empty()) {
+    Value value = values.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (Operation *user : value.getUsers()) {
+      if (isa<arith::ArithDialect>(user->getDialect())) {
+        for (Value result : user->getResults())
+          values.push_back(result);
+        continue;
+      }
+      // A condition (scf.if, a branch, an assert) reads the test's result.
+      if (!value.getType().isInteger(1))
+        return false;
+    }
+  }
+  return true;
+}
+
 /// The op in `block` after which `buffer` (an allocation in `block`) is dead;
 /// failure when the buffer escapes the analysis (see Passes.td).
 FailureOr<Operation *> findLastUse(Value buffer, Block *block) {
@@ -29,8 +55,10 @@ FailureOr<Operation *> findLastUse(Value buffer, Block *block) {
   while (!aliases.empty()) {
     Value value = aliases.pop_back_val();
     for (Operation *user : value.getUsers()) {
-      if (isa<memref::DeallocOp, memref::ExtractAlignedPointerAsIndexOp,
-              UnrealizedConversionCastOp>(user) ||
+      if (auto address = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user))
+        if (!addressOnlyTested(address))
+          return failure();
+      if (isa<memref::DeallocOp, UnrealizedConversionCastOp>(user) ||
           user->hasTrait<OpTrait::IsTerminator>())
         return failure();
       for (Value result : user->getResults()) {

@@ -101,3 +101,41 @@ func.func @escaping(%x: memref<?xf32>, %n: index, %cond: i1) -> (memref<?x1xf32>
   memref.dealloc %d : memref<?xf32>
   return %v, %r : memref<?x1xf32>, memref<?xf32>
 }
+
+// -----
+
+func.func private @kernel(memref<?xf32>, memref<?xf32>)
+func.func private @vector_kernel(memref<?xf32>, memref<?xf32>)
+func.func private @keep(index)
+
+// An address only tested (the vector grids' alignment check picks a
+// variant from address % 16) does not keep the buffer alive: %a is freed
+// after the scf.if that reads it. An address passed on (to a call) could be
+// used to read the buffer later: %b must NOT be freed.
+// CHECK-LABEL: func.func @tested_address
+// CHECK:       %[[A:.*]] = memref.alloc
+// CHECK:       %[[B:.*]] = memref.alloc
+// CHECK:       memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK:       scf.if
+// CHECK:       } else {
+// CHECK:       }
+// CHECK-NEXT:  memref.dealloc %[[A]]
+// CHECK-NOT:   memref.dealloc %[[B]]
+// CHECK:       return
+func.func @tested_address(%x: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %a = memref.alloc(%n) : memref<?xf32>
+  %b = memref.alloc(%n) : memref<?xf32>
+  %address = memref.extract_aligned_pointer_as_index %a : memref<?xf32> -> index
+  %rem = arith.remui %address, %c16 : index
+  %aligned = arith.cmpi eq, %rem, %c0 : index
+  scf.if %aligned {
+    func.call @vector_kernel(%x, %a) : (memref<?xf32>, memref<?xf32>) -> ()
+  } else {
+    func.call @kernel(%x, %a) : (memref<?xf32>, memref<?xf32>) -> ()
+  }
+  %leaked = memref.extract_aligned_pointer_as_index %b : memref<?xf32> -> index
+  func.call @keep(%leaked) : (index) -> ()
+  return
+}

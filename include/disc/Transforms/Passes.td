@@ -612,6 +612,9 @@ def DiscFreeAfterLastUse
     multi-block region, or already has a `memref.dealloc`. Any op that
     takes the buffer and returns a memref (a view, a cast, a call) is
     assumed to return an alias, whose uses count as uses of the buffer.
+    An address taken only to be tested (the vector grids compute address
+    % 16 to pick a variant) is not an escape: only arithmetic and the
+    conditions computed from it read it.
     Calls and library calls that take it must not keep it past their
     return, which holds for the runtime's functions and the kernels.
 
