@@ -141,8 +141,7 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
 bool rewritesItsInitAlongBroadcast(OpOperand *fusedOperand) {
   auto producer = fusedOperand->get().getDefiningOp<linalg::GenericOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(fusedOperand->getOwner());
-  if (!producer || !consumer ||
-      consumer.getMatchingIndexingMap(fusedOperand).isPermutation())
+  if (!producer || !consumer || disc::broadcastLoops(*fusedOperand).empty())
     return false;
   return llvm::any_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
     return producer.payloadUsesValueFromOperand(&init);
