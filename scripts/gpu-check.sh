@@ -6,15 +6,20 @@
 #
 #   scripts/gpu-check.sh            # pytest -m cuda + GraphNet dev set
 #   GPU_CHECK_GRAPHNET=0 scripts/gpu-check.sh   # pytest only
+#   GPU_CHECK_TRAIN_SECONDS=130 scripts/gpu-check.sh   # + the dev set in training mode
 #
 # The device tool copies the working tree; carry the ignored dist/ file:
 #   run(command="scripts/gpu-check.sh", carry=["dist/disc-portable-cp312.tar.xz"])
 #
 # It installs the package into /tmp/disc-site (no network, no LLVM needed),
-# runs `pytest -m cuda` (python/tests/cuda/test_cuda_gpu.py), then the
-# GraphNet harness with --device cuda --dynamic true on the shared dev set
-# (eager, Inductor and DISC in one run). Logs and reports go to $OUT (the
-# device tool's output folder) or gpu-check-out/.
+# runs `pytest -m cuda` (python/tests/cuda: programs, models, training),
+# the kernel benchmark, then the GraphNet harness with --device cuda
+# --dynamic true on the shared dev set (eager, Inductor and DISC in one run;
+# then eager and DISC in training mode). Eight files go to $OUT (the device
+# tool's output folder; it returns at most 8) or gpu-check-out/: run.log
+# (environment, shard logs), pytest-cuda.log, kernels.log, kernels.json,
+# graphnet-results.jsonl, graphnet-summary.md, train-results.jsonl,
+# train-summary.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -59,7 +64,7 @@ print("disc", disc.__file__)
 print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name())
 print("driver", disc._runtime.cuda_driver_available(), "toolkit", disc._compiler().cuda_toolkit_path())
 PY
-} 2>&1 | tee "$OUT/environment.txt"
+} 2>&1 | tee "$OUT/run.log"
 
 status=0
 DEADLINE=$((SECONDS + ${GPU_CHECK_SECONDS:-480}))   # the device call's limit, less slack
@@ -74,7 +79,7 @@ XDIST=(); "$PY" -c "import xdist" 2>/dev/null && [[ $WORKERS -gt 1 ]] && XDIST=(
 "$PY" -c "import pytest_timeout" 2>/dev/null && XDIST+=(--timeout "${GPU_CHECK_TEST_TIMEOUT:-120}" --timeout-method thread)
 (cd python/tests && timeout "${GPU_CHECK_PYTEST_SECONDS:-$(( $(left) * 40 / 100 ))}" \
    "$PY" -m pytest -q -rfE -m cuda cuda -p no:cacheprovider --show-capture=stderr "${XDIST[@]}" \
-   --junitxml="$OUT/pytest-cuda.xml") > "$OUT/pytest-cuda.log" 2>&1
+  ) > "$OUT/pytest-cuda.log" 2>&1
 [[ $? -eq 0 ]] || status=1
 grep -E "^(FAILED|ERROR) " "$OUT/pytest-cuda.log" | cut -c1-300 | head -60
 tail -1 "$OUT/pytest-cuda.log"
@@ -88,40 +93,52 @@ fi
 
 # 3. The GraphNet dev set, --device cuda, eager/DISC/Inductor, in SHARDS
 # concurrent harness runs (the time a device call allows); what a shard has
-# finished when the time is up is kept.
+# finished when the time is up is kept. 4. The same in training mode
+# (--mode train, eager and DISC) for GPU_CHECK_TRAIN_SECONDS (0: skipped).
 SAMPLES=${GPU_CHECK_SAMPLES:-}
 for dir in shared/graphnet/samples gpu-shared/graphnet/samples ../shared/graphnet/samples; do
   [[ -z "$SAMPLES" && -d $dir ]] && SAMPLES=$dir
 done
-if [[ "${GPU_CHECK_GRAPHNET:-1}" == "1" && -n "$SAMPLES" && $(left) -gt 60 ]]; then
-  SHARDS=${GPU_CHECK_SHARDS:-8}
+SHARDS=${GPU_CHECK_SHARDS:-8}
+TRAIN_SECONDS=${GPU_CHECK_TRAIN_SECONDS:-0}
+# graphnet_stage NAME BUDGET_S COMPILERS [harness arguments]: NAME-results.jsonl,
+# NAME-summary.md, and the shards' logs appended to run.log.
+graphnet_stage() {
+  local name=$1 budget=$2 compilers=$3; shift 3
+  local work=/tmp/gpu-check-$name
   mapfile -t ALL < <(find "$SAMPLES" -name model.py -printf '%h\n' | sort)
-  budget=$(( $(left) - 25 ))
-  echo "[gpu-check] GraphNet: ${#ALL[@]} samples from $SAMPLES in $SHARDS shards, ${budget}s"
-  pids=()
+  echo "[gpu-check] $name: ${#ALL[@]} samples from $SAMPLES in $SHARDS shards, ${budget}s"
+  local pids=() s i mine f first=1
   for ((s = 0; s < SHARDS; s++)); do
     mine=(); for ((i = s; i < ${#ALL[@]}; i += SHARDS)); do mine+=("${ALL[$i]}"); done
     [[ ${#mine[@]} -gt 0 ]] || continue
     timeout "$budget" "$PY" -m disc.bench graphnet "${mine[@]}" --device cuda --dynamic true \
-      --compilers "${GPU_CHECK_COMPILERS:-eager,disc,inductor}" --threads 2 --shapes 1 --warmup 2 --trials 5 \
-      --budget 3 --min-time 0 --timeout "${GPU_CHECK_SAMPLE_TIMEOUT:-150}" \
-      --out "/tmp/gpu-check-gn/$s" ${GRAPHNET_ARGS:-} > "/tmp/gpu-check-gn-$s.log" 2>&1 &
+      --compilers "$compilers" --shapes 1 --min-time 0 \
+      --timeout "${GPU_CHECK_SAMPLE_TIMEOUT:-150}" --out "$work/$s" "$@" ${GRAPHNET_ARGS:-} \
+      > "$work-$s.log" 2>&1 &
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || status=1; done
   for ((s = 0; s < SHARDS; s++)); do
-    [[ -f /tmp/gpu-check-gn-$s.log ]] && { echo "== shard $s"; tail -60 "/tmp/gpu-check-gn-$s.log"; }
-  done > "$OUT/graphnet.log"
+    [[ -f $work-$s.log ]] && { echo "== $name shard $s"; tail -60 "$work-$s.log"; }
+  done >> "$OUT/run.log"
   # One results file: the first shard's meta line, then every record.
-  first=1
-  for f in /tmp/gpu-check-gn/*/results.jsonl; do
+  for f in "$work"/*/results.jsonl; do
     [[ -f $f ]] || continue
     if [[ $first == 1 ]]; then cat "$f"; first=0; else grep -v '^{"meta"' "$f"; fi
-  done > "$OUT/graphnet-results.jsonl"
-  mkdir -p /tmp/gpu-check-gn/merged
-  "$PY" -m disc.bench report "$OUT/graphnet-results.jsonl" --out /tmp/gpu-check-gn/merged \
-    > /dev/null 2>&1 && cp /tmp/gpu-check-gn/merged/summary.md "$OUT/graphnet-summary.md"
-  tail -50 "$OUT/graphnet-summary.md" 2>/dev/null
+  done > "$OUT/$name-results.jsonl"
+  mkdir -p "$work/merged"
+  "$PY" -m disc.bench report "$OUT/$name-results.jsonl" --out "$work/merged" \
+    > /dev/null 2>&1 && cp "$work/merged/summary.md" "$OUT/$name-summary.md"
+  tail -50 "$OUT/$name-summary.md" 2>/dev/null
+}
+if [[ "${GPU_CHECK_GRAPHNET:-1}" == "1" && -n "$SAMPLES" && $(( $(left) - TRAIN_SECONDS )) -gt 60 ]]; then
+  graphnet_stage graphnet $(( $(left) - TRAIN_SECONDS - 25 )) "${GPU_CHECK_COMPILERS:-eager,disc,inductor}" \
+    --threads 2 --warmup 2 --trials 5 --budget 3
+fi
+if [[ $TRAIN_SECONDS -gt 0 && -n "$SAMPLES" && $(left) -gt 45 ]]; then
+  graphnet_stage train $(( $(left) - 15 )) "${GPU_CHECK_TRAIN_COMPILERS:-eager,disc}" \
+    --mode train --threads 1 --warmup 1 --trials 3 --budget 2
 fi
 echo "[gpu-check] done in ${SECONDS}s, status $status"
 exit $status

@@ -83,11 +83,12 @@ def decompositions(training: bool = False) -> dict:
     table = dict(core_aten_decompositions())
     table.update(get_decompositions(_EXTRA_DECOMPOSITIONS))
     table.update(foreach.table())
+    from . import cuda_attention
+
     if training:
         table.update(backward.table())
+        table.update(cuda_attention.training_table())
     else:
-        from . import cuda_attention
-
         table.update(cuda_attention.table())
     # Ops DISC lowers better than their decompositions (PyTorch's CPU SDPA
     # kernel becomes disc.attention: no [L, S] scores in memory). In
@@ -880,8 +881,42 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
     _log.log("partition", f"graph {graph_id}: {report.partitions} compiled partition(s), "
              f"{compiled_nodes} compiled nodes, {fallback_nodes} fallback nodes")
     _emit_report(report)
+    _realign_eager_attention_masks(fused, graph_id)
     fused.recompile()
     return fused.forward
+
+
+# PyTorch's efficient-attention ops and the position of their mask.
+_ATTENTION_MASK_ARGUMENT = {
+    aten._scaled_dot_product_efficient_attention.default: 3,
+    aten._scaled_dot_product_efficient_attention_backward.default: 4,
+}
+
+
+def _aligned_attention_bias(bias):
+    """`bias` with its rows 16 elements apart, as eager's SDPA composite
+    prepares an efficient-attention mask (pad the last dim, slice it back):
+    the kernel rejects a row stride that is not a multiple of 4, and a
+    DISC output is packed."""
+    if bias is None or (bias.stride(-2) % 16 == 0 and bias.stride(-1) == 1):
+        return bias
+    size = bias.shape[-1]
+    return torch.nn.functional.pad(bias, (0, -size % 16))[..., :size]
+
+
+def _realign_eager_attention_masks(gm: fx.GraphModule, graph_id: int) -> None:
+    """An efficient-attention op left in eager (cuda_attention declines
+    dropout and grouped-query heads) reads its mask through
+    _aligned_attention_bias: the mask may be a DISC partition's output."""
+    for node in list(gm.graph.nodes):
+        index = _ATTENTION_MASK_ARGUMENT.get(node.target) if node.op == "call_function" else None
+        if index is None or len(node.args) <= index or not isinstance(node.args[index], fx.Node):
+            continue
+        with gm.graph.inserting_before(node):
+            aligned = gm.graph.call_function(_aligned_attention_bias, (node.args[index],))
+        node.update_arg(index, aligned)
+        _log.log("partition", f"graph {graph_id}: {_op_name(node)} ({node.name}) reads its mask "
+                 "with rows 16 elements apart, as eager's composite passes it")
 
 
 @dataclass

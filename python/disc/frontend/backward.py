@@ -289,13 +289,15 @@ def attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale):
     return output, aten.squeeze.dim(logsumexp, -1)
 
 
-def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
-                                     is_causal, *, attn_mask=None, scale=None):
-    """The attention's gradients from the forward's logsumexp:
-    P = exp(S - lse), dV = P^T dO, dS = P * (dO V^T - rowsum(dO * O)),
-    dQ = dS K * scale, dK = dS^T Q * scale."""
+def attention_math_backward(grad_out, query, key, value, out, logsumexp, attn_mask, dropout_p,
+                            is_causal, scale):
+    """The gradients of attention_math from its logsumexp, (grad_query,
+    grad_key, grad_value, grad_scores), or None where attention_math does
+    not apply: P = exp(S - lse), dV = P^T dO, dS = P * (dO V^T -
+    rowsum(dO * O)), dQ = dS K * scale, dK = dS^T Q * scale; dS is also an
+    additive mask's gradient."""
     if dropout_p != 0.0 or query.shape[1] != key.shape[1]:
-        return NotImplemented
+        return None
     scores, scale = _attention_scores(query, key, is_causal, attn_mask, scale)
     scores = aten._to_copy.default(scores, dtype=torch.float32)
     probs = aten.exp.default(aten.sub.Tensor(scores, aten.unsqueeze.default(logsumexp, -1)))
@@ -307,7 +309,15 @@ def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp
     grad_query = aten.mul.Tensor(aten.matmul.default(grad_scores, key), scale)
     grad_key = aten.mul.Tensor(
         aten.matmul.default(aten.transpose.int(grad_scores, -2, -1), query), scale)
-    return grad_query, grad_key, grad_value
+    return grad_query, grad_key, grad_value, grad_scores
+
+
+def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                                     is_causal, *, attn_mask=None, scale=None):
+    """The CPU flash-attention op's gradients (attention_math_backward)."""
+    grads = attention_math_backward(grad_out, query, key, value, out, logsumexp, attn_mask,
+                                    dropout_p, is_causal, scale)
+    return NotImplemented if grads is None else grads[:3]
 
 
 def _adaptive_window_matrix(out_size, in_size, dtype, device):

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 import torch
+import torch.fx as fx
 
 import disc
 from conftest import compilations, compile_once, run_shapes
@@ -539,3 +540,139 @@ def test_emulated_results_written_into_arguments():
 def test_results_written_into_arguments_compile_for_cuda():
     exe = disc.compile_mlir(TIED_UPDATES, target="cuda")
     assert exe.target == "cuda" and exe.results_into_arguments == {0: 0, 1: 1}
+
+
+def _efficient_attention_steps(q, k, v, bias, causal):
+    """Output and (q, k, v, bias) gradients through PyTorch's
+    efficient-attention op as a training graph would hold it (its backward
+    op from autograd's formula)."""
+    out = torch.ops.aten._scaled_dot_product_efficient_attention.default(q, k, v, bias, True, 0.0,
+                                                                          causal)[0]
+    weight = torch.linspace(-1, 1, out.numel()).reshape(out.shape)
+    leaves = [t for t in (q, k, v, bias) if t is not None and t.requires_grad]
+    return (out, *torch.autograd.grad((out * weight).sum(), leaves))
+
+
+@pytest.mark.parametrize("mask", ["none", "float", "learned", "causal"])
+def test_cuda_attention_training_decompositions_give_sdpa_gradients(mask):
+    """In training graphs the CUDA attention ops and their backward ops
+    are math (cuda_attention.training_table): traced together the way
+    AOTAutograd traces a joint graph, the backward op reads the decomposed
+    forward's logsumexp. On CPU tensors (the kernels are CUDA-only, the
+    table applies before dispatch), against SDPA's own gradients. Before,
+    they stayed in eager, and the efficient kernel rejected DISC's 14-key
+    mask on the GPU."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from disc.frontend import cuda_attention
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 5 if i == 0 else 14, 8, generator=g, requires_grad=True)
+               for i in range(3))
+    bias = None
+    if mask in ("float", "learned"):
+        bias = torch.randn(2, 3, 5, 14, generator=g, requires_grad=mask == "learned")
+    causal = mask == "causal"
+    gm = make_fx(_efficient_attention_steps,
+                 decomposition_table=cuda_attention.training_table())(q, k, v, bias, causal)
+    left = [n.target for n in gm.graph.nodes if "attention" in str(n.target)]
+    assert not left, f"attention ops left whole: {left}"
+    got = gm(q, k, v, bias, causal)
+
+    def reference(q, k, v, bias):
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias,
+                                                               is_causal=causal)
+        weight = torch.linspace(-1, 1, out.numel(), dtype=out.dtype).reshape(out.shape)
+        leaves = [t for t in (q, k, v, bias) if t is not None and t.requires_grad]
+        return (out, *torch.autograd.grad((out * weight).sum(), leaves))
+
+    double = [None if t is None else t.detach().double().requires_grad_(t.requires_grad)
+              for t in (q, k, v, bias)]
+    want = reference(*double)
+    assert len(got) == len(want) == (5 if mask == "learned" else 4)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a.double(), b, rtol=1e-4, atol=1e-5)
+
+
+def test_cuda_attention_backward_declines_what_its_forward_declines():
+    """A forward kept whole (dropout) must keep its backward whole: the
+    backward decomposition reads attention_math's logsumexp layout."""
+    from disc.frontend import cuda_attention
+
+    q, k, v = torch.randn(1, 2, 4, 8), torch.randn(1, 2, 6, 8), torch.randn(1, 2, 6, 8)
+    out, lse = torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4)
+    seed = torch.empty(0, dtype=torch.int64)
+    assert cuda_attention.efficient_attention(q, k, v, None, True, 0.1) is NotImplemented
+    assert cuda_attention.efficient_attention_backward(
+        out, q, k, v, None, out, lse, seed, seed, 0.1, [True] * 4) is NotImplemented
+    assert cuda_attention.flash_attention_backward(
+        out, q, k, v, out, lse, seed, seed, 4, 6, 0.1, False, seed, seed) is NotImplemented
+    gqa_k = torch.randn(1, 1, 6, 8)
+    assert cuda_attention.efficient_attention(q, gqa_k, gqa_k, None, True) is NotImplemented
+    assert cuda_attention.efficient_attention_backward(
+        out, q, gqa_k, gqa_k, None, out, lse, seed, seed, 0.0, [True] * 4) is NotImplemented
+
+
+def test_an_efficient_attention_op_left_in_eager_reads_an_aligned_mask():
+    """Kept whole (dropout), the efficient kernel receives its mask from a
+    DISC partition, packed: the graph realigns it as eager's composite
+    does (rows 16 elements apart), and leaves an aligned one alone."""
+    from disc.frontend.backend import _aligned_attention_bias, _realign_eager_attention_masks
+
+    packed = torch.randn(2, 3, 5, 14)
+    aligned = _aligned_attention_bias(packed)
+    assert aligned.stride(-2) == 16 and aligned.stride(-1) == 1
+    assert torch.equal(aligned, packed)
+    assert _aligned_attention_bias(aligned) is aligned
+    assert _aligned_attention_bias(None) is None
+
+    aten = torch.ops.aten
+    graph = fx.Graph()
+    q, bias, grad = (graph.placeholder(n) for n in ("q", "bias", "grad"))
+    fwd = graph.call_function(aten._scaled_dot_product_efficient_attention.default,
+                              (q, q, q, bias, True, 0.1))
+    bwd = graph.call_function(aten._scaled_dot_product_efficient_attention_backward.default,
+                              (grad, q, q, q, bias, grad, grad, grad, grad, 0.1,
+                               [True, True, True, False]))
+    unmasked = graph.call_function(aten._scaled_dot_product_efficient_attention.default,
+                                   (q, q, q, None, True, 0.1))
+    graph.output((fwd, bwd, unmasked))
+    gm = fx.GraphModule(torch.nn.Module(), graph)
+    _realign_eager_attention_masks(gm, 0)
+    for node, index in ((fwd, 3), (bwd, 4)):
+        assert node.args[index].target is _aligned_attention_bias, node
+        assert node.args[index].args == (bias,)
+    assert unmasked.args[3] is None
+
+
+def test_efficient_attention_in_a_training_graph_compiles_with_its_backward():
+    """The efficient-attention op as a cuda training graph holds it, here on
+    CPU tensors (its meta function traces anywhere): forward and backward
+    compile into DISC with no node in eager, one compilation each for two
+    query lengths, gradients as SDPA's."""
+    aten = torch.ops.aten
+
+    def f(q, k, v, bias):
+        return aten._scaled_dot_product_efficient_attention.default(q, k, v, bias, True)[0]
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before, compiles = disc.stats(), None
+    g = torch.Generator().manual_seed(0)
+    for length in (5, 9):
+        q, k, v = (torch.randn(2, 3, length if i == 0 else 14, 8, generator=g, requires_grad=True)
+                   for i in range(3))
+        bias = torch.randn(2, 3, length, 14, generator=g)
+        out = compiled(q, k, v, bias)
+        grads = torch.autograd.grad((out * out).sum(), (q, k, v))
+        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+        want = torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=bias)
+        want_grads = torch.autograd.grad((want * want).sum(), leaves)
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+        for a, b in zip(grads, want_grads):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+        if compiles is None:
+            compiles = disc.stats()["compilations"]
+            assert compiles - before["compilations"] == 2  # forward and backward
+    assert disc.stats()["compilations"] == compiles
+    assert disc.stats()["fallback_nodes"] == before["fallback_nodes"], disc.stats()["fallback_ops"]

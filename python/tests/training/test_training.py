@@ -36,7 +36,7 @@ def _loss(out, seed=7):
     softmax would have zero gradient)."""
     outs = [out] if isinstance(out, torch.Tensor) else list(out)
     g = torch.Generator().manual_seed(seed)
-    return sum((o.float() * torch.randn(o.shape, generator=g)).sum() for o in outs)
+    return sum((o.float() * torch.randn(o.shape, generator=g).to(o.device)).sum() for o in outs)
 
 
 class _ReluMargin(torch.overrides.TorchFunctionMode):
@@ -71,17 +71,29 @@ def _assert_grads_close(model, ref, tol):
                                    msg=lambda m: f"gradient of {name}: {m}")
 
 
-@pytest.mark.parametrize("name", sorted(zoo.ZOO))
-def test_zoo_gradients_match_eager_at_every_size_with_one_compilation(name):
+def _new_fallbacks(before, allowed=()):
+    """Fallback reasons counted since `before` (a copy of
+    disc.stats()["fallback_ops"]), less those containing an allowed text."""
+    after = disc.stats()["fallback_ops"]
+    new = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+    return {k: v for k, v in new.items() if not any(reason in k for reason in allowed)}
+
+
+def zoo_gradients_against_eager(name, assert_grads_close, device="cpu", allowed_fallback=()):
+    """The zoo model `name` trained one step at each of its sizes, compiled
+    once: loss, gradients (`assert_grads_close(model, ref)`) and batch-norm
+    statistics against eager on `device`; no recompilation, no fallback
+    beyond `allowed_fallback`."""
     entry = zoo.ZOO[name]
     torch._dynamo.reset()
-    model = _no_dropout(zoo.build(name).train())
+    model = _no_dropout(zoo.build(name).train()).to(device)
     ref = copy.deepcopy(model)
     compiled = torch.compile(model, backend="disc", dynamic=True)
     g = torch.Generator().manual_seed(0)
-    fallbacks, compiles = _stat("fallback_nodes"), None
+    fallbacks, compiles = dict(disc.stats()["fallback_ops"]), None
     for size in entry.sizes:
-        inputs = entry.inputs(size, g)
+        inputs = tuple(a.to(device) if isinstance(a, torch.Tensor) else a
+                       for a in entry.inputs(size, g))
         with _ReluMargin() as margin:
             want = _loss(ref(*inputs))
         loss = _loss(compiled(*inputs))
@@ -89,14 +101,14 @@ def test_zoo_gradients_match_eager_at_every_size_with_one_compilation(name):
         loss.backward()
         want.backward()
         if margin.smallest > 1e-5:
-            _assert_grads_close(model, ref, 2e-4)
+            assert_grads_close(model, ref)
         else:
             # A ReLU input within a few ulps of 0 (the ResNet at its second
             # size: 6.9e-7) may fall on the other side of the kink after any
             # reordering of f32 arithmetic, and the gradient below it moves
-            # by O(1 / (H * W)): 1.9% in L2 there. Compared in L2 instead
-            # (still fails for a wrong gradient: a duplicated bias gradient
-            # was 50% off).
+            # by O(1 / (H * W)): 1.9% in L2 there (0.43% for the stem on the
+            # first GPU run). Compared in L2 instead (still fails for a
+            # wrong gradient: a duplicated bias gradient was 50% off).
             _assert_grads_close_in_norm(model, ref, 5e-2)
         for a, b in zip(model.buffers(), ref.buffers()):  # batch-norm statistics
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
@@ -105,7 +117,13 @@ def test_zoo_gradients_match_eager_at_every_size_with_one_compilation(name):
         if compiles is None:
             compiles = disc.stats()["compilations"]
     assert disc.stats()["compilations"] == compiles, "a new size recompiled"
-    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+    new = _new_fallbacks(fallbacks, allowed_fallback)
+    assert not new, new
+
+
+@pytest.mark.parametrize("name", sorted(zoo.ZOO))
+def test_zoo_gradients_match_eager_at_every_size_with_one_compilation(name):
+    zoo_gradients_against_eager(name, lambda model, ref: _assert_grads_close(model, ref, 2e-4))
 
 
 # Final-parameter tolerance per model after 20 steps. The ResNet's max pool
@@ -115,13 +133,13 @@ def test_zoo_gradients_match_eager_at_every_size_with_one_compilation(name):
 _PARAM_TOL = {"resnet": 1e-2}
 
 
-@pytest.mark.parametrize("name", ["mlp", "resnet", "transformer", "audio"])
-def test_adamw_training_run_matches_eager_with_a_batch_change(name):
-    """20 AdamW steps; the batch size changes at step 10 without a DISC
-    recompilation; loss trajectory and final parameters as in eager."""
-    entry = zoo.ZOO[name]
+def adamw_run_against_eager(model, batches, steps, allowed_fallback=()):
+    """`steps` AdamW steps of `model` compiled with DISC and of a copy in
+    eager, on batches[i * len(batches) // steps]; asserts that the steps
+    after the first of the last batch recompiled nothing and that no node
+    fell back (beyond reasons containing one of `allowed_fallback`).
+    Returns the compiled model's losses, eager's, and both models."""
     torch._dynamo.reset()
-    model = _no_dropout(zoo.build(name).train())
     ref = copy.deepcopy(model)
     # eps 1e-3: Adam divides by the gradient's running RMS, so where a
     # gradient is ~0 (a key bias under softmax) rounding alone would decide
@@ -135,26 +153,38 @@ def test_adamw_training_run_matches_eager_with_a_batch_change(name):
     def step():
         opt.step()
 
-    g = torch.Generator().manual_seed(0)
-    batches = [entry.inputs(entry.sizes[0], g), entry.inputs(entry.sizes[1], g)]
-    fallbacks = _stat("fallback_nodes")
+    before = dict(disc.stats()["fallback_ops"])
     losses, want_losses = [], []
-    for i in range(20):
-        inputs = batches[i // 10]
-        if i == 11:
+    last_batch = (len(batches) - 1) * steps // len(batches)
+    for i in range(steps):
+        inputs = batches[i * len(batches) // steps]
+        if i == last_batch + 1:
             compiles = disc.stats()["compilations"]
         opt.zero_grad()
-        loss = _loss(compiled(*inputs))
-        loss.backward()
+        value = _loss(compiled(*inputs))
+        value.backward()
         step()
         opt_ref.zero_grad()
         want = _loss(ref(*inputs))
         want.backward()
         opt_ref.step()
-        losses.append(float(loss.detach()))
+        losses.append(float(value.detach()))
         want_losses.append(float(want.detach()))
     assert disc.stats()["compilations"] == compiles, "steps after the batch change recompiled"
-    assert _stat("fallback_nodes") == fallbacks, disc.stats()["fallback_ops"]
+    new = _new_fallbacks(before, allowed_fallback)
+    assert not new, new
+    return losses, want_losses, model, ref
+
+
+@pytest.mark.parametrize("name", ["mlp", "resnet", "transformer", "audio"])
+def test_adamw_training_run_matches_eager_with_a_batch_change(name):
+    """20 AdamW steps; the batch size changes at step 10 without a DISC
+    recompilation; loss trajectory and final parameters as in eager."""
+    entry = zoo.ZOO[name]
+    g = torch.Generator().manual_seed(0)
+    batches = [entry.inputs(entry.sizes[0], g), entry.inputs(entry.sizes[1], g)]
+    losses, want_losses, model, ref = adamw_run_against_eager(
+        _no_dropout(zoo.build(name).train()), batches, 20)
     torch.testing.assert_close(torch.tensor(losses), torch.tensor(want_losses),
                                rtol=1e-3, atol=1e-3)
     tol = _PARAM_TOL.get(name, 1e-4)
