@@ -70,7 +70,46 @@ struct LegalizeToLinalgPass
                     ": result dim " + Twine(i) + " is " + Twine(size) +
                     " in its type, but its operands give another size");
       }
+      refineOperandFromResult(b, op);
     }
+  }
+
+  /// After the checks above, a static result dim is a fact about the
+  /// operand dim it comes from. Where that operand dim is `?`, the operand
+  /// is cast to the refined type, so that the linalg op built from both
+  /// types verifies (linalg.reduce and linalg.transpose compare them: a
+  /// reduce typed tensor<?x?xf32> -> tensor<5xf32> failed compilation with
+  /// upstream's "init dimensions [5] doesn't match input dimensions").
+  /// The cast comes after the checks, so a wrong size is still the check's
+  /// run-time error.
+  static void refineOperandFromResult(OpBuilder &b, Operation *op) {
+    SmallVector<int64_t> operandDimOfResultDim;
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      auto rank = cast<RankedTensorType>(reduce.getOperand().getType()).getRank();
+      for (int64_t d = 0; d < rank; ++d)
+        if (!llvm::is_contained(reduce.getDimensions(), d))
+          operandDimOfResultDim.push_back(d);
+    } else if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      llvm::append_range(operandDimOfResultDim, transpose.getPermutation());
+    } else {
+      return;
+    }
+    Value operand = op->getOperand(0);
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<int64_t> shape(operandType.getShape());
+    bool refined = false;
+    for (auto [resultDim, operandDim] : llvm::enumerate(operandDimOfResultDim))
+      if (ShapedType::isDynamic(shape[operandDim]) &&
+          !resultType.isDynamicDim(resultDim)) {
+        shape[operandDim] = resultType.getDimSize(resultDim);
+        refined = true;
+      }
+    if (!refined)
+      return;
+    b.setInsertionPoint(op);
+    op->setOperand(0, b.create<tensor::CastOp>(op->getLoc(),
+                                               operandType.clone(shape), operand));
   }
 
   void runOnOperation() override {

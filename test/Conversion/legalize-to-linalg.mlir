@@ -405,6 +405,30 @@ func.func @static_result_dims_of_dynamic_operands(%x: tensor<3x5x7xf32>, %coords
 
 // -----
 
+// A reduce and a transpose typed with a static result dim from a `?` operand
+// dim: after the check, the operand is cast to the refined type, so the
+// linalg ops verify (they failed compilation with upstream's "init
+// dimensions [5] doesn't match input dimensions after reduction"). Must NOT
+// cast where the operand dim is static already or the result dim is `?`.
+// CHECK-LABEL: func.func @static_result_dim_of_a_dynamic_operand_dim
+// CHECK: cf.assert %{{.*}}, "disc.reduce: result dim 0 is 5 in its type, but its operands give another size"
+// CHECK: %[[R:.*]] = tensor.cast %{{.*}} : tensor<?x?xf32> to tensor<5x?xf32>
+// CHECK: linalg.reduce {{.*}}ins(%[[R]] : tensor<5x?xf32>)
+// CHECK: cf.assert %{{.*}}, "disc.transpose: result dim 0 is 3 in its type, but its operands give another size"
+// CHECK: %[[T:.*]] = tensor.cast %{{.*}} : tensor<?x?xf32> to tensor<?x3xf32>
+// CHECK: linalg.transpose ins(%[[T]] : tensor<?x3xf32>)
+// CHECK-NOT: tensor.cast
+// CHECK: return
+func.func @static_result_dim_of_a_dynamic_operand_dim(%x: tensor<?x?xf32>, %y: tensor<5x?xf32>) -> (tensor<5xf32>, tensor<3x?xf32>, tensor<5xf32>, tensor<?x5xf32>) {
+  %0 = disc.reduce %x, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<5xf32>
+  %1 = disc.transpose %x, dims = [1, 0] : (tensor<?x?xf32>) -> tensor<3x?xf32>
+  %2 = disc.reduce %y, dims = [1], kind = max : (tensor<5x?xf32>) -> tensor<5xf32>
+  %3 = disc.transpose %y, dims = [1, 0] : (tensor<5x?xf32>) -> tensor<?x5xf32>
+  return %0, %1, %2, %3 : tensor<5xf32>, tensor<3x?xf32>, tensor<5xf32>, tensor<?x5xf32>
+}
+
+// -----
+
 // A dynamic op whose type declares a static dim: the size its shape operand
 // gives is asserted equal before the op (the allocation follows the type).
 // CHECK-LABEL: func.func @dynamic_iota_static_dim

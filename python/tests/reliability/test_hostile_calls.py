@@ -48,6 +48,30 @@ def test_static_result_dim_given_by_dynamic_indices():
             exe(x, torch.zeros(n, 6, 2, dtype=torch.int64))
 
 
+REDUCE_AND_TRANSPOSE_TYPED_STATIC = """
+func.func @main(%x: tensor<?x?xf32>) -> (tensor<5xf32>, tensor<3x?xf32>) {
+  %0 = disc.reduce %x, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<5xf32>
+  %1 = disc.transpose %x, dims = [1, 0] : (tensor<?x?xf32>) -> tensor<3x?xf32>
+  return %0, %1 : tensor<5xf32>, tensor<3x?xf32>
+}"""
+
+
+def test_static_result_dims_of_a_reduce_and_a_transpose_of_dynamic_dims():
+    """Typed with static result dims that the operand's `?` dims give:
+    compiled (upstream's linalg verifier rejected the types before), right
+    where the sizes agree, an InvocationError naming the op where not."""
+    exe = disc.compile_mlir(REDUCE_AND_TRANSPOSE_TYPED_STATIC)
+    x = torch.randn(5, 3)
+    total, transposed = exe(x)
+    torch.testing.assert_close(total, x.sum(1))
+    torch.testing.assert_close(transposed, x.t())
+    for shape, message in (((6, 3), r"dim 0 is 6, expected 5 \(required by disc.reduce"),
+                           ((5, 4), r"dim 1 is 4, expected 3 \(required by disc.transpose"),
+                           ((0, 3), r"dim 0 is 0, expected 5 \(required by disc.reduce")):
+        with pytest.raises(disc.InvocationError, match=message):
+            exe(torch.randn(*shape))
+
+
 # ------------------------------------------------ tensors of exotic kinds
 
 @pytest.mark.parametrize("make, fragment", [
