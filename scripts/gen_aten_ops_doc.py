@@ -34,7 +34,7 @@ def dtypes(name: str) -> str:
         return "f32, f16, bf16 (oneDNN); int8-64 (loop nests)"
     if base == "convolution_backward":
         return ("f32, f16, bf16: the kernel gradient alone (oneDNN's backward-weights "
-                "primitive; docs/training.md)")
+                "primitive; cuDNN's backward filter on cuda; docs/training.md)")
     if base == "sort":
         return ALL + " (runtime stable sort)"
     if base == "_scaled_dot_product_flash_attention_for_cpu":

@@ -85,7 +85,8 @@ struct LegalizeToLinalgPass
   static void refineOperandFromResult(OpBuilder &b, Operation *op) {
     SmallVector<int64_t> operandDimOfResultDim;
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
-      auto rank = cast<RankedTensorType>(reduce.getOperand().getType()).getRank();
+      int64_t rank =
+          cast<RankedTensorType>(reduce.getOperand().getType()).getRank();
       for (int64_t d = 0; d < rank; ++d)
         if (!llvm::is_contained(reduce.getDimensions(), d))
           operandDimOfResultDim.push_back(d);
@@ -108,8 +109,8 @@ struct LegalizeToLinalgPass
     if (!refined)
       return;
     b.setInsertionPoint(op);
-    op->setOperand(0, b.create<tensor::CastOp>(op->getLoc(),
-                                               operandType.clone(shape), operand));
+    op->setOperand(0, b.create<tensor::CastOp>(
+                          op->getLoc(), operandType.clone(shape), operand));
   }
 
   void runOnOperation() override {

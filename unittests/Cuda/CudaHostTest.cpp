@@ -49,6 +49,7 @@ void resetFake() {
   s.matmulDescriptors = 0;
   s.convolutions = 0;
   s.convDescriptorSets = 0;
+  s.backwardFilters = 0;
   s.lastConvStream = nullptr;
   s.lastConvMathType = -1;
 }
@@ -334,14 +335,16 @@ func.func @main(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf3
   }
 }
 
-/// out[n, o, ...] of a cross-correlation on contiguous NC... buffers.
-std::vector<float> hostConvolution(const std::vector<float> &x,
-                                   const std::vector<int64_t> &xShape,
-                                   const std::vector<float> &w,
-                                   const std::vector<int64_t> &wShape,
-                                   const std::vector<int64_t> &yShape,
-                                   int64_t stride, int64_t pad,
-                                   int64_t dilation, int64_t groups) {
+/// Calls tap(xIndex, wIndex, yIndex) for every multiply-add of a
+/// cross-correlation on contiguous NC... buffers (indices into x, the
+/// [O, C/G, K...] kernel and y), in the order n, o, output position, c,
+/// kernel offset: each output element's terms in (c, offset) order, each
+/// kernel element's in (n, position) order.
+template <typename Tap>
+void forEachConvTap(const std::vector<int64_t> &xShape,
+                    const std::vector<int64_t> &wShape,
+                    const std::vector<int64_t> &yShape, int64_t stride,
+                    int64_t pad, int64_t dilation, int64_t groups, Tap tap) {
   const size_t spatial = xShape.size() - 2;
   int64_t outSpatial = 1, window = 1, inSpatial = 1;
   for (size_t s = 0; s < spatial; ++s) {
@@ -350,14 +353,12 @@ std::vector<float> hostConvolution(const std::vector<float> &x,
     inSpatial *= xShape[2 + s];
   }
   const int64_t cPerGroup = wShape[1], oPerGroup = wShape[0] / groups;
-  std::vector<float> y(yShape[0] * yShape[1] * outSpatial);
   for (int64_t n = 0; n < yShape[0]; ++n)
     for (int64_t o = 0; o < yShape[1]; ++o)
-      for (int64_t p = 0; p < outSpatial; ++p) {
-        double sum = 0;
+      for (int64_t p = 0; p < outSpatial; ++p)
         for (int64_t c = 0; c < cPerGroup; ++c)
           for (int64_t q = 0; q < window; ++q) {
-            int64_t xIndex = 0, wIndex = 0, pRest = p, qRest = q;
+            int64_t xIndex = 0, pRest = p, qRest = q;
             bool inside = true;
             std::vector<int64_t> outPos(spatial), k(spatial);
             for (size_t s = spatial; s-- > 0;) {
@@ -368,17 +369,40 @@ std::vector<float> hostConvolution(const std::vector<float> &x,
               int64_t pos = outPos[s] * stride - pad + k[s] * dilation;
               inside &= pos >= 0 && pos < xShape[2 + s];
               xIndex = xIndex * xShape[2 + s] + pos;
-              wIndex = wIndex * wShape[2 + s] + k[s];
             }
             if (!inside)
               continue;
             int64_t channel = (o / oPerGroup) * cPerGroup + c;
-            sum += double(x[(n * xShape[1] + channel) * inSpatial + xIndex]) *
-                   w[(o * cPerGroup + c) * window + wIndex];
+            tap((n * xShape[1] + channel) * inSpatial + xIndex,
+                (o * cPerGroup + c) * window + q,
+                (n * yShape[1] + o) * outSpatial + p);
           }
-        y[(n * yShape[1] + o) * outSpatial + p] = float(sum);
-      }
-  return y;
+}
+
+/// A cross-correlation on contiguous NC... buffers: out[n, o, ...] from x
+/// and the kernel w, or (kernelGradient) the kernel's gradient from x and
+/// `other` = dy, dw[o, c, k] = sum over n and output positions p of
+/// dy[n, o, p] * x[n, g * C/G + c, p * stride - pad + k * dilation].
+std::vector<float> hostConvolution(const std::vector<float> &x,
+                                   const std::vector<int64_t> &xShape,
+                                   const std::vector<float> &other,
+                                   const std::vector<int64_t> &wShape,
+                                   const std::vector<int64_t> &yShape,
+                                   int64_t stride, int64_t pad,
+                                   int64_t dilation, int64_t groups,
+                                   bool kernelGradient = false) {
+  int64_t size = 1;
+  for (int64_t d : kernelGradient ? wShape : yShape)
+    size *= d;
+  std::vector<double> sums(size);
+  forEachConvTap(xShape, wShape, yShape, stride, pad, dilation, groups,
+                 [&](int64_t xi, int64_t wi, int64_t yi) {
+                   if (kernelGradient)
+                     sums[wi] += double(x[xi]) * other[yi];
+                   else
+                     sums[yi] += double(x[xi]) * other[wi];
+                 });
+  return std::vector<float>(sums.begin(), sums.end());
 }
 
 struct ConvCase {
@@ -389,8 +413,64 @@ struct ConvCase {
   int64_t stride, pad, dilation, groups;
 };
 
+/// A pattern of small integers (exact in f32 sums).
+std::vector<float> patterned(const std::vector<int64_t> &shape, int mul,
+                             int mod, int shift) {
+  int64_t size = 1;
+  for (int64_t d : shape)
+    size *= d;
+  std::vector<float> values(size);
+  for (int64_t i = 0; i < size; ++i)
+    values[i] = float((i * mul) % mod) - shift;
+  return values;
+}
+
+/// Runs each case's program (compiled for cuda, the fake cuDNN computing on
+/// the host) at its input shapes against hostConvolution: the forward
+/// convolution of x and a fixed kernel, or (kernelGradient) the kernel
+/// gradient of x and an output gradient of the matching shape.
+void checkConvCases(const std::vector<ConvCase> &cases, bool kernelGradient) {
+  for (const ConvCase &c : cases) {
+    resetFake();
+    CompileOptions options;
+    options.target = "cuda";
+    auto exe = Executable::compile(c.program, options);
+    EXPECT_EQ(exe->kernelCounts().libraryCalls, 1) << c.name;
+    for (const auto &xShape : c.inputShapes) {
+      std::vector<float> x = patterned(xShape, 7, 11, 5);
+      std::vector<int64_t> yShape = {xShape[0], c.kernelShape[0]};
+      for (size_t s = 2; s < xShape.size(); ++s) {
+        int64_t span = (c.kernelShape[s] - 1) * c.dilation + 1;
+        yShape.push_back((xShape[s] + 2 * c.pad - span) / c.stride + 1);
+      }
+      // The second operand: the kernel, or the output's gradient.
+      const std::vector<int64_t> &otherShape =
+          kernelGradient ? yShape : c.kernelShape;
+      std::vector<float> other = patterned(otherShape, 5, 13, 6);
+      ral::TensorView xv, ov;
+      xv.data = x.data(), xv.shape = xShape;
+      ov.data = other.data(), ov.shape = otherShape;
+      auto outputs = exe->run({xv, ov}, kStream);
+      ASSERT_EQ(outputs.size(), 1u) << c.name;
+      ASSERT_EQ(outputs[0].shape, kernelGradient ? c.kernelShape : yShape)
+          << c.name;
+      std::vector<float> want =
+          hostConvolution(x, xShape, other, c.kernelShape, yShape, c.stride,
+                          c.pad, c.dilation, c.groups, kernelGradient);
+      const float *got = static_cast<const float *>(outputs[0].data);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << c.name << " at " << i;
+    }
+    EXPECT_EQ(fake().convolutions, kernelGradient ? 0 : 3) << c.name;
+    EXPECT_EQ(fake().backwardFilters, kernelGradient ? 3 : 0) << c.name;
+    EXPECT_EQ(fake().lastConvStream, kStream) << c.name;
+    EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
+    EXPECT_EQ(fake().allocations, fake().frees) << c.name;
+  }
+}
+
 TEST_F(CudaHost, ConvolutionThroughCudnnMatchesAHostReference) {
-  const ConvCase cases[] = {
+  const std::vector<ConvCase> cases = {
       {"2-d, stride 2, padding 1", R"(
 func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
   %0 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
@@ -425,49 +505,50 @@ func.func @main(%x: tensor<?x2x?xf32>, %w: tensor<6x2x5xf32>) -> tensor<?x6x?xf3
        1,
        1},
   };
-  for (const ConvCase &c : cases) {
-    resetFake();
-    CompileOptions options;
-    options.target = "cuda";
-    auto exe = Executable::compile(c.program, options);
-    EXPECT_EQ(exe->kernelCounts().libraryCalls, 1) << c.name;
-    std::vector<float> w(1);
-    int64_t wSize = 1;
-    for (int64_t d : c.kernelShape)
-      wSize *= d;
-    w.resize(wSize);
-    for (int64_t i = 0; i < wSize; ++i)
-      w[i] = float((i * 5) % 13) - 6;
-    for (const auto &xShape : c.inputShapes) {
-      int64_t xSize = 1;
-      for (int64_t d : xShape)
-        xSize *= d;
-      std::vector<float> x(xSize);
-      for (int64_t i = 0; i < xSize; ++i)
-        x[i] = float((i * 7) % 11) - 5;
-      std::vector<int64_t> yShape = {xShape[0], c.kernelShape[0]};
-      for (size_t s = 2; s < xShape.size(); ++s) {
-        int64_t span = (c.kernelShape[s] - 1) * c.dilation + 1;
-        yShape.push_back((xShape[s] + 2 * c.pad - span) / c.stride + 1);
-      }
-      ral::TensorView xv, wv;
-      xv.data = x.data(), xv.shape = xShape;
-      wv.data = w.data(), wv.shape = c.kernelShape;
-      auto outputs = exe->run({xv, wv}, kStream);
-      ASSERT_EQ(outputs.size(), 1u) << c.name;
-      ASSERT_EQ(outputs[0].shape, yShape) << c.name;
-      std::vector<float> want =
-          hostConvolution(x, xShape, w, c.kernelShape, yShape, c.stride,
-                          c.pad, c.dilation, c.groups);
-      const float *got = static_cast<const float *>(outputs[0].data);
-      for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_EQ(got[i], want[i]) << c.name << " at " << i;
-    }
-    EXPECT_EQ(fake().convolutions, 3) << c.name;
-    EXPECT_EQ(fake().lastConvStream, kStream) << c.name;
-    EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
-    EXPECT_EQ(fake().allocations, fake().frees) << c.name;
-  }
+  checkConvCases(cases, /*kernelGradient=*/false);
+}
+
+TEST_F(CudaHost, KernelGradientThroughCudnnMatchesAHostReference) {
+  // disc.convolution_backward_weights on cuda is cuDNN's backward filter
+  // (the fake computes it on the host from the descriptors it is given):
+  // strided, grouped with dilation, and 1-d (as 2-d of height 1), each at
+  // three batch and spatial sizes, on the call's stream with FMA math.
+  const std::vector<ConvCase> cases = {
+      {"2-d, stride 2, padding 1", R"(
+func.func @main(%x: tensor<?x3x?x?xf32>, %dy: tensor<?x8x?x?xf32>) -> tensor<8x3x3x3xf32> {
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<?x8x?x?xf32>) -> tensor<8x3x3x3xf32>
+  return %0 : tensor<8x3x3x3xf32>
+})",
+       {{1, 3, 5, 5}, {2, 3, 8, 6}, {3, 3, 1, 4}},
+       {8, 3, 3, 3},
+       2,
+       1,
+       1,
+       1},
+      {"2-d, 2 groups, dilation 2", R"(
+func.func @main(%x: tensor<?x4x?x?xf32>, %dy: tensor<?x6x?x?xf32>) -> tensor<6x2x3x3xf32> {
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [2, 2] {feature_group_count = 2 : i64} : (tensor<?x4x?x?xf32>, tensor<?x6x?x?xf32>) -> tensor<6x2x3x3xf32>
+  return %0 : tensor<6x2x3x3xf32>
+})",
+       {{1, 4, 5, 5}, {2, 4, 7, 3}, {1, 4, 2, 9}},
+       {6, 2, 3, 3},
+       1,
+       2,
+       2,
+       2},
+      {"1-d (as 2-d of height 1)", R"(
+func.func @main(%x: tensor<?x2x?xf32>, %dy: tensor<?x6x?xf32>) -> tensor<6x2x5xf32> {
+  %0 = disc.convolution_backward_weights %x, %dy, strides = [3], pad_low = [2], pad_high = [2], dilation = [1] : (tensor<?x2x?xf32>, tensor<?x6x?xf32>) -> tensor<6x2x5xf32>
+  return %0 : tensor<6x2x5xf32>
+})",
+       {{1, 2, 7}, {4, 2, 16}, {2, 2, 1}},
+       {6, 2, 5},
+       3,
+       2,
+       1,
+       1},
+  };
+  checkConvCases(cases, /*kernelGradient=*/true);
 }
 
 TEST_F(CudaHost, MatmulDescriptorsArePreparedOncePerProblem) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 FakeCudaState state;
@@ -382,16 +383,22 @@ int cudnnGetConvolutionForwardWorkspaceSize(FakeHandle *, FakeTensor *,
   *bytes = algo == 1 ? 2048 : 0; // exercises the workspace allocation
   return 0;
 }
-int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
-                            FakeTensor *x, const float *xData, FakeTensor *w,
-                            const float *wData, FakeConv *conv, int algo,
-                            void *workspace, size_t workspaceBytes,
-                            const float *beta, FakeTensor *y, float *yData) {
+} // extern "C"
+
+namespace {
+
+/// Checks the descriptors of x (input), w (filter) and y (output) against
+/// each other, then calls tap(xOffset, wOffset, yOffset, yIndex) for every
+/// multiply-add inside x, in the order n, o, output position, c, kernel
+/// offset (yIndex: the output element's dense index). Returns a cuDNN
+/// status.
+template <typename Tap>
+int forEachConvTap(FakeTensor *x, FakeTensor *w, FakeTensor *y,
+                   FakeConv *conv, Tap tap) {
   if (x->type != 0 || w->type != 0 || y->type != 0)
     return 9; // CUDNN_STATUS_NOT_SUPPORTED: the fake does f32 only
   if (conv->mode != 1 || x->rank != w->rank || x->rank != y->rank ||
-      conv->spatial != x->rank - 2 || (workspaceBytes && !workspace) ||
-      algo != 1)
+      conv->spatial != x->rank - 2)
     return 3;
   const int spatial = conv->spatial, groups = conv->groups;
   const int n = x->dims[0], c = x->dims[1], o = y->dims[1];
@@ -414,7 +421,11 @@ int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
         int outPos[6], rem = p;
         for (int s = spatial - 1; s >= 0; --s)
           outPos[s] = rem % y->dims[2 + s], rem /= y->dims[2 + s];
-        double sum = 0;
+        int64_t yOffset =
+            (int64_t)b * y->strides[0] + (int64_t)oc * y->strides[1];
+        for (int s = 0; s < spatial; ++s)
+          yOffset += (int64_t)outPos[s] * y->strides[2 + s];
+        const int64_t yIndex = ((int64_t)b * o + oc) * outSpatial + p;
         int g = oc / oPerGroup;
         for (int ic = 0; ic < cPerGroup; ++ic)
           for (int q = 0; q < window; ++q) {
@@ -434,16 +445,101 @@ int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
               wOffset += (int64_t)k[s] * w->strides[2 + s];
             }
             if (inside)
-              sum += double(xData[xOffset]) * wData[wOffset];
+              tap(xOffset, wOffset, yOffset, yIndex);
           }
-        int64_t yOffset =
-            (int64_t)b * y->strides[0] + (int64_t)oc * y->strides[1];
-        for (int s = 0; s < spatial; ++s)
-          yOffset += (int64_t)outPos[s] * y->strides[2 + s];
-        float prior = *beta != 0 ? yData[yOffset] : 0.0f;
-        yData[yOffset] = *alpha * float(sum) + *beta * prior;
       }
+  return 0;
+}
+
+int64_t elementsOf(const FakeTensor *t) {
+  int64_t count = 1;
+  for (int i = 0; i < t->rank; ++i)
+    count *= t->dims[i];
+  return count;
+}
+
+/// Calls visit(offset, index) for every element of t (dense row-major
+/// index, offset from t's strides).
+template <typename Visit> void forEachOffset(const FakeTensor *t, Visit visit) {
+  const int64_t count = elementsOf(t);
+  for (int64_t index = 0; index < count; ++index) {
+    int64_t offset = 0, rest = index;
+    for (int d = t->rank - 1; d >= 0; --d)
+      offset += (rest % t->dims[d]) * t->strides[d], rest /= t->dims[d];
+    visit(offset, index);
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
+                            FakeTensor *x, const float *xData, FakeTensor *w,
+                            const float *wData, FakeConv *conv, int algo,
+                            void *workspace, size_t workspaceBytes,
+                            const float *beta, FakeTensor *y, float *yData) {
+  if ((workspaceBytes && !workspace) || algo != 1)
+    return 3;
+  // Sums per output element (dense), then written where y's strides say.
+  std::vector<double> sums(elementsOf(y));
+  int status = forEachConvTap(
+      x, w, y, conv,
+      [&](int64_t xOffset, int64_t wOffset, int64_t, int64_t yIndex) {
+        sums[yIndex] += double(xData[xOffset]) * wData[wOffset];
+      });
+  if (status)
+    return status;
+  forEachOffset(y, [&](int64_t yOffset, int64_t yIndex) {
+    float prior = *beta != 0 ? yData[yOffset] : 0.0f;
+    yData[yOffset] = *alpha * float(sums[yIndex]) + *beta * prior;
+  });
   ++state.convolutions;
+  state.lastConvStream = handle->stream;
+  state.lastConvMathType = conv->math;
+  return 0;
+}
+int cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+    FakeHandle *, FakeTensor *, FakeTensor *, FakeConv *, FakeTensor *,
+    int requested, int *returned, FakeAlgoPerf *results) {
+  if (requested < 1)
+    return 3;
+  std::memset(results, 0, sizeof(FakeAlgoPerf));
+  results[0].algo = 2;
+  *returned = 1;
+  return 0;
+}
+int cudnnGetConvolutionBackwardFilterWorkspaceSize(FakeHandle *, FakeTensor *,
+                                                   FakeTensor *, FakeConv *,
+                                                   FakeTensor *, int algo,
+                                                   size_t *bytes) {
+  *bytes = algo == 2 ? 4096 : 0;
+  return 0;
+}
+// dw[o, c, k] = sum over n and output positions p of
+// dy[n, o, p] * x[n, g * C/G + c, p * stride - pad + k * dilation]; dw is a
+// packed filter, so its offsets are dense.
+int cudnnConvolutionBackwardFilter(FakeHandle *handle, const float *alpha,
+                                   FakeTensor *x, const float *xData,
+                                   FakeTensor *dy, const float *dyData,
+                                   FakeConv *conv, int algo, void *workspace,
+                                   size_t workspaceBytes, const float *beta,
+                                   FakeTensor *dw, float *dwData) {
+  if ((workspaceBytes && !workspace) || algo != 2)
+    return 3;
+  std::vector<double> sums(elementsOf(dw));
+  int status = forEachConvTap(
+      x, dw, dy, conv,
+      [&](int64_t xOffset, int64_t wOffset, int64_t yOffset, int64_t) {
+        sums[wOffset] += double(xData[xOffset]) * dyData[yOffset];
+      });
+  if (status)
+    return status;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    float prior = *beta != 0 ? dwData[i] : 0.0f;
+    dwData[i] = *alpha * float(sums[i]) + *beta * prior;
+  }
+  ++state.backwardFilters;
   state.lastConvStream = handle->stream;
   state.lastConvMathType = conv->math;
   return 0;

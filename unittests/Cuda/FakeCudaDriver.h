@@ -38,6 +38,8 @@ struct FakeCudaState {
   int lastConvMathType = -1;
   // cudnnSetConvolutionNdDescriptor calls: one per prepared problem.
   int convDescriptorSets = 0;
+  // cudnnConvolutionBackwardFilter calls (kernel gradients, on the host).
+  int backwardFilters = 0;
 };
 
 extern "C" FakeCudaState *fake_cuda_state();

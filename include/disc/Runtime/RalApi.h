@@ -228,6 +228,14 @@ void _mlir_ciface_disc_ral_cuda_matmul_bf16(void *ctx,
 DISC_RAL_DECLARE_CUDA_CONV(f32)
 DISC_RAL_DECLARE_CUDA_CONV(f16)
 DISC_RAL_DECLARE_CUDA_CONV(bf16)
+/// The kernel gradient on the GPU (cuDNN's backward filter), operands and
+/// parameters as the CPU call's (equal low and high padding).
+#define DISC_RAL_DECLARE_CUDA_CONV_BACKWARD_WEIGHTS(SUFFIX)                    \
+  void _mlir_ciface_disc_ral_cuda_conv_backward_weights_##SUFFIX(              \
+      DISC_RAL_CONV_BACKWARD_WEIGHTS_PARAMETERS);
+DISC_RAL_DECLARE_CUDA_CONV_BACKWARD_WEIGHTS(f32)
+DISC_RAL_DECLARE_CUDA_CONV_BACKWARD_WEIGHTS(f16)
+DISC_RAL_DECLARE_CUDA_CONV_BACKWARD_WEIGHTS(bf16)
 void *disc_ral_cuda_alloc(void *ctx, int64_t bytes);
 void disc_ral_cuda_free(void *ctx, void *ptr);
 }

@@ -16,10 +16,11 @@ using namespace mlir;
 
 namespace {
 
-/// cuDNN's convolution (lib/Runtime/Cuda/Cudnn.cpp) takes no input
-/// dilation and one padding per dim: checked here on the constant
-/// parameters of `disc_ral_conv_<t>(ctx, input, kernel, output, strides[3],
-/// padLo[3], padHi[3], dilations[3], lhsDilations[3], groups)` (padding
+/// cuDNN's convolution and kernel gradient (lib/Runtime/Cuda/Cudnn.cpp)
+/// take no input dilation and one padding per dim: checked here on the
+/// constant parameters of `disc_ral_conv_<t>(ctx, input, kernel, output,
+/// strides[3], padLo[3], padHi[3], dilations[3], lhsDilations[3], groups)`
+/// and of `disc_ral_conv_backward_weights_<t>` (the same positions; padding
 /// computed from shapes is checked when the call runs).
 LogicalResult checkCudnnConvolution(func::CallOp call) {
   constexpr unsigned kPadLo = 7, kPadHi = 10, kLhsDilation = 16;
@@ -67,13 +68,17 @@ struct CudaLibraryCallsPass
       else if ((rest = callee).consume_front("disc_ral_conv_") &&
                isFloatSuffix(rest))
         kind = "conv";
+      else if ((rest = callee).consume_front(
+                   "disc_ral_conv_backward_weights_") &&
+               isFloatSuffix(rest))
+        kind = "conv_backward_weights";
       if (kind.empty()) {
         call.emitOpError() << "calls @" << call.getCallee()
                            << " (a library call), which the cuda target "
                               "does not support yet";
         return WalkResult::interrupt();
       }
-      if (kind == "conv" && failed(checkCudnnConvolution(call)))
+      if (kind != "matmul" && failed(checkCudnnConvolution(call)))
         return WalkResult::interrupt();
       std::string name = ("disc_ral_cuda_" + kind + "_" + rest).str();
       auto declaration = symbols.lookup<func::FuncOp>(name);

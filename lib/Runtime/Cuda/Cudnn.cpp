@@ -3,7 +3,10 @@
 // _mlir_ciface_disc_ral_cuda_conv_<f32|f16|bf16>(ctx, input, kernel, output,
 // strides, padLo, padHi, dilations, lhsDilations, groups): the CPU
 // convolution's operands and parameters (RalApi.h), computed by cuDNN's
-// cudnnConvolutionForward on the call's stream. cuDNN is loaded with dlopen
+// cudnnConvolutionForward on the call's stream; and
+// _mlir_ciface_disc_ral_cuda_conv_backward_weights_<...>(ctx, input,
+// outputGradient, kernelGradient, <the same parameters>), the kernel
+// gradient by cudnnConvolutionBackwardFilter. cuDNN is loaded with dlopen
 // ($DISC_CUDNN_LIBRARY, else libcudnn.so.9, which a PyTorch CUDA process
 // has loaded already): the CPU build never needs it.
 //
@@ -11,11 +14,11 @@
 // strides, a packed NCHW filter, cross-correlation (PyTorch's convolution),
 // f32 accumulation without TF32 for f32 (FMA math; PyTorch's result with
 // torch.backends.cudnn.allow_tf32 off), tensor cores for f16/bf16. The
-// algorithm is cuDNN's heuristic choice (cudnnGetConvolutionForwardAlgorithm_v7),
-// kept per context and problem. A 1-d convolution runs as a 2-d one of
-// height 1. Not supported (OpError naming the call): input dilation
-// (transposed convolutions), padding that differs between the low and
-// high side, empty reductions.
+// algorithm is cuDNN's heuristic choice (cudnnGet*Algorithm_v7), kept per
+// context and problem. A 1-d convolution runs as a 2-d one of height 1.
+// Not supported (OpError naming the call): input dilation (transposed
+// convolutions), padding that differs between the low and high side, empty
+// reductions.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
@@ -86,6 +89,18 @@ struct Library {
                     FilterDesc, const void *w, ConvDesc, int algo,
                     void *workspace, size_t workspaceBytes, const void *beta,
                     TensorDesc, void *y);
+  // cudnnConvolutionBwdFilterAlgoPerf_t has AlgoPerf's layout.
+  Status (*getBackwardFilterAlgorithm)(Handle, TensorDesc x, TensorDesc dy,
+                                       ConvDesc, FilterDesc dw, int requested,
+                                       int *returned, AlgoPerf *);
+  Status (*getBackwardFilterWorkspaceSize)(Handle, TensorDesc x, TensorDesc dy,
+                                           ConvDesc, FilterDesc dw, int algo,
+                                           size_t *);
+  Status (*backwardFilter)(Handle, const void *alpha, TensorDesc x,
+                           const void *xData, TensorDesc dy, const void *dyData,
+                           ConvDesc, int algo, void *workspace,
+                           size_t workspaceBytes, const void *beta,
+                           FilterDesc dw, void *dwData);
 };
 
 void resolve(void *handle, Library &lib, std::string &error) {
@@ -109,6 +124,11 @@ void resolve(void *handle, Library &lib, std::string &error) {
   get("cudnnGetConvolutionForwardAlgorithm_v7", lib.getForwardAlgorithm);
   get("cudnnGetConvolutionForwardWorkspaceSize", lib.getWorkspaceSize);
   get("cudnnConvolutionForward", lib.forward);
+  get("cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+      lib.getBackwardFilterAlgorithm);
+  get("cudnnGetConvolutionBackwardFilterWorkspaceSize",
+      lib.getBackwardFilterWorkspaceSize);
+  get("cudnnConvolutionBackwardFilter", lib.backwardFilter);
 }
 
 const Library &library() {
@@ -190,28 +210,35 @@ struct PreparedConvolution {
   cudnn::AlgoPerf choice{};
 };
 
-void cudaConvolution(ExecutionContext &ectx, DType dtype,
-                     const UnrankedMemRef *inputRef,
-                     const UnrankedMemRef *kernelRef,
-                     const UnrankedMemRef *outputRef,
-                     const ConvParams &call) {
+/// Which cuDNN call: the convolution, or its kernel gradient.
+enum class Direction { Forward, BackwardFilter };
+
+/// The convolution (Forward: x the input, w the kernel, y the output) or
+/// its kernel gradient (BackwardFilter: x the input, y the output's
+/// gradient, w the kernel's gradient, computed). The descriptors and their
+/// checks are the same; the algorithm, workspace and call differ.
+void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
+                     const UnrankedMemRef *xRef, const UnrankedMemRef *wRef,
+                     const UnrankedMemRef *yRef, const ConvParams &call) {
   using namespace cudnn;
+  const bool forward = direction == Direction::Forward;
+  const char *wName = forward ? "kernel" : "kernel gradient";
+  const char *yName = forward ? "output" : "output gradient";
   const size_t elemSize = dtypeSize(dtype);
-  const int64_t rank = convolutionRank(inputRef);
+  const int64_t rank = convolutionRank(xRef);
   const int64_t spatial = rank - 2;
-  Operand input = readOperand("input", inputRef, rank, elemSize);
-  Operand kernel = readOperand("kernel", kernelRef, rank, elemSize);
-  Operand output = readOperand("output", outputRef, rank, elemSize);
+  Operand input = readOperand("input", xRef, rank, elemSize);
+  Operand kernel = readOperand(wName, wRef, rank, elemSize);
+  Operand output = readOperand(yName, yRef, rank, elemSize);
   auto describe = [&]() {
-    return "input is " + shapeString(input.sizes) + ", kernel is " +
-           shapeString(kernel.sizes) + ", output is " +
+    return "input is " + shapeString(input.sizes) + ", " + wName + " is " +
+           shapeString(kernel.sizes) + ", " + yName + " is " +
            shapeString(output.sizes) + ", groups " +
            std::to_string(call.groups);
   };
   const int64_t groups = call.groups;
-  checkConvChannels(groups, input, kernel, output, "kernel", "output",
-                    describe);
-  bool emptyReduction = input.sizes[1] == 0;
+  checkConvChannels(groups, input, kernel, output, wName, yName, describe);
+  bool emptyReduction = input.sizes[forward ? 1 : 0] == 0;
   for (int64_t s = 0; s < spatial; ++s) {
     if (call.lhsDilations[s] != 1)
       throw OpError("a transposed convolution (input dilation) is not "
@@ -229,20 +256,24 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
         convOutputSize(in, window, call.padLo[s], call.padHi[s],
                        call.strides[s], call.dilations[s], /*lhsDilation=*/1);
     if (output.sizes[2 + s] != expected)
-      throw OpError("output spatial dim " + std::to_string(s) + " is " +
-                    std::to_string(output.sizes[2 + s]) + ", expected " +
-                    std::to_string(expected) + ": " + describe());
-    emptyReduction |= in == 0 || window == 0;
+      throw OpError(std::string(yName) + " spatial dim " + std::to_string(s) +
+                    " is " + std::to_string(output.sizes[2 + s]) +
+                    ", expected " + std::to_string(expected) + ": " +
+                    describe());
+    // The forward sums over windows, the kernel gradient over the batch
+    // and the output positions.
+    emptyReduction |= in == 0 || (forward ? window == 0 : expected == 0);
   }
-  if (numElements(output.sizes) == 0)
+  if (numElements((forward ? output : kernel).sizes) == 0)
     return;
-  if (emptyReduction)
-    throw OpError("a convolution over an empty dim is not supported on cuda "
-                  "yet: " +
+  if (emptyReduction || (!forward && input.sizes[1] == 0))
+    throw OpError(std::string(forward ? "a convolution" : "a kernel gradient") +
+                  " over an empty dim is not supported on cuda yet: " +
                   describe());
   // The filter must be packed: [O, C/G, K...] row-major.
   if (kernel.strides != contiguousStrides(kernel.sizes))
-    throw OpError("the kernel must be contiguous on cuda: " + describe());
+    throw OpError(std::string("the ") + wName +
+                  " must be contiguous on cuda: " + describe());
 
   // 1-d as 2-d of height 1: dims, strides and parameters get a leading
   // spatial slot.
@@ -283,7 +314,8 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
   const int type = cudnnTypeOf(dtype);
   const int nd = static_cast<int>(xDims.size());
   // The problem: everything the descriptors and the algorithm depend on.
-  std::vector<int64_t> problem = {type, nd, groups};
+  std::vector<int64_t> problem = {static_cast<int64_t>(direction), type, nd,
+                                  groups};
   for (auto *list : {&xDims, &xStrides, &yDims, &yStrides, &wDims, &pads,
                      &convStrides, &dilations})
     problem.insert(problem.end(), list->begin(), list->end());
@@ -297,7 +329,8 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
         check(lib.setTensorNd(d->x, type, nd, xDims.data(), xStrides.data()),
               "cudnnSetTensorNdDescriptor(input)");
         check(lib.setTensorNd(d->y, type, nd, yDims.data(), yStrides.data()),
-              "cudnnSetTensorNdDescriptor(output)");
+              forward ? "cudnnSetTensorNdDescriptor(output)"
+                      : "cudnnSetTensorNdDescriptor(output gradient)");
         check(lib.setFilterNd(d->w, type, kNCHW, nd, wDims.data()),
               "cudnnSetFilterNdDescriptor");
         check(lib.setConvNd(d->conv, nd - 2, pads.data(), convStrides.data(),
@@ -311,14 +344,27 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
         // cuDNN's heuristic, kept with the descriptors.
         AlgoPerf choice{};
         int returned = 0;
-        check(lib.getForwardAlgorithm(handle, d->x, d->w, d->conv, d->y, 1,
-                                      &returned, &choice),
-              "cudnnGetConvolutionForwardAlgorithm_v7");
-        if (returned < 1 || choice.status != 0)
-          throw OpError("cuDNN has no forward algorithm for " + describe());
-        check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y,
-                                   choice.algo, &choice.memory),
-              "cudnnGetConvolutionForwardWorkspaceSize");
+        if (forward) {
+          check(lib.getForwardAlgorithm(handle, d->x, d->w, d->conv, d->y, 1,
+                                        &returned, &choice),
+                "cudnnGetConvolutionForwardAlgorithm_v7");
+          if (returned < 1 || choice.status != 0)
+            throw OpError("cuDNN has no forward algorithm for " + describe());
+          check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y,
+                                     choice.algo, &choice.memory),
+                "cudnnGetConvolutionForwardWorkspaceSize");
+        } else {
+          check(lib.getBackwardFilterAlgorithm(handle, d->x, d->y, d->conv,
+                                               d->w, 1, &returned, &choice),
+                "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+          if (returned < 1 || choice.status != 0)
+            throw OpError("cuDNN has no backward-filter algorithm for " +
+                          describe());
+          check(lib.getBackwardFilterWorkspaceSize(handle, d->x, d->y, d->conv,
+                                                   d->w, choice.algo,
+                                                   &choice.memory),
+                "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+        }
         return PreparedConvolution{std::move(d), choice};
       });
   const Descriptors &d = *prepared.descriptors;
@@ -330,14 +376,20 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype,
       throw RuntimeError(ectx.errorMessage);
   }
   const float one = 1.0f, zero = 0.0f;
-  Status status = lib.forward(handle, &one, d.x, input.data, d.w, kernel.data,
-                              d.conv, choice.algo, workspace, choice.memory,
-                              &zero, d.y, output.data);
+  Status status =
+      forward
+          ? lib.forward(handle, &one, d.x, input.data, d.w, kernel.data,
+                        d.conv, choice.algo, workspace, choice.memory, &zero,
+                        d.y, output.data)
+          : lib.backwardFilter(handle, &one, d.x, input.data, d.y, output.data,
+                               d.conv, choice.algo, workspace, choice.memory,
+                               &zero, d.w, kernel.data);
   if (workspace) {
     ectx.live.erase(workspace);
     freeDevice(ectx.cudaStream, workspace); // stream-ordered after the conv
   }
-  check(status, "cudnnConvolutionForward");
+  check(status, forward ? "cudnnConvolutionForward"
+                        : "cudnnConvolutionBackwardFilter");
 }
 
 } // namespace
@@ -354,7 +406,8 @@ using disc::ral::ralFailNoReturn;
     ExecutionContext *ectx = asExecutionContext(ctx);                          \
     const disc::ral::ConvParams call = DISC_RAL_CONV_PARAMS_OF_ARGUMENTS;       \
     if (!disc::ral::guardedCall(*ectx, "disc_ral_cuda_conv_" #SUFFIX, [&] {    \
-          disc::ral::cudaConvolution(*ectx, disc::ral::DType::DTYPE, input,    \
+          disc::ral::cudaConvolution(*ectx, disc::ral::DType::DTYPE,           \
+                                     disc::ral::Direction::Forward, input,     \
                                      kernel, output, call);                    \
         }))                                                                    \
       ralFailNoReturn(ectx);                                                   \
@@ -362,3 +415,23 @@ using disc::ral::ralFailNoReturn;
 DISC_RAL_DEFINE_CUDA_CONV(f32, F32)
 DISC_RAL_DEFINE_CUDA_CONV(f16, F16)
 DISC_RAL_DEFINE_CUDA_CONV(bf16, BF16)
+#undef DISC_RAL_DEFINE_CUDA_CONV
+
+#define DISC_RAL_DEFINE_CUDA_CONV_BACKWARD_WEIGHTS(SUFFIX, DTYPE)              \
+  extern "C" void _mlir_ciface_disc_ral_cuda_conv_backward_weights_##SUFFIX(   \
+      DISC_RAL_CONV_BACKWARD_WEIGHTS_PARAMETERS) {                             \
+    ExecutionContext *ectx = asExecutionContext(ctx);                          \
+    const disc::ral::ConvParams call = DISC_RAL_CONV_PARAMS_OF_ARGUMENTS;       \
+    if (!disc::ral::guardedCall(                                               \
+            *ectx, "disc_ral_cuda_conv_backward_weights_" #SUFFIX, [&] {       \
+              disc::ral::cudaConvolution(                                      \
+                  *ectx, disc::ral::DType::DTYPE,                              \
+                  disc::ral::Direction::BackwardFilter, input, kernelGradient, \
+                  outputGradient, call);                                       \
+            }))                                                                \
+      ralFailNoReturn(ectx);                                                   \
+  }
+DISC_RAL_DEFINE_CUDA_CONV_BACKWARD_WEIGHTS(f32, F32)
+DISC_RAL_DEFINE_CUDA_CONV_BACKWARD_WEIGHTS(f16, F16)
+DISC_RAL_DEFINE_CUDA_CONV_BACKWARD_WEIGHTS(bf16, BF16)
+#undef DISC_RAL_DEFINE_CUDA_CONV_BACKWARD_WEIGHTS

@@ -192,12 +192,17 @@ def _library_weight_gradient(input, weight, dilation, groups) -> bool:
     kernel for a dilated one (x64:gemm:jit; the windows took 0.55x its
     time at [2, 128, 2000], kernel 3, dilation 8, a convtasnet block), and
     a 1-d one took 1.0-1.5x the windows' time (the zoo's audio block at
-    [9, 32, 290], kernel 5). The cuda target has no such call yet; there
-    the decompositions stay."""
+    [9, 32, 290], kernel 5). On cuda tensors the call is cuDNN's backward
+    filter, for every float convolution (the decompositions' convolution
+    whose kernel is the whole output, or the windows, are what eager never
+    runs there)."""
+    if input.dtype not in (torch.float32, torch.float16, torch.bfloat16) or \
+            not 3 <= input.dim() <= 5:
+        return False
+    if input.device.type == "cuda":
+        return True
     depthwise = groups > 1 and weight.shape[1] == 1 and weight.shape[0] == groups
     return (input.device.type == "cpu"
-            and input.dtype in (torch.float32, torch.float16, torch.bfloat16)
-            and 3 <= input.dim() <= 5
             and not (depthwise and (input.dim() == 3 or any(d != 1 for d in dilation))))
 
 

@@ -6,6 +6,7 @@ PyTorch, and using a cuda executable without a GPU is a clear error.
 GPU runs are in test_cuda_gpu.py (`pytest -m cuda`)."""
 from __future__ import annotations
 
+import copy
 import os
 import subprocess
 import sys
@@ -225,17 +226,23 @@ def test_cuda_nodes_are_supported_but_library_gaps_stay_in_eager():
 
     def fn(x, w, wt):
         y = torch.relu(torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))
-        return torch.convolution(y, wt, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1) + 1
+        z = torch.convolution(y, wt, None, [1, 1], [1, 1], [1, 1], True, [0, 0], 1)
+        return torch.convolution(z, wt, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1) + 1
 
-    gm = _fake_cuda_graph(fn, (1, 2, 5, 5), (3, 2, 3, 3), (3, 2, 3, 3))
-    reasons = [(n.target, n.args[6] if n.target == torch.ops.aten.convolution.default else None,
-                unsupported_reason(n)) for n in gm.graph.nodes if n.op == "call_function"]
+    gm = _fake_cuda_graph(fn, (1, 2, 5, 5), (3, 2, 3, 3), (3, 3, 3, 3))
+    reasons = [(n.target, tuple(n.args[3]) if n.target == torch.ops.aten.convolution.default
+                else None, unsupported_reason(n))
+               for n in gm.graph.nodes if n.op == "call_function"]
     aten = torch.ops.aten
-    by_kind = {(t, transposed): r for t, transposed, r in reasons}
-    # cuDNN: a direct convolution is compiled; a transposed one stays in eager.
-    assert by_kind[(aten.convolution.default, False)] is None
-    assert by_kind[(aten.convolution.default, True)] == (
-        "transposed convolution (a library call), which the cuda target does not support yet")
+    by_kind = {(t, stride): r for t, stride, r in reasons}
+    # cuDNN: a direct convolution and a stride-1 transposed one (a direct
+    # one of the flipped kernel) are compiled; a strided transposed one
+    # stays in eager.
+    assert by_kind[(aten.convolution.default, (1, 1))] is None
+    assert [r for t, stride, r in reasons if stride == (1, 1)] == [None, None]
+    assert by_kind[(aten.convolution.default, (2, 2))] == (
+        "strided transposed convolution (a library call), which the cuda target does not "
+        "support yet")
     assert by_kind[(aten.relu.default, None)] is None
     assert by_kind[(aten.add.Tensor, None)] is None
 
@@ -676,3 +683,91 @@ def test_efficient_attention_in_a_training_graph_compiles_with_its_backward():
             assert compiles - before["compilations"] == 2  # forward and backward
     assert disc.stats()["compilations"] == compiles
     assert disc.stats()["fallback_nodes"] == before["fallback_nodes"], disc.stats()["fallback_ops"]
+
+
+@needs_toolkit
+def test_a_stride_1_transposed_convolution_compiles_for_cuda(tmp_path):
+    """A stride-1 transposed convolution (the input gradient of every
+    stride-1 convolution in training) is imported as a direct one of the
+    flipped kernel with equal padding, which the cuda target's cuDNN call
+    takes: right on the CPU at several sizes with one compilation, and the
+    same partition compiles for cuda. A strided one keeps its input
+    dilation, which the cuda target rejects (why it stays in eager there)."""
+    import functools
+
+    from disc.frontend.backend import backend
+
+    for stride, output_padding in ((1, 0), (2, 1)):
+        conv = torch.nn.ConvTranspose2d(3, 4, 3, stride=stride, padding=1,
+                                        output_padding=output_padding)
+        dump = tmp_path / f"stride{stride}"
+        torch._dynamo.reset()
+        compiled = torch.compile(conv, backend=functools.partial(backend, dump_dir=str(dump)),
+                                 dynamic=True)
+        before = disc.stats()
+        with torch.no_grad():
+            for size in (5, 8, 11):
+                x = torch.randn(2, 3, size, size + 1)
+                torch.testing.assert_close(compiled(x), conv(x), rtol=1e-4, atol=1e-4)
+        assert disc.stats()["compilations"] - before["compilations"] == 1
+        assert disc.stats()["fallback_nodes"] == before["fallback_nodes"]
+        (text,) = [p.read_text() for p in dump.rglob("000-input.mlir")]
+        if stride == 1:
+            assert disc.compile_mlir(text, target="cuda").target == "cuda"
+        else:
+            with pytest.raises(disc.CompileError, match="input dilation"):
+                disc.compile_mlir(text, target="cuda")
+
+
+def test_a_kernel_gradient_on_cuda_is_one_library_call():
+    """On cuda tensors the convolution's kernel gradient is kept whole
+    (backward._library_weight_gradient: cuDNN's backward filter), depthwise
+    and dilated ones too, and the front end compiles the node."""
+    from disc.frontend.backward import _library_weight_gradient
+    from disc.frontend.lowerings import unsupported_reason
+
+    aten = torch.ops.aten
+
+    def weight_gradient(x, dy, w):
+        return aten.convolution_backward.default(dy, x, w, None, [1, 1], [2, 2], [2, 2], False,
+                                                 [0, 0], 4, [False, True, False])[1]
+
+    gm = _fake_cuda_graph(weight_gradient, (2, 4, 9, 9), (2, 4, 9, 9), (4, 1, 3, 3))
+    (node,) = [n for n in gm.graph.nodes if n.target == aten.convolution_backward.default]
+    assert unsupported_reason(node) is None
+    x, w = (node.args[1].meta["val"], node.args[2].meta["val"])
+    assert x.device.type == "cuda"
+    assert _library_weight_gradient(x, w, [2, 2], 4)  # depthwise, dilated: cuDNN
+    assert not _library_weight_gradient(x.to("cpu"), w.to("cpu"), [2, 2], 4)  # oneDNN: windows
+
+
+@needs_toolkit
+def test_a_kernel_gradient_compiles_for_cuda(tmp_path):
+    """The backward graph of a convolution whose input needs no gradient
+    is the kernel's and the bias's gradients: right on the CPU at several
+    sizes with one compilation, and its partition (a
+    disc.convolution_backward_weights call) compiles for cuda, where it is
+    cuDNN's backward filter."""
+    import functools
+
+    from disc.frontend.backend import backend
+
+    conv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+    ref = copy.deepcopy(conv)
+    torch._dynamo.reset()
+    compiled = torch.compile(conv, backend=functools.partial(backend, dump_dir=str(tmp_path)),
+                             dynamic=True)
+    before = disc.stats()
+    for size in (7, 10, 13):
+        x = torch.randn(2, 3, size, size + 2)
+        compiled(x).square().sum().backward()
+        ref(x).square().sum().backward()
+        for p, q in zip(conv.parameters(), ref.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+            p.grad = q.grad = None
+    assert disc.stats()["compilations"] - before["compilations"] == 2  # forward, backward
+    assert disc.stats()["fallback_nodes"] == before["fallback_nodes"]
+    texts = [p.read_text() for p in tmp_path.rglob("000-input.mlir")]
+    (backward_text,) = [t for t in texts if "disc.convolution_backward_weights" in t]
+    exe = disc.compile_mlir(backward_text, target="cuda")
+    assert exe.target == "cuda" and exe.kernel_counts["library_calls"] == 1

@@ -78,14 +78,29 @@ func.func @transposed_conv(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>
 
 // -----
 
-// ... a convolution's kernel gradient (the front end keeps those of cuda
-// tensors decomposed into convolutions) ...
+// A convolution's kernel gradient goes to cuDNN's backward filter, operands
+// unchanged ...
+// CHECK-LABEL: func.func @conv_backward_weights
+// CHECK:         call @disc_ral_cuda_conv_backward_weights_f32(%arg0, %arg1, %arg2, %arg3,
+// CHECK-NOT:     call @disc_ral_conv_backward_weights_f32
 func.func private @disc_ral_conv_backward_weights_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
 func.func @conv_backward_weights(%ctx: !llvm.ptr, %x: memref<*xf32>, %dy: memref<*xf32>, %dw: memref<*xf32>) {
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
-  // expected-error @+1 {{calls @disc_ral_conv_backward_weights_f32 (a library call), which the cuda target does not support yet}}
   call @disc_ral_conv_backward_weights_f32(%ctx, %x, %dy, %dw, %c1, %c1, %c1, %c0, %c0, %c0, %c0, %c0, %c0, %c1, %c1, %c1, %c1, %c1, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// ... but not with padding that differs between the sides ...
+func.func private @disc_ral_conv_backward_weights_bf16(!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+func.func @conv_backward_weights_asymmetric(%ctx: !llvm.ptr, %x: memref<*xbf16>, %dy: memref<*xbf16>, %dw: memref<*xbf16>) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  // expected-error @+1 {{calls @disc_ral_conv_backward_weights_bf16 with padding that differs between the low and high side (1 and 2), which the cuda target does not support yet}}
+  call @disc_ral_conv_backward_weights_bf16(%ctx, %x, %dy, %dw, %c1, %c1, %c1, %c1, %c1, %c0, %c2, %c1, %c0, %c1, %c1, %c1, %c1, %c1, %c1, %c1) : (!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
   return
 }
 
