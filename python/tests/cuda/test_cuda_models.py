@@ -2,7 +2,7 @@
 through torch.compile(backend="disc") on CUDA tensors, against eager on the
 device (`pytest -m cuda`; skipped without a GPU).
 
-What the cuda target does not support yet (strided transposed and backward
+What the cuda target does not support yet (strided transposed
 convolutions, CPU attention, sort:
 docs/cuda.md) runs in eager with a logged reason; any other fallback, a
 mismatch or an error fails."""

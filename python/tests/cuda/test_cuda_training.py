@@ -7,9 +7,11 @@ DISC_TARGET=cuda-emulated, the cuda grid mapping on the CPU).
 TF32 is off for both (eager's cuDNN convolutions use it by default; DISC's
 f32 convolutions and GEMMs never do), so the comparison is about DISC's
 arithmetic. What the cuda target does not support yet (strided transposed
-convolutions, which the input gradient of a strided convolution is, and
-the weight gradient: docs/cuda.md) and the CPU side of a cuda graph run in
-eager with those reasons; any other fallback fails."""
+convolutions, which the input gradient of a strided convolution is:
+docs/cuda.md) and the CPU side of a cuda graph run in eager with those
+reasons; any other fallback fails. Kernel gradients are cuDNN's backward
+filter and stride-1 input gradients cuDNN's forward (both added after the
+first GPU run of this file)."""
 from __future__ import annotations
 
 import os
