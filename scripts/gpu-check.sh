@@ -6,7 +6,7 @@
 #
 #   scripts/gpu-check.sh            # pytest -m cuda + GraphNet dev set
 #   GPU_CHECK_GRAPHNET=0 scripts/gpu-check.sh   # pytest only
-#   GPU_CHECK_TRAIN_SECONDS=130 scripts/gpu-check.sh   # + the dev set in training mode
+#   GPU_CHECK_TRAIN_SECONDS=0 scripts/gpu-check.sh     # without the training-mode dev set
 #
 # The device tool copies the working tree; carry the ignored dist/ file:
 #   run(command="scripts/gpu-check.sh", carry=["dist/disc-portable-cp312.tar.xz"])
@@ -94,13 +94,14 @@ fi
 # 3. The GraphNet dev set, --device cuda, eager/DISC/Inductor, in SHARDS
 # concurrent harness runs (the time a device call allows); what a shard has
 # finished when the time is up is kept. 4. The same in training mode
-# (--mode train, eager and DISC) for GPU_CHECK_TRAIN_SECONDS (0: skipped).
+# (--mode train, eager and DISC) for GPU_CHECK_TRAIN_SECONDS (default 120;
+# 0: skipped).
 SAMPLES=${GPU_CHECK_SAMPLES:-}
 for dir in shared/graphnet/samples gpu-shared/graphnet/samples ../shared/graphnet/samples; do
   [[ -z "$SAMPLES" && -d $dir ]] && SAMPLES=$dir
 done
 SHARDS=${GPU_CHECK_SHARDS:-8}
-TRAIN_SECONDS=${GPU_CHECK_TRAIN_SECONDS:-0}
+TRAIN_SECONDS=${GPU_CHECK_TRAIN_SECONDS:-120}
 # graphnet_stage NAME BUDGET_S COMPILERS [harness arguments]: NAME-results.jsonl,
 # NAME-summary.md, and the shards' logs appended to run.log.
 graphnet_stage() {
