@@ -898,7 +898,7 @@ def _aligned_attention_bias(bias):
     prepares an efficient-attention mask (pad the last dim, slice it back):
     the kernel rejects a row stride that is not a multiple of 4, and a
     DISC output is packed."""
-    if bias is None or (bias.stride(-2) % 16 == 0 and bias.stride(-1) == 1):
+    if bias is None or bias.dim() < 2 or (bias.stride(-2) % 16 == 0 and bias.stride(-1) == 1):
         return bias
     size = bias.shape[-1]
     return torch.nn.functional.pad(bias, (0, -size % 16))[..., :size]

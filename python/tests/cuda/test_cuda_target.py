@@ -632,6 +632,8 @@ def test_an_efficient_attention_op_left_in_eager_reads_an_aligned_mask():
     assert torch.equal(aligned, packed)
     assert _aligned_attention_bias(aligned) is aligned
     assert _aligned_attention_bias(None) is None
+    row = torch.randn(14)
+    assert _aligned_attention_bias(row) is row  # no rows to align
 
     aten = torch.ops.aten
     graph = fx.Graph()
