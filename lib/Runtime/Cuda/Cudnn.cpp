@@ -238,6 +238,8 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
   };
   const int64_t groups = call.groups;
   checkConvChannels(groups, input, kernel, output, wName, yName, describe);
+  // The forward sums over the input's channels, the kernel gradient over
+  // its batch (no channels: an empty kernel gradient, returned below).
   bool emptyReduction = input.sizes[forward ? 1 : 0] == 0;
   for (int64_t s = 0; s < spatial; ++s) {
     if (call.lhsDilations[s] != 1)
@@ -266,7 +268,7 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
   }
   if (numElements((forward ? output : kernel).sizes) == 0)
     return;
-  if (emptyReduction || (!forward && input.sizes[1] == 0))
+  if (emptyReduction)
     throw OpError(std::string(forward ? "a convolution" : "a kernel gradient") +
                   " over an empty dim is not supported on cuda yet: " +
                   describe());

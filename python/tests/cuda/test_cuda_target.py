@@ -7,6 +7,7 @@ GPU runs are in test_cuda_gpu.py (`pytest -m cuda`)."""
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import subprocess
 import sys
@@ -549,13 +550,23 @@ def test_results_written_into_arguments_compile_for_cuda():
     assert exe.target == "cuda" and exe.results_into_arguments == {0: 0, 1: 1}
 
 
-def _efficient_attention_steps(q, k, v, bias, causal):
-    """Output and (q, k, v, bias) gradients through PyTorch's
-    efficient-attention op as a training graph would hold it (its backward
-    op from autograd's formula)."""
-    out = torch.ops.aten._scaled_dot_product_efficient_attention.default(q, k, v, bias, True, 0.0,
-                                                                          causal)[0]
-    weight = torch.linspace(-1, 1, out.numel()).reshape(out.shape)
+def _efficient_attention(q, k, v, bias, causal):
+    """PyTorch's efficient-attention op as a training graph holds it (its
+    backward op from autograd's formula)."""
+    return torch.ops.aten._scaled_dot_product_efficient_attention.default(q, k, v, bias, True,
+                                                                          0.0, causal)[0]
+
+
+def _sdpa(q, k, v, bias, causal):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias,
+                                                            is_causal=causal)
+
+
+def _attention_steps(attend, q, k, v, bias, causal):
+    """attend's output and its (q, k, v, bias) gradients under a loss that
+    weighs every output element differently."""
+    out = attend(q, k, v, bias, causal)
+    weight = torch.linspace(-1, 1, out.numel(), dtype=out.dtype).reshape(out.shape)
     leaves = [t for t in (q, k, v, bias) if t is not None and t.requires_grad]
     return (out, *torch.autograd.grad((out * weight).sum(), leaves))
 
@@ -580,22 +591,15 @@ def test_cuda_attention_training_decompositions_give_sdpa_gradients(mask):
     if mask in ("float", "learned"):
         bias = torch.randn(2, 3, 5, 14, generator=g, requires_grad=mask == "learned")
     causal = mask == "causal"
-    gm = make_fx(_efficient_attention_steps,
+    gm = make_fx(functools.partial(_attention_steps, _efficient_attention),
                  decomposition_table=cuda_attention.training_table())(q, k, v, bias, causal)
     left = [n.target for n in gm.graph.nodes if "attention" in str(n.target)]
     assert not left, f"attention ops left whole: {left}"
     got = gm(q, k, v, bias, causal)
 
-    def reference(q, k, v, bias):
-        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bias,
-                                                               is_causal=causal)
-        weight = torch.linspace(-1, 1, out.numel(), dtype=out.dtype).reshape(out.shape)
-        leaves = [t for t in (q, k, v, bias) if t is not None and t.requires_grad]
-        return (out, *torch.autograd.grad((out * weight).sum(), leaves))
-
     double = [None if t is None else t.detach().double().requires_grad_(t.requires_grad)
               for t in (q, k, v, bias)]
-    want = reference(*double)
+    want = _attention_steps(_sdpa, *double, causal)
     assert len(got) == len(want) == (5 if mask == "learned" else 4)
     for a, b in zip(got, want):
         torch.testing.assert_close(a.double(), b, rtol=1e-4, atol=1e-5)

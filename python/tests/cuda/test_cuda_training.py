@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 
 import disc
+from cuda.test_cuda_models import UNSUPPORTED_ON_CUDA, _to_cuda
+from disc.frontend.backend import _CPU_IN_CUDA_GRAPH_REASON
 from training.test_training import (_PARAM_TOL, _assert_grads_close_in_norm, _new_fallbacks,
                                     _no_dropout, adamw_run_against_eager,
                                     zoo_gradients_against_eager)
@@ -36,8 +38,7 @@ pytestmark = [
 
 # Fallbacks by design on the cuda target (docs/cuda.md): library calls it
 # lacks, and the CPU side of a cuda graph (constants, index set-up).
-EXPECTED_ON_CUDA = ("which the cuda target does not support",
-                    "a CPU computation in a graph that runs on cuda")
+EXPECTED_ON_CUDA = (UNSUPPORTED_ON_CUDA, _CPU_IN_CUDA_GRAPH_REASON)
 
 
 @pytest.fixture(autouse=True)
@@ -49,10 +50,6 @@ def _no_tf32():
     with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
         yield
     torch.backends.cuda.matmul.allow_tf32 = saved
-
-
-def _to_cuda(args):
-    return tuple(a.cuda() if isinstance(a, torch.Tensor) else a for a in args)
 
 
 @pytest.mark.parametrize("name", sorted(zoo.ZOO))
