@@ -111,6 +111,21 @@ static std::string profileStep() {
   return ",disc-profile-calls";
 }
 
+/// DISC_CUDA_DEPTHWISE: unset or "generated" (the default) compiles float
+/// depthwise convolutions of the cuda targets as loop nests (generated
+/// kernels, fused with their neighbours); "cudnn" leaves them library calls
+/// (to compare the two on a GPU).
+static std::string integerContractionsStep(bool gpu) {
+  const char *env = std::getenv("DISC_CUDA_DEPTHWISE");
+  const std::string mode = env && *env ? env : "generated";
+  if (mode != "generated" && mode != "cudnn")
+    throw std::invalid_argument(
+        "DISC_CUDA_DEPTHWISE must be generated or cudnn, got '" + mode + "'");
+  const bool generated = gpu && mode == "generated";
+  return std::string("func.func(disc-lower-integer-contractions") +
+         (generated ? "{float-depthwise=1}" : "") + "),";
+}
+
 /// Stages 1-6 shared by every target: graph-level rewrites, disc -> linalg,
 /// fusion, library calls, bufferization, loop nests. `target` is "cpu",
 /// "cuda-emulated" or "cuda": only the CPU has per-thread scratch buffers
@@ -151,9 +166,12 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // Library ops with epilogues (DISC_LIBRARY_EPILOGUES, default 1:
          // the profitable chains): a convolution's bias and activation run
          // inside its call.
+         // On the GPU targets float depthwise convolutions become loop nests
+         // first (no library epilogue then, on cuda-emulated either).
+         (gpu ? integerContractionsStep(true) : std::string()) +
          (target == "cuda" ? std::string() : libraryEpiloguesStep(logFusion)) +
          // 3. placement: host shape code and device work share the CPU
-         "disc-add-ral-context,disc-read-only-inputs,"
+         "disc-add-ral-context,disc-read-only-inputs," +
          // 4. (fusion planning)
          // 5. codegen of memory-bound ops
          // Loop and input fusion: upstream elementwise fusion (producers
@@ -162,7 +180,7 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // Sizes computed at run time are checked before any allocation.
          // Ops iterating over a static zero-size dim fold to their inits.
          // Integer matmuls and convolutions (no library) become loop nests.
-         "func.func(disc-lower-integer-contractions)," + legalize +
+         (gpu ? std::string() : integerContractionsStep(false)) + legalize +
          "func.func(disc-check-buffer-sizes,disc-fold-empty-loops),"
          "linalg-generalize-named-ops,canonicalize,cse,"
          "disc-fuse-elementwise" + fuse + ","

@@ -5,6 +5,14 @@
 // memory-bound pipeline then tiles, parallelises and vectorises like any
 // other loop nest.
 //
+// With float-depthwise (the cuda targets), float depthwise convolutions
+// become one all-parallel linalg.generic over the output whose body loops
+// over the window taps, reading the input and kernel by tensor.extract and
+// treating taps in the padding as zeros (no padded copy). A few
+// multiply-adds per output element: memory bound, and elementwise to
+// fusion, which joins the batch norm and activation after it (a reduction
+// generic would end the fusion there).
+//
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Passes.h"
 #include "disc/Conversion/SizeChecks.h"
@@ -13,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace disc {
@@ -28,6 +37,24 @@ namespace {
 bool isIntegerOp(Operation *op) {
   return isa<IntegerType>(
       cast<ShapedType>(op->getResult(0).getType()).getElementType());
+}
+
+/// A float convolution that float-depthwise lowers: one input and one
+/// output channel per group (the kernel [G, 1, k...], G > 1), no input
+/// dilation, a static padding of at least 0, no epilogue.
+bool isFloatDepthwise(ConvolutionOp op) {
+  auto kernelType = cast<RankedTensorType>(op.getRhs().getType());
+  auto type = cast<RankedTensorType>(op.getType());
+  int64_t groups = op.getFeatureGroupCount();
+  auto nonNegative = [](ArrayRef<int64_t> pads) {
+    return llvm::all_of(pads, [](int64_t p) { return p >= 0; });
+  };
+  return isa<FloatType>(type.getElementType()) && groups > 1 &&
+         kernelType.getDimSize(0) == groups && kernelType.getDimSize(1) == 1 &&
+         !op.hasLhsDilation() && op.getDynamicPaddingLow().empty() &&
+         op.getDynamicPaddingHigh().empty() &&
+         nonNegative(op.getPaddingLow()) && nonNegative(op.getPaddingHigh()) &&
+         op.getEpilogueOperands().empty();
 }
 
 /// A zero-filled accumulator of `type` with the sizes `dims`.
@@ -337,19 +364,135 @@ LogicalResult lowerConvolution(ConvolutionOp op) {
   return success();
 }
 
+/// out[n, c, o...] = sum over k... of in[n, c, o * stride - low + k *
+/// dilation] * kernel[c, 0, k...], taps outside the input reading 0; f16 and
+/// bf16 accumulate in f32 (as the libraries do).
+LogicalResult lowerFloatDepthwise(ConvolutionOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op.getType());
+  Type element = type.getElementType();
+  Type acc = cast<FloatType>(element).getWidth() < 32 ? b.getF32Type()
+                                                     : element;
+  Value input = op.getLhs(), kernel = op.getRhs();
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> strides = op.getWindowStrides(),
+                    dilation = op.getRhsDilation(), low = op.getPaddingLow();
+
+  auto dims = reifyResultDims(b, op);
+  if (failed(dims))
+    return op.emitOpError("cannot compute the result shape");
+  // The library call's check: input channels = groups x kernel dim 1 (1).
+  emitAssertEqualSizes(
+      b, loc, dimOf(b, loc, input, 1),
+      arith::ConstantIndexOp::create(b, loc, op.getFeatureGroupCount()),
+      "disc.convolution: input channels are not groups x kernel channels");
+  SmallVector<Value> inputSizes, windowSizes;
+  for (int64_t s = 0; s < spatial; ++s) {
+    inputSizes.push_back(dimOf(b, loc, input, 2 + s));
+    windowSizes.push_back(dimOf(b, loc, kernel, 2 + s));
+  }
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element,
+                                       dynamicSizes(type, *dims));
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &gb, Location l, ValueRange) {
+        auto c = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(gb, l, v);
+        };
+        Value zeroIndex = c(0), one = c(1);
+        Value batch = linalg::IndexOp::create(gb, l, 0);
+        Value channel = linalg::IndexOp::create(gb, l, 1);
+        // in = out * stride - low + k * dilation: the first two terms per
+        // spatial dim (linalg.index must be in the generic's own body).
+        SmallVector<Value> bases;
+        for (int64_t s = 0; s < spatial; ++s)
+          bases.push_back(arith::SubIOp::create(
+              gb, l,
+              arith::MulIOp::create(gb, l, linalg::IndexOp::create(gb, l, 2 + s),
+                                    c(strides[s])),
+              c(low[s])));
+        // One loop per spatial dim; each level computes its input
+        // coordinate and whether it lies inside the input (an unsigned
+        // compare also rejects the negative ones of the low padding).
+        std::function<Value(OpBuilder &, int64_t, Value, SmallVector<Value>,
+                            SmallVector<Value>, Value)>
+            loops = [&](OpBuilder &lb, int64_t s, Value sum,
+                        SmallVector<Value> inIdx, SmallVector<Value> kIdx,
+                        Value inside) -> Value {
+          if (s == spatial) {
+            SmallVector<Value> safeIdx = {batch, channel};
+            for (Value i : inIdx)
+              safeIdx.push_back(
+                  arith::SelectOp::create(lb, l, inside, i, zeroIndex));
+            Value x = tensor::ExtractOp::create(lb, l, input, safeIdx);
+            SmallVector<Value> wIdx = {channel, zeroIndex};
+            llvm::append_range(wIdx, kIdx);
+            Value w = tensor::ExtractOp::create(lb, l, kernel, wIdx);
+            if (acc != element) {
+              x = arith::ExtFOp::create(lb, l, acc, x);
+              w = arith::ExtFOp::create(lb, l, acc, w);
+            }
+            Value zero = arith::ConstantOp::create(
+                lb, l, cast<TypedAttr>(lb.getZeroAttr(acc)));
+            x = arith::SelectOp::create(lb, l, inside, x, zero);
+            return arith::AddFOp::create(
+                lb, l, sum, arith::MulFOp::create(lb, l, x, w));
+          }
+          Value base = bases[s];
+          auto loop = scf::ForOp::create(
+              lb, l, zeroIndex, windowSizes[s], one, ValueRange{sum},
+              [&](OpBuilder &fb, Location fl, Value k, ValueRange carried) {
+                Value i = arith::AddIOp::create(
+                    fb, fl, base,
+                    arith::MulIOp::create(fb, fl, k, c(dilation[s])));
+                Value in = arith::CmpIOp::create(
+                    fb, fl, arith::CmpIPredicate::ult, i, inputSizes[s]);
+                if (inside)
+                  in = arith::AndIOp::create(fb, fl, inside, in);
+                SmallVector<Value> nextIn = inIdx, nextK = kIdx;
+                nextIn.push_back(i);
+                nextK.push_back(k);
+                scf::YieldOp::create(
+                    fb, fl,
+                    loops(fb, s + 1, carried[0], nextIn, nextK, in));
+              });
+          return loop.getResult(0);
+        };
+        Value zero = arith::ConstantOp::create(
+            gb, l, cast<TypedAttr>(gb.getZeroAttr(acc)));
+        Value sum = loops(gb, 0, zero, {}, {}, Value());
+        if (acc != element)
+          sum = arith::TruncFOp::create(gb, l, element, sum);
+        linalg::YieldOp::create(gb, l, sum);
+      });
+  op.replaceAllUsesWith(generic.getResult(0));
+  op.erase();
+  return success();
+}
+
 struct LowerIntegerContractionsPass
     : public disc::impl::DiscLowerIntegerContractionsBase<
           LowerIntegerContractionsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<DotGeneralOp, ConvolutionOp>(op) && isIntegerOp(op))
         ops.push_back(op);
+      else if (auto conv = dyn_cast<ConvolutionOp>(op);
+               conv && floatDepthwise && isFloatDepthwise(conv))
+        ops.push_back(op);
     });
     for (Operation *op : ops) {
+      auto conv = dyn_cast<ConvolutionOp>(op);
       LogicalResult lowered =
-          isa<DotGeneralOp>(op) ? lowerDot(cast<DotGeneralOp>(op))
-                                : lowerConvolution(cast<ConvolutionOp>(op));
+          !conv                 ? lowerDot(cast<DotGeneralOp>(op))
+          : isIntegerOp(conv)   ? lowerConvolution(conv)
+                                : lowerFloatDepthwise(conv);
       if (failed(lowered))
         return signalPassFailure();
     }

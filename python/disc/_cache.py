@@ -26,7 +26,7 @@ FORMAT = "1"  # bump when the key's meaning changes
 # Environment variables the compiler reads that change the code it emits.
 CODE_ENV = ("DISC_RUNTIME_CHECKS", "DISC_PROFILE", "DISC_LIBRARY_EPILOGUES",
             "DISC_LLVM_UNROLL", "DISC_LLVM_INTERLEAVE", "DISC_LLVM_PARTS",
-            "DISC_CUDA_ROW_VARIANT", "DISC_CUDA_VECTORIZE",
+            "DISC_CUDA_ROW_VARIANT", "DISC_CUDA_VECTORIZE", "DISC_CUDA_DEPTHWISE",
             "DISC_CUDA_ROW_UNROLL")
 CUDA_ENV = ("DISC_CUDA_TOOLKIT", "CUDA_HOME", "CUDA_PATH")
 REMOTE_TIMEOUT_S = 2.0

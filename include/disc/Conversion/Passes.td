@@ -66,10 +66,29 @@ def DiscLowerIntegerContractions
     convolution with an input dilation (transposed) or a dynamic padding is
     an error naming the op: the importer leaves those to eager. Runs before
     disc-legalize-to-linalg.
+
+    `float-depthwise=1` (the cuda targets) also lowers float depthwise
+    convolutions: groups equal to the kernel's output channels, one input
+    channel per group (the multiplier 1 of MobileNet's, ConvNeXt's and
+    conformer's), no input dilation, a static padding, no epilogue. Each
+    becomes one all-parallel linalg.generic over the output whose body
+    loops over the window taps (scf.for, any kernel size, static or not),
+    reading input and kernel by tensor.extract; a tap in the padding reads
+    0 (a clamped index and a select: no padded copy). f16 and bf16
+    accumulate in f32, as the libraries do. Elementwise to fusion, so the
+    batch norm and activation after it join its kernel. (cuDNN's f32
+    depthwise path is slow enough that PyTorch runs its own kernel there.)
+    Other float convolutions are left alone.
   }];
+  let options = [
+    Option<"floatDepthwise", "float-depthwise", "bool", /*default=*/"false",
+           "Also lower float depthwise convolutions (multiplier 1) to loop "
+           "nests">
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect",
                            "mlir::cf::ControlFlowDialect"];
 }
 

@@ -296,3 +296,36 @@ def test_optimizer_step_on_the_gpu_updates_parameters_in_place(kind):
     assert [p.data_ptr() for p in model.parameters()] == addresses
     for p, q in zip(model.parameters(), ref.parameters()):
         torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["generated", "cudnn"])
+def test_depthwise_block_on_the_gpu(mode, monkeypatch):
+    """MobileNet's depthwise convolution + batch norm + hardswish on cuda
+    tensors: a generated kernel (the default) or cuDNN
+    (DISC_CUDA_DEPTHWISE=cudnn), against eager at three sizes with one
+    compilation (the weights passed as inputs, as GraphNet passes them)."""
+    monkeypatch.setenv("DISC_CUDA_DEPTHWISE", mode)
+    monkeypatch.setenv("DISC_CACHE", "0")
+
+    def block(x, w, mean, var, gamma, beta):
+        y = torch.nn.functional.conv2d(x, w, stride=2, padding=2, groups=48)
+        y = torch.nn.functional.batch_norm(y, mean, var, gamma, beta, False, 0.1, 1e-5)
+        return torch.nn.functional.hardswish(y)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(block, backend="disc", dynamic=True)
+    before = disc.stats()
+    g = torch.Generator(device="cuda").manual_seed(0)
+    params = (torch.randn(48, 1, 5, 5, device="cuda", generator=g),
+              torch.randn(48, device="cuda", generator=g),
+              torch.rand(48, device="cuda", generator=g) + 0.5,
+              torch.randn(48, device="cuda", generator=g),
+              torch.randn(48, device="cuda", generator=g))
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False), torch.no_grad():
+        for shape in ((2, 48, 56, 60), (4, 48, 28, 33), (8, 48, 112, 112)):
+            x = torch.randn(*shape, device="cuda", generator=g)
+            torch.testing.assert_close(compiled(x, *params), block(x, *params),
+                                       rtol=1e-4, atol=1e-4)
+    after = disc.stats()
+    assert after["compilations"] - before["compilations"] == 1
+    assert after["fallback_nodes"] == before["fallback_nodes"]
