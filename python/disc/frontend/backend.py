@@ -578,6 +578,22 @@ def _draw_seed() -> int:
     return int(torch.randint(0, 2 ** 63 - 1, (), dtype=torch.int64))
 
 
+def _cpu_scalar_inputs(eager: fx.GraphModule, plan) -> list:
+    """Positions among a partition's executable inputs (`plan`) that are
+    0-dim CPU tensors or SymFloat/SymBool values (rank-0 CPU tensors at the
+    call)."""
+    placeholders = [n for n in eager.graph.nodes if n.op == "placeholder"]
+    positions = []
+    for i, p in enumerate(plan):
+        if p.kind in ("symfloat", "symbool"):
+            positions.append(i)
+        elif p.kind == "tensor":
+            val = placeholders[p.placeholder].meta.get("val")
+            if isinstance(val, torch.Tensor) and val.device.type == "cpu" and val.dim() == 0:
+                positions.append(i)
+    return positions
+
+
 class DiscPartition(torch.nn.Module):
     """Runs one compiled partition: graph inputs in, tensors out."""
 
@@ -607,6 +623,11 @@ class DiscPartition(torch.nn.Module):
         # converted to a tensor): the call gathers them with one list.
         self.placeholders = [p.placeholder for p in plan] \
             if all(p.kind == "tensor" for p in plan) else None
+        # Executable inputs that are host scalars of a cuda partition (0-dim
+        # CPU tensors, which eager takes as scalars, and SymFloat/SymBool
+        # values): each call moves them to the device.
+        self.host_scalars = _cpu_scalar_inputs(eager, plan) \
+            if executable.target == "cuda" else []
 
     def write_result_into(self, output: int, placeholder: int) -> None:
         """Output `output` is no longer returned: each call writes it into
@@ -643,6 +664,10 @@ class DiscPartition(torch.nn.Module):
             elif p.kind == "symbool":
                 a = torch.tensor(bool(a))
             inputs.append(a)
+        if self.host_scalars:
+            on_device = torch.device("cuda", device)
+            for i in self.host_scalars:
+                inputs[i] = inputs[i].to(on_device, non_blocking=True)
         import disc
 
         try:
@@ -997,7 +1022,7 @@ def _partition_target(sub: fx.GraphModule) -> str:
     """"cuda" when the partition's tensors live on a CUDA device, else the
     CPU target (disc.default_target(): DISC_TARGET)."""
     import disc
-    devices = set()
+    devices, host_scalars = set(), False
     for n in sub.graph.nodes:
         # Every value, not only the inputs: a partition of factory ops
         # (arange, full on a cuda device) has no tensor input, and its
@@ -1005,8 +1030,13 @@ def _partition_target(sub: fx.GraphModule) -> str:
         vals = n.meta.get("val") if n.op in ("placeholder", "call_function") else None
         for val in (vals if isinstance(vals, (list, tuple)) else [vals]):
             if isinstance(val, torch.Tensor):
+                if n.op == "placeholder" and val.device.type == "cpu" and val.dim() == 0:
+                    host_scalars = True  # a scalar of a cuda partition (_cpu_scalar_inputs)
+                    continue
                 devices.add(str(val.device) if val.device.type == "cuda" else "cpu")
     cuda = {d for d in devices if d.startswith("cuda")}
+    if host_scalars and not cuda:
+        devices.add("cpu")
     if cuda:
         if len(devices) > 1:
             raise ImportError_(f"the partition's inputs are on several devices "

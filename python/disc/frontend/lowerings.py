@@ -2103,15 +2103,24 @@ def unsupported_reason(node) -> Optional[str]:
     lowering = LOWERINGS.get(node.target)
     if lowering is None:
         return "no lowering"
-    devices = set()
-    for v in node_tensors(node):
-        if v.dtype not in SUPPORTED_DTYPES:
-            return f"dtype {v.dtype}"
-        if v.device.type not in TARGET_DEVICE_TYPES:
-            return f"device {v.device}"
-        if v.is_sparse or v.is_quantized:
-            return "sparse or quantized tensor"
-        devices.add(str(v.device))
+    devices, host_scalars = set(), False
+    for n in [node, *node.all_input_nodes]:
+        for v in _tensor_values(fake(n)):
+            if v.dtype not in SUPPORTED_DTYPES:
+                return f"dtype {v.dtype}"
+            if v.device.type not in TARGET_DEVICE_TYPES:
+                return f"device {v.device}"
+            if v.is_sparse or v.is_quantized:
+                return "sparse or quantized tensor"
+            if n is not node and v.device.type == "cpu" and v.dim() == 0:
+                host_scalars = True  # decided below
+                continue
+            devices.add(str(v.device))
+    # A 0-dim CPU input of a node on cuda is a scalar, as eager treats it
+    # (x_cuda * torch.tensor(2.0)): the partition's call moves it to the
+    # device (DiscPartition). Anywhere else it is a CPU tensor.
+    if host_scalars and not any(d.startswith("cuda") for d in devices):
+        devices.add("cpu")
     if len(devices) > 1:
         return f"tensors on several devices ({', '.join(sorted(devices))})"
     gap = _cuda_library_gap(node) if any(d.startswith("cuda") for d in devices) else None

@@ -329,3 +329,23 @@ def test_depthwise_block_on_the_gpu(mode, monkeypatch):
     after = disc.stats()
     assert after["compilations"] - before["compilations"] == 1
     assert after["fallback_nodes"] == before["fallback_nodes"]
+
+
+def test_cpu_scalars_and_floats_reach_a_cuda_partition():
+    """A 0-dim CPU tensor times a cuda tensor (eager takes it as a scalar)
+    and an unspecialised Python float: both are rank-0 inputs of the cuda
+    partition, moved to the device per call; nothing stays in eager."""
+    def f(x, s, t):
+        return torch.relu(x * s) + t
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before = disc.stats()
+    with torch._dynamo.config.patch(specialize_float=False):
+        for rows, t in ((3, 0.5), (17, 1.5), (130, -2.0)):
+            x = torch.randn(rows, 8, device="cuda")
+            s = torch.tensor(rows / 7.0)
+            torch.testing.assert_close(compiled(x, s, t), f(x, s, t), rtol=1e-5, atol=1e-5)
+    after = disc.stats()
+    assert after["compilations"] - before["compilations"] == 1
+    assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]

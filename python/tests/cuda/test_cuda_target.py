@@ -300,6 +300,80 @@ def test_cpu_nodes_of_a_cuda_graph_stay_in_eager_and_partitions_hold_one_device(
         assert kinds == {"cuda"}, kinds
 
 
+def _fake_graph_with_a_cpu_scalar(fn, shape):
+    """`fn(x, s)` traced with x a fake cuda tensor of `shape` and s a 0-dim
+    CPU tensor (a graph input, as GraphNet's pigu passes its time step)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    with FakeTensorMode():
+        x, s = torch.empty(shape, device="cuda"), torch.empty((), device="cpu")
+        return make_fx(fn, tracing_mode="fake")(x, s)
+
+
+def test_a_cpu_scalar_of_a_cuda_node_joins_its_partition():
+    """x_cuda * s with s a 0-dim CPU tensor: eager takes s as a scalar. The
+    node is compiled (it stayed in eager, "tensors on several devices",
+    cutting pigu's and bert's partitions on the H200), the partition is a
+    cuda one, and its call moves s to the device. A CPU tensor of rank 1,
+    and a CPU scalar beside CPU tensors only, keep their devices."""
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    from disc.frontend.backend import _classify, _cpu_scalar_inputs, _partition_target
+    from disc.frontend.importer import ArgPlan
+    from disc.frontend.lowerings import unsupported_reason
+
+    gm = _fake_graph_with_a_cpu_scalar(lambda x, s: torch.relu(x * s) + s, (3, 4))
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert [unsupported_reason(n) for n in calls] == [None] * len(calls)
+    supported, reasons = _classify(gm)
+    assert not reasons and set(calls) <= supported
+
+    class Support(OperatorSupportBase):
+        def is_node_supported(self, submodules, node):
+            return node in supported
+
+    (partition,) = CapabilityBasedPartitioner(gm, Support()).propose_partitions()
+    assert set(partition.nodes) == set(calls)
+    assert _partition_target(gm) == "cuda"
+    plan = [ArgPlan("tensor", 0), ArgPlan("tensor", 1), ArgPlan("symfloat", 2)]
+    assert _cpu_scalar_inputs(gm, plan) == [1, 2]
+
+    # Transfers stay in eager, the 0-dim one's too (its own node).
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    with FakeTensorMode():
+        x, v = torch.empty((3, 4), device="cuda"), torch.empty((1,), device="cpu")
+        mixed = make_fx(lambda x, v: x + v.to(x.device) + v.sum().to(x.device))(x, v)
+    adds = [n for n in mixed.graph.nodes if n.target == torch.ops.aten.add.Tensor]
+    assert all(unsupported_reason(n) is None for n in adds)
+    copies = [n for n in mixed.graph.nodes if n.target == torch.ops.aten._to_copy.default]
+    assert [unsupported_reason(n) for n in copies] == [
+        "tensors on several devices (cpu, cuda:0)",
+        "a copy from cpu to cuda:0 (a device transfer)"]  # a 0-dim one: still a transfer
+    # A 0-dim CPU tensor with CPU tensors only is a CPU node.
+    cpu = make_fx(lambda a, s: a * s)(torch.randn(3), torch.tensor(2.0))
+    (mul,) = [n for n in cpu.graph.nodes if n.op == "call_function"]
+    assert unsupported_reason(mul) is None
+    assert _partition_target(cpu) == disc.default_target()
+
+
+@needs_toolkit
+def test_a_cpu_scalar_of_a_cuda_partition_compiles_for_cuda():
+    """The partition of x_cuda * s (s a 0-dim CPU tensor) imports with s
+    a rank-0 argument and compiles for target cuda into one kernel."""
+    from disc.frontend.importer import import_graph
+
+    gm = _fake_graph_with_a_cpu_scalar(lambda x, s: torch.relu(x * s) + s, (3, 4))
+    imported = import_graph(gm)
+    assert [p.kind for p in imported.args] == ["tensor", "tensor"]
+    exe = disc.compile_mlir(imported.text, target="cuda")
+    assert exe.target == "cuda"
+    assert exe.kernel_counts == {"loops": 1, "library_calls": 0, "copies": 0}
+
+
 def test_a_cpu_graph_keeps_its_cpu_nodes():
     """Without cuda tensors nothing changes: the CPU nodes are compiled."""
     from torch.fx.experimental.proxy_tensor import make_fx

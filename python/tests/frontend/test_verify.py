@@ -29,6 +29,8 @@ class _Returning:
     """An executable that returns fixed outputs (DiscPartition runs an
     Executable through _cuda_device and _run)."""
 
+    target = "cpu"
+
     def __init__(self, outputs):
         self.outputs = outputs
 
