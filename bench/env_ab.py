@@ -6,6 +6,11 @@ alike. Prints the median of each and their largest output difference.
 
     .venv/bin/python bench/env_ab.py ../shared/graphnet/samples/torchvision/resnet18 \\
         --var DISC_LIBRARY_EPILOGUES --values 1,0 [--calls 40] [--dynamic]
+
+On a GPU (`--device cuda`; each call is timed to the end of its work):
+
+    python bench/env_ab.py SAMPLE --device cuda --dynamic \\
+        --var DISC_CUDA_DEPTHWISE --values generated,cudnn
 """
 from __future__ import annotations
 
@@ -31,13 +36,22 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--dynamic", action="store_true", help="dynamic=True (default: None)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    cuda = args.device.startswith("cuda")
+    if cuda:  # full float32 for both, as the GraphNet harness runs them
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
 
     variants = []
     for value in args.values.split(","):
         os.environ[args.var] = value
-        sample = load_sample(args.sample)
+        sample = load_sample(args.sample, device=args.device)
         compiled = torch.compile(sample.module, backend="disc",
                                  dynamic=True if args.dynamic else None)
         with torch.no_grad():
@@ -48,8 +62,10 @@ def main() -> None:
     with torch.no_grad():
         for _ in range(args.calls):
             for i, (_, compiled, inputs, _) in enumerate(variants):
+                sync()
                 start = time.perf_counter()
                 compiled(*inputs)
+                sync()
                 times[i].append(time.perf_counter() - start)
     base = _tensors(variants[0][3])
     for (value, _, _, first), samples in zip(variants, times):

@@ -13,7 +13,8 @@
 #
 # It installs the package into /tmp/disc-site (no network, no LLVM needed),
 # runs `pytest -m cuda` (python/tests/cuda: programs, models, training),
-# the kernel benchmark, then the GraphNet harness with --device cuda
+# the kernel benchmark, an A/B of DISC_CUDA_DEPTHWISE on three samples
+# (GPU_CHECK_AB_SECONDS, default 100; into run.log), then the GraphNet harness with --device cuda
 # --dynamic true on the shared dev set (eager, Inductor and DISC in one run;
 # then eager and DISC in training mode). Eight files go to $OUT (the device
 # tool's output folder; it returns at most 8) or gpu-check-out/: run.log
@@ -91,15 +92,31 @@ if [[ "${GPU_CHECK_KERNELS:-1}" == "1" ]]; then
     --parts "${GPU_CHECK_KERNEL_PARTS:-memory,gemm,host}" 2>&1 | tail -60 | tee "$OUT/kernels.log"
 fi
 
+# 2b. A/B of a compile-time switch on a few dev-set samples, alone on the
+# machine (interleaved calls, bench/env_ab.py): by default cuDNN against the
+# generated depthwise convolutions (docs/cuda.md). GPU_CHECK_AB_SECONDS=0
+# skips it.
+SAMPLES=${GPU_CHECK_SAMPLES:-}
+for dir in shared/graphnet/samples gpu-shared/graphnet/samples ../shared/graphnet/samples; do
+  [[ -z "$SAMPLES" && -d $dir ]] && SAMPLES=$dir
+done
+AB_SECONDS=${GPU_CHECK_AB_SECONDS:-100}
+if [[ $AB_SECONDS -gt 0 && -n "$SAMPLES" ]]; then
+  ab_end=$((SECONDS + AB_SECONDS))
+  for sample in ${GPU_CHECK_AB_SAMPLES:-torchvision/mobilenet_v3_small timm/convnext_atto.d2_in1k mmseg/Fast-SCNN}; do
+    [[ $((ab_end - SECONDS)) -gt 10 ]] || break
+    echo "[gpu-check] A/B $sample: ${GPU_CHECK_AB_VAR:-DISC_CUDA_DEPTHWISE}=${GPU_CHECK_AB_VALUES:-generated,cudnn}"
+    timeout $((ab_end - SECONDS)) "$PY" bench/env_ab.py "$SAMPLES/$sample" --device cuda --dynamic \
+      --var "${GPU_CHECK_AB_VAR:-DISC_CUDA_DEPTHWISE}" --values "${GPU_CHECK_AB_VALUES:-generated,cudnn}" \
+      --calls 30 2>&1 | grep -v Warning | tail -4
+  done 2>&1 | tee -a "$OUT/run.log"
+fi
+
 # 3. The GraphNet dev set, --device cuda, eager/DISC/Inductor, in SHARDS
 # concurrent harness runs (the time a device call allows); what a shard has
 # finished when the time is up is kept. 4. The same in training mode
 # (--mode train, eager and DISC) for GPU_CHECK_TRAIN_SECONDS (default 120;
 # 0: skipped).
-SAMPLES=${GPU_CHECK_SAMPLES:-}
-for dir in shared/graphnet/samples gpu-shared/graphnet/samples ../shared/graphnet/samples; do
-  [[ -z "$SAMPLES" && -d $dir ]] && SAMPLES=$dir
-done
 SHARDS=${GPU_CHECK_SHARDS:-8}
 TRAIN_SECONDS=${GPU_CHECK_TRAIN_SECONDS:-120}
 # graphnet_stage NAME BUDGET_S COMPILERS [harness arguments]: NAME-results.jsonl,
