@@ -412,8 +412,8 @@ LogicalResult lowerFloatDepthwise(ConvolutionOp op) {
         for (int64_t s = 0; s < spatial; ++s)
           bases.push_back(arith::SubIOp::create(
               gb, l,
-              arith::MulIOp::create(gb, l, linalg::IndexOp::create(gb, l, 2 + s),
-                                    c(strides[s])),
+              arith::MulIOp::create(
+                  gb, l, linalg::IndexOp::create(gb, l, 2 + s), c(strides[s])),
               c(low[s])));
         // One loop per spatial dim; each level computes its input
         // coordinate and whether it lies inside the input (an unsigned

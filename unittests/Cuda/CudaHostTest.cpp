@@ -49,6 +49,7 @@ void resetFake() {
   s.matmulDescriptors = 0;
   s.convolutions = 0;
   s.convDescriptorSets = 0;
+  s.backwardData = s.transforms = 0;
   s.backwardFilters = 0;
   s.lastConvStream = nullptr;
   s.lastConvMathType = -1;
@@ -646,22 +647,137 @@ func.func @main(%x: tensor<?x2x?x?xf32>, %w: tensor<5x2x3x3xf32>) -> tensor<?x5x
   EXPECT_EQ(fake().allocations, fake().frees);
 }
 
-TEST_F(CudaHost, TransposedConvolutionIsACompileErrorOnCuda) {
+TEST_F(CudaHost, TransposedConvolutionThroughCudnnBackwardData) {
+  // A convolution with input dilation (a transposed convolution: DISC's
+  // kernel is the forward's flipped, channel dims swapped per group) runs
+  // as cuDNN's backward data of the forward: the kernel rearranged by
+  // cudnnTransformTensor, mode CUDNN_CONVOLUTION (the flip), the output
+  // padding as the high padding's excess. Against the definition: the
+  // input dilated and padded explicitly, then a plain convolution.
+  struct Case {
+    const char *name, *program;
+    std::vector<std::vector<int64_t>> inputShapes;
+    std::vector<int64_t> kernelShape;
+    int64_t lhsDilation, padLo, padHi, dilation, groups;
+  };
+  const std::vector<Case> cases = {
+      {"2-d, stride 2, padding 1, output padding 1", R"(
+func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 2] : (tensor<?x3x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+})",
+       {{1, 3, 3, 3}, {2, 3, 4, 2}, {1, 3, 1, 5}},
+       {4, 3, 3, 3},
+       2,
+       1,
+       2,
+       1,
+       1},
+      {"2-d, 2 groups, stride 3, dilation 2, padding 1, output padding 1", R"(
+func.func @main(%x: tensor<?x4x?x?xf32>, %w: tensor<6x2x2x2xf32>) -> tensor<?x6x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [2, 2], dilation = [2, 2] lhs_dilation = [3, 3] {feature_group_count = 2 : i64} : (tensor<?x4x?x?xf32>, tensor<6x2x2x2xf32>) -> tensor<?x6x?x?xf32>
+  return %0 : tensor<?x6x?x?xf32>
+})",
+       {{1, 4, 2, 3}, {2, 4, 3, 3}, {1, 4, 1, 1}},
+       {6, 2, 2, 2},
+       3,
+       1,
+       2,
+       2,
+       2},
+      {"1-d (as 2-d of height 1), stride 2, padding 2", R"(
+func.func @main(%x: tensor<?x2x?xf32>, %w: tensor<3x2x5xf32>) -> tensor<?x3x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [2], pad_high = [2], dilation = [1] lhs_dilation = [2] : (tensor<?x2x?xf32>, tensor<3x2x5xf32>) -> tensor<?x3x?xf32>
+  return %0 : tensor<?x3x?xf32>
+})",
+       {{1, 2, 4}, {3, 2, 9}, {2, 2, 1}},
+       {3, 2, 5},
+       2,
+       2,
+       2,
+       1,
+       1},
+  };
+  for (const Case &c : cases) {
+    resetFake();
+    CompileOptions options;
+    options.target = "cuda";
+    auto exe = Executable::compile(c.program, options);
+    EXPECT_EQ(exe->kernelCounts().libraryCalls, 1) << c.name;
+    std::vector<float> w = patterned(c.kernelShape, 5, 13, 6);
+    for (const auto &xShape : c.inputShapes) {
+      std::vector<float> x = patterned(xShape, 7, 11, 5);
+      // The definition: x dilated by lhsDilation and padded, then a plain
+      // convolution (stride 1, no padding).
+      std::vector<int64_t> dShape = {xShape[0], xShape[1]};
+      std::vector<int64_t> yShape = {xShape[0], c.kernelShape[0]};
+      for (size_t s = 2; s < xShape.size(); ++s) {
+        dShape.push_back((xShape[s] - 1) * c.lhsDilation + 1 + c.padLo +
+                         c.padHi);
+        yShape.push_back(dShape[s] -
+                         ((c.kernelShape[s] - 1) * c.dilation + 1) + 1);
+      }
+      int64_t dSize = 1, inner = 1, dInner = 1;
+      for (int64_t d : dShape)
+        dSize *= d;
+      for (size_t s = 2; s < xShape.size(); ++s)
+        inner *= xShape[s], dInner *= dShape[s];
+      std::vector<float> dilated(dSize, 0.0f);
+      for (int64_t nc = 0; nc < xShape[0] * xShape[1]; ++nc)
+        for (int64_t i = 0; i < inner; ++i) {
+          int64_t rest = i, target = 0;
+          for (size_t s = xShape.size() - 1; s >= 2; --s) {
+            int64_t pos = rest % xShape[s];
+            rest /= xShape[s];
+            int64_t stride = 1;
+            for (size_t t = s + 1; t < dShape.size(); ++t)
+              stride *= dShape[t];
+            target += (pos * c.lhsDilation + c.padLo) * stride;
+          }
+          dilated[nc * dInner + target] = x[nc * inner + i];
+        }
+      std::vector<float> want = hostConvolution(
+          dilated, dShape, w, c.kernelShape, yShape, 1, 0, c.dilation,
+          c.groups);
+      ral::TensorView xv, wv;
+      xv.data = x.data(), xv.shape = xShape;
+      wv.data = w.data(), wv.shape = c.kernelShape;
+      auto outputs = exe->run({xv, wv}, kStream);
+      ASSERT_EQ(outputs.size(), 1u) << c.name;
+      ASSERT_EQ(outputs[0].shape, yShape) << c.name;
+      const float *got = static_cast<const float *>(outputs[0].data);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << c.name << " at " << i;
+    }
+    EXPECT_EQ(fake().backwardData, 3) << c.name;
+    EXPECT_EQ(fake().transforms, 3) << c.name;
+    EXPECT_EQ(fake().convolutions, 0) << c.name;
+    EXPECT_EQ(fake().lastConvStream, kStream) << c.name;
+    EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
+    EXPECT_EQ(fake().allocations, fake().frees) << c.name;
+  }
+}
+
+TEST_F(CudaHost, TransposedConvolutionOutsideCudnnsFormIsACompileError) {
+  // High padding below the low one (no output padding gives that) is not a
+  // transposed convolution cuDNN's backward data computes: a compile error
+  // naming the call and the paddings.
   resetFake();
   CompileOptions options;
   options.target = "cuda";
   try {
     Executable::compile(R"(
-func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
-  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 2] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
-  return %0 : tensor<?x8x?x?xf32>
+func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [1, 1], dilation = [1, 1] lhs_dilation = [2, 2] : (tensor<?x3x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
 })",
                         options);
     FAIL() << "expected a CompileError";
   } catch (const CompileError &e) {
-    EXPECT_NE(std::string(e.what()).find("with input dilation (a transposed "
-                                         "convolution), which the cuda "
-                                         "target does not support yet"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "with a transposed convolution's padding 2 and 1: cuDNN's "
+                  "backward data needs the high padding from the low one to "
+                  "it + 1"),
               std::string::npos)
         << e.what();
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -364,17 +365,29 @@ struct FakeAlgoPerf {
   size_t memory;
   int determinism, mathType, reserved[3];
 };
+} // extern "C"
+
+namespace {
+/// The heuristics' answer: one algorithm (1 forward, 2 backward filter, 3
+/// backward data), so each call can check it gets its own.
+int oneAlgorithm(int algo, int requested, int *returned,
+                 FakeAlgoPerf *results) {
+  if (requested < 1)
+    return 3;
+  std::memset(results, 0, sizeof(FakeAlgoPerf));
+  results[0].algo = algo;
+  *returned = 1;
+  return 0;
+}
+} // namespace
+
+extern "C" {
 int cudnnGetConvolutionForwardAlgorithm_v7(FakeHandle *, FakeTensor *,
                                            FakeTensor *, FakeConv *,
                                            FakeTensor *, int requested,
                                            int *returned,
                                            FakeAlgoPerf *results) {
-  if (requested < 1)
-    return 3;
-  std::memset(results, 0, sizeof(FakeAlgoPerf));
-  results[0].algo = 1;
-  *returned = 1;
-  return 0;
+  return oneAlgorithm(1, requested, returned, results);
 }
 int cudnnGetConvolutionForwardWorkspaceSize(FakeHandle *, FakeTensor *,
                                             FakeTensor *, FakeConv *,
@@ -390,14 +403,16 @@ namespace {
 /// Checks the descriptors of x (input), w (filter) and y (output) against
 /// each other, then calls tap(xOffset, wOffset, yOffset, yIndex) for every
 /// multiply-add inside x, in the order n, o, output position, c, kernel
-/// offset (yIndex: the output element's dense index). Returns a cuDNN
-/// status.
+/// offset (yIndex: the output element's dense index). Mode 1 is
+/// cross-correlation, mode 0 convolution (the kernel read flipped).
+/// Returns a cuDNN status.
 template <typename Tap>
 int forEachConvTap(FakeTensor *x, FakeTensor *w, FakeTensor *y,
                    FakeConv *conv, Tap tap) {
   if (x->type != 0 || w->type != 0 || y->type != 0)
     return 9; // CUDNN_STATUS_NOT_SUPPORTED: the fake does f32 only
-  if (conv->mode != 1 || x->rank != w->rank || x->rank != y->rank ||
+  if ((conv->mode != 0 && conv->mode != 1) || x->rank != w->rank ||
+      x->rank != y->rank ||
       conv->spatial != x->rank - 2)
     return 3;
   const int spatial = conv->spatial, groups = conv->groups;
@@ -442,7 +457,8 @@ int forEachConvTap(FakeTensor *x, FakeTensor *w, FakeTensor *y,
                         k[s] * conv->dilations[s];
               inside &= pos >= 0 && pos < x->dims[2 + s];
               xOffset += (int64_t)pos * x->strides[2 + s];
-              wOffset += (int64_t)k[s] * w->strides[2 + s];
+              const int kw = conv->mode == 0 ? w->dims[2 + s] - 1 - k[s] : k[s];
+              wOffset += (int64_t)kw * w->strides[2 + s];
             }
             if (inside)
               tap(xOffset, wOffset, yOffset, yIndex);
@@ -502,12 +518,7 @@ int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
 int cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     FakeHandle *, FakeTensor *, FakeTensor *, FakeConv *, FakeTensor *,
     int requested, int *returned, FakeAlgoPerf *results) {
-  if (requested < 1)
-    return 3;
-  std::memset(results, 0, sizeof(FakeAlgoPerf));
-  results[0].algo = 2;
-  *returned = 1;
-  return 0;
+  return oneAlgorithm(2, requested, returned, results);
 }
 int cudnnGetConvolutionBackwardFilterWorkspaceSize(FakeHandle *, FakeTensor *,
                                                    FakeTensor *, FakeConv *,
@@ -542,6 +553,65 @@ int cudnnConvolutionBackwardFilter(FakeHandle *handle, const float *alpha,
   ++state.backwardFilters;
   state.lastConvStream = handle->stream;
   state.lastConvMathType = conv->math;
+  return 0;
+}
+int cudnnGetConvolutionBackwardDataAlgorithm_v7(
+    FakeHandle *, FakeTensor *, FakeTensor *, FakeConv *, FakeTensor *,
+    int requested, int *returned, FakeAlgoPerf *results) {
+  return oneAlgorithm(3, requested, returned, results);
+}
+int cudnnGetConvolutionBackwardDataWorkspaceSize(FakeHandle *, FakeTensor *,
+                                                 FakeTensor *, FakeConv *,
+                                                 FakeTensor *, int algo,
+                                                 size_t *bytes) {
+  *bytes = algo == 3 ? 1024 : 0;
+  return 0;
+}
+// dx[n, g * C/G + c, p * stride - pad + k * dilation] += dy[n, o, p] *
+// w[o, c, k] (k flipped in mode 0): the transpose of the forward's taps.
+int cudnnConvolutionBackwardData(FakeHandle *handle, const float *alpha,
+                                 FakeTensor *w, const float *wData,
+                                 FakeTensor *dy, const float *dyData,
+                                 FakeConv *conv, int algo, void *workspace,
+                                 size_t workspaceBytes, const float *beta,
+                                 FakeTensor *dx, float *dxData) {
+  if ((workspaceBytes && !workspace) || algo != 3 || w->strides[0] < 1)
+    return 3;
+  std::map<int64_t, double> sums; // by dx offset
+  int status = forEachConvTap(
+      dx, w, dy, conv,
+      [&](int64_t xOffset, int64_t wOffset, int64_t yOffset, int64_t) {
+        sums[xOffset] += double(wData[wOffset]) * dyData[yOffset];
+      });
+  if (status)
+    return status;
+  forEachOffset(dx, [&](int64_t xOffset, int64_t) {
+    float prior = *beta != 0 ? dxData[xOffset] : 0.0f;
+    auto it = sums.find(xOffset);
+    dxData[xOffset] =
+        *alpha * float(it == sums.end() ? 0.0 : it->second) + *beta * prior;
+  });
+  ++state.backwardData;
+  state.lastConvStream = handle->stream;
+  state.lastConvMathType = conv->math;
+  return 0;
+}
+// y = alpha * x + beta * y elementwise, each read through its strides.
+int cudnnTransformTensor(FakeHandle *, const float *alpha, FakeTensor *x,
+                         const float *xData, const float *beta, FakeTensor *y,
+                         float *yData) {
+  if (x->rank != y->rank || x->type != 0 || y->type != 0)
+    return 3;
+  for (int d = 0; d < x->rank; ++d)
+    if (x->dims[d] != y->dims[d])
+      return 3;
+  std::vector<int64_t> from;
+  forEachOffset(x, [&](int64_t offset, int64_t) { from.push_back(offset); });
+  forEachOffset(y, [&](int64_t offset, int64_t index) {
+    float prior = *beta != 0 ? yData[offset] : 0.0f;
+    yData[offset] = *alpha * xData[from[index]] + *beta * prior;
+  });
+  ++state.transforms;
   return 0;
 }
 

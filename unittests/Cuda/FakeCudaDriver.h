@@ -32,7 +32,8 @@ struct FakeCudaState {
   // cublasLtMatmulDescCreate calls: one per prepared problem.
   int matmulDescriptors = 0;
   // The fake cuDNN (DISC_CUDNN_LIBRARY): convolutions computed on the host,
-  // f32 only, cross-correlation with groups, strides, padding, dilation.
+  // f32 only, cross-correlation (or convolution: the kernel flipped) with
+  // groups, strides, padding, dilation.
   int convolutions = 0;
   void *lastConvStream = nullptr;
   int lastConvMathType = -1;
@@ -40,6 +41,9 @@ struct FakeCudaState {
   int convDescriptorSets = 0;
   // cudnnConvolutionBackwardFilter calls (kernel gradients, on the host).
   int backwardFilters = 0;
+  // cudnnConvolutionBackwardData calls (transposed convolutions) and
+  // cudnnTransformTensor calls.
+  int backwardData = 0, transforms = 0;
 };
 
 extern "C" FakeCudaState *fake_cuda_state();

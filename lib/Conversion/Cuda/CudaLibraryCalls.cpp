@@ -17,12 +17,15 @@ using namespace mlir;
 namespace {
 
 /// cuDNN's convolution and kernel gradient (lib/Runtime/Cuda/Cudnn.cpp)
-/// take no input dilation and one padding per dim: checked here on the
-/// constant parameters of `disc_ral_conv_<t>(ctx, input, kernel, output,
-/// strides[3], padLo[3], padHi[3], dilations[3], lhsDilations[3], groups)`
-/// and of `disc_ral_conv_backward_weights_<t>` (the same positions; padding
-/// computed from shapes is checked when the call runs).
-LogicalResult checkCudnnConvolution(func::CallOp call) {
+/// take one padding per dim, and the kernel gradient no input dilation: checked
+/// here on the constant parameters of `disc_ral_conv_<t>(ctx, input,
+/// kernel, output, strides[3], padLo[3], padHi[3], dilations[3],
+/// lhsDilations[3], groups)` and of `disc_ral_conv_backward_weights_<t>`
+/// (the same positions; padding computed from shapes is checked when the
+/// call runs). A convolution with input dilation (transposed) is cuDNN's
+/// backward data, whose high padding may exceed the low one by less than
+/// the input dilation (the output padding).
+LogicalResult checkCudnnConvolution(func::CallOp call, bool kernelGradient) {
   constexpr unsigned kPadLo = 7, kPadHi = 10, kLhsDilation = 16;
   if (call.getNumOperands() != 20)
     return call.emitOpError() << "calls @" << call.getCallee()
@@ -33,11 +36,22 @@ LogicalResult checkCudnnConvolution(func::CallOp call) {
     std::optional<int64_t> hi = getConstantIntValue(call.getOperand(kPadHi + s));
     std::optional<int64_t> lhsDilation =
         getConstantIntValue(call.getOperand(kLhsDilation + s));
-    if (!lhsDilation || *lhsDilation != 1)
+    if (!lhsDilation || (kernelGradient && *lhsDilation != 1))
       return call.emitOpError()
              << "calls @" << call.getCallee()
-             << " with input dilation (a transposed convolution), which the "
-                "cuda target does not support yet";
+             << " with input dilation, which the cuda target does not "
+                "support";
+    if (*lhsDilation != 1) {
+      if (lo && hi && (*hi < *lo || *hi - *lo >= *lhsDilation))
+        return call.emitOpError()
+               << "calls @" << call.getCallee()
+               << " with a transposed convolution's padding " << *lo
+               << " and " << *hi
+               << ": cuDNN's backward data needs the high padding from the "
+                  "low one to it + "
+               << *lhsDilation - 1;
+      continue;
+    }
     // Padding computed from shapes is checked by the runtime.
     if (lo && hi && *lo != *hi)
       return call.emitOpError()
@@ -78,7 +92,8 @@ struct CudaLibraryCallsPass
                               "does not support yet";
         return WalkResult::interrupt();
       }
-      if (kind != "matmul" && failed(checkCudnnConvolution(call)))
+      if (kind != "matmul" &&
+          failed(checkCudnnConvolution(call, kind == "conv_backward_weights")))
         return WalkResult::interrupt();
       std::string name = ("disc_ral_cuda_" + kind + "_" + rest).str();
       auto declaration = symbols.lookup<func::FuncOp>(name);

@@ -6,7 +6,9 @@
 // cudnnConvolutionForward on the call's stream; and
 // _mlir_ciface_disc_ral_cuda_conv_backward_weights_<...>(ctx, input,
 // outputGradient, kernelGradient, <the same parameters>), the kernel
-// gradient by cudnnConvolutionBackwardFilter. cuDNN is loaded with dlopen
+// gradient by cudnnConvolutionBackwardFilter; a convolution with input
+// dilation (a transposed convolution) by cudnnConvolutionBackwardData of
+// the forward it transposes. cuDNN is loaded with dlopen
 // ($DISC_CUDNN_LIBRARY, else libcudnn.so.9, which a PyTorch CUDA process
 // has loaded already): the CPU build never needs it.
 //
@@ -16,9 +18,9 @@
 // torch.backends.cudnn.allow_tf32 off), tensor cores for f16/bf16. The
 // algorithm is cuDNN's heuristic choice (cudnnGet*Algorithm_v7), kept per
 // context and problem. A 1-d convolution runs as a 2-d one of height 1.
-// Not supported (OpError naming the call): input dilation (transposed
-// convolutions), padding that differs between the low and high side, empty
-// reductions.
+// Not supported (OpError naming the call): padding that differs between
+// the low and high side (other than a transposed convolution's output
+// padding), empty reductions.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
@@ -49,9 +51,9 @@ using FilterDesc = struct OpaqueFilter *;
 using ConvDesc = struct OpaqueConv *;
 constexpr int kFloat = 0, kHalf = 2, kBFloat16 = 9; // cudnnDataType_t
 constexpr int kNCHW = 0;                            // cudnnTensorFormat_t
-constexpr int kCrossCorrelation = 1;                // cudnnConvolutionMode_t
-constexpr int kTensorOpMath = 1, kFmaMath = 3;      // cudnnMathType_t
-struct AlgoPerf {                                   // cudnnConvolutionFwdAlgoPerf_t
+constexpr int kConvolution = 0, kCrossCorrelation = 1; // ConvolutionMode_t
+constexpr int kTensorOpMath = 1, kFmaMath = 3;         // cudnnMathType_t
+struct AlgoPerf { // cudnnConvolutionFwdAlgoPerf_t
   int algo;
   Status status;
   float time;
@@ -101,6 +103,21 @@ struct Library {
                            ConvDesc, int algo, void *workspace,
                            size_t workspaceBytes, const void *beta,
                            FilterDesc dw, void *dwData);
+  // cudnnConvolutionBwdDataAlgoPerf_t has AlgoPerf's layout too.
+  Status (*getBackwardDataAlgorithm)(Handle, FilterDesc w, TensorDesc dy,
+                                     ConvDesc, TensorDesc dx, int requested,
+                                     int *returned, AlgoPerf *);
+  Status (*getBackwardDataWorkspaceSize)(Handle, FilterDesc w, TensorDesc dy,
+                                         ConvDesc, TensorDesc dx, int algo,
+                                         size_t *);
+  Status (*backwardData)(Handle, const void *alpha, FilterDesc w,
+                         const void *wData, TensorDesc dy, const void *dyData,
+                         ConvDesc, int algo, void *workspace,
+                         size_t workspaceBytes, const void *beta,
+                         TensorDesc dx, void *dxData);
+  Status (*transformTensor)(Handle, const void *alpha, TensorDesc x,
+                            const void *xData, const void *beta, TensorDesc y,
+                            void *yData);
 };
 
 void resolve(void *handle, Library &lib, std::string &error) {
@@ -129,6 +146,12 @@ void resolve(void *handle, Library &lib, std::string &error) {
   get("cudnnGetConvolutionBackwardFilterWorkspaceSize",
       lib.getBackwardFilterWorkspaceSize);
   get("cudnnConvolutionBackwardFilter", lib.backwardFilter);
+  get("cudnnGetConvolutionBackwardDataAlgorithm_v7",
+      lib.getBackwardDataAlgorithm);
+  get("cudnnGetConvolutionBackwardDataWorkspaceSize",
+      lib.getBackwardDataWorkspaceSize);
+  get("cudnnConvolutionBackwardData", lib.backwardData);
+  get("cudnnTransformTensor", lib.transformTensor);
 }
 
 const Library &library() {
@@ -161,12 +184,13 @@ struct Descriptors {
   TensorDesc x = nullptr, y = nullptr;
   FilterDesc w = nullptr;
   ConvDesc conv = nullptr;
+  // Backward data: the kernel as given and as cuDNN's filter (4-d views).
+  TensorDesc swapFrom = nullptr, swapTo = nullptr;
   explicit Descriptors(const Library &lib) : lib(lib) {}
   ~Descriptors() {
-    if (x)
-      lib.destroyTensor(x);
-    if (y)
-      lib.destroyTensor(y);
+    for (TensorDesc t : {x, y, swapFrom, swapTo})
+      if (t)
+        lib.destroyTensor(t);
     if (w)
       lib.destroyFilter(w);
     if (conv)
@@ -199,7 +223,7 @@ int toInt(int64_t value, const char *what) {
 }
 
 /// What a convolution problem needs from cuDNN, made once per (handle,
-/// problem) and kept for the process: the four descriptors, set, and the
+/// problem) and kept for the process: the descriptors, set, and the
 /// heuristic's algorithm and workspace. Building and destroying the
 /// descriptors on every call was host time in every convolution (an H200
 /// run measured about 90 us of host time per cuDNN call in ResNet-18).
@@ -210,23 +234,59 @@ struct PreparedConvolution {
   cudnn::AlgoPerf choice{};
 };
 
-/// Which cuDNN call: the convolution, or its kernel gradient.
-enum class Direction { Forward, BackwardFilter };
+/// Which cuDNN call: the convolution, its kernel gradient, or its input
+/// gradient (a transposed convolution: DISC's convolution with an input
+/// dilation).
+enum class Direction { Forward, BackwardFilter, BackwardData };
 
-/// The convolution (Forward: x the input, w the kernel, y the output) or
-/// its kernel gradient (BackwardFilter: x the input, y the output's
-/// gradient, w the kernel's gradient, computed). The descriptors and their
-/// checks are the same; the algorithm, workspace and call differ.
+/// What differs between the directions. cuDNN's roles: x the forward's
+/// input, w its filter, y its output. DISC's operands (input, kernel or
+/// kernel gradient, output or output gradient) map onto them: Forward x =
+/// input, w = kernel, y = output (computed); BackwardFilter x = input, w =
+/// kernel gradient (computed), y = output gradient; BackwardData x = output
+/// (computed: the transposed convolution's result is the forward's input
+/// gradient), w = the kernel rearranged, y = input.
+struct DirectionFacts {
+  const char *kernelName, *outputName, *what, *call;
+};
+constexpr DirectionFacts kDirections[] = {
+    {"kernel", "output", "a convolution", "cudnnConvolutionForward"},
+    {"kernel gradient", "output gradient", "a kernel gradient",
+     "cudnnConvolutionBackwardFilter"},
+    {"kernel", "output", "a transposed convolution",
+     "cudnnConvolutionBackwardData"},
+};
+
+/// The convolution, its kernel gradient, or a transposed convolution on
+/// the call's stream; `xRef`, `wRef`, `yRef` are DISC's input, kernel (or
+/// kernel gradient) and output (or output gradient).
+///
+/// A transposed convolution is DISC's convolution of the input dilated by
+/// s (lhs_dilation) with padding lo = d * (k - 1) - p and hi = lo + op, and
+/// a kernel K' [C', K/G, k...] that is the forward's [K, C'/G, k...]
+/// flipped with its channel dims swapped per group. cuDNN's backward data
+/// of the forward convolution (stride s, padding p, dilation d) computes
+/// it: the kernel is un-swapped per group by cudnnTransformTensor into a
+/// scratch buffer, and the convolution descriptor's mode is
+/// CUDNN_CONVOLUTION (the flip). The output padding op (0 <= op < s) is
+/// the part of the result that no input reaches at the high end, which the
+/// result's size gives cuDNN.
 void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
                      const UnrankedMemRef *xRef, const UnrankedMemRef *wRef,
                      const UnrankedMemRef *yRef, const ConvParams &call) {
   using namespace cudnn;
-  const bool forward = direction == Direction::Forward;
-  const char *wName = forward ? "kernel" : "kernel gradient";
-  const char *yName = forward ? "output" : "output gradient";
   const size_t elemSize = dtypeSize(dtype);
   const int64_t rank = convolutionRank(xRef);
   const int64_t spatial = rank - 2;
+  // A convolution with input dilation is the backward data of the forward
+  // it transposes.
+  for (int64_t s = 0; s < spatial; ++s)
+    if (direction == Direction::Forward && call.lhsDilations[s] != 1)
+      direction = Direction::BackwardData;
+  const DirectionFacts &facts = kDirections[static_cast<int>(direction)];
+  const bool backwardData = direction == Direction::BackwardData;
+  const char *wName = facts.kernelName;
+  const char *yName = facts.outputName;
   Operand input = readOperand("input", xRef, rank, elemSize);
   Operand kernel = readOperand(wName, wRef, rank, elemSize);
   Operand output = readOperand(yName, yRef, rank, elemSize);
@@ -239,24 +299,47 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
   const int64_t groups = call.groups;
   checkConvChannels(groups, input, kernel, output, wName, yName, describe);
   // The forward sums over the input's channels, the kernel gradient over
-  // its batch (no channels: an empty kernel gradient, returned below).
-  bool emptyReduction = input.sizes[forward ? 1 : 0] == 0;
+  // its batch (no channels: an empty kernel gradient, returned below), a
+  // transposed convolution over its input's channels too.
+  bool emptyReduction =
+      input.sizes[direction == Direction::BackwardFilter ? 0 : 1] == 0;
+  // cuDNN's parameters: padding, stride and dilation per spatial dim.
+  std::vector<int64_t> cudnnPads(spatial), cudnnStrides(spatial);
   for (int64_t s = 0; s < spatial; ++s) {
-    if (call.lhsDilations[s] != 1)
-      throw OpError("a transposed convolution (input dilation) is not "
-                    "supported on cuda yet: " +
-                    describe());
-    if (call.padLo[s] != call.padHi[s])
-      throw OpError("padding that differs between the low and high side is "
-                    "not supported on cuda yet: " +
-                    describe());
-    if (call.strides[s] < 1 || call.dilations[s] < 1 || call.padLo[s] < 0)
-      throw OpError("strides and dilations must be >= 1, padding >= 0: " +
-                    describe());
     const int64_t in = input.sizes[2 + s], window = kernel.sizes[2 + s];
+    const int64_t lhsDilation = call.lhsDilations[s];
+    if (call.strides[s] < 1 || call.dilations[s] < 1 || lhsDilation < 1)
+      throw OpError("strides and dilations must be >= 1: " + describe());
+    if (backwardData) {
+      // lo = d * (k - 1) - p, hi = lo + op with 0 <= op < s.
+      const int64_t reach = call.dilations[s] * (window - 1);
+      const int64_t outputPadding = call.padHi[s] - call.padLo[s];
+      if (call.strides[s] != 1 || call.padLo[s] > reach ||
+          outputPadding < 0 || outputPadding >= lhsDilation)
+        throw OpError("a transposed convolution on cuda needs window "
+                      "strides 1, low padding at most dilation * (k - 1) "
+                      "and high padding from it to it + input dilation - 1 "
+                      "(cuDNN's backward data): " +
+                      describe());
+      cudnnPads[s] = reach - call.padLo[s];
+      cudnnStrides[s] = lhsDilation;
+    } else {
+      if (lhsDilation != 1)
+        throw OpError(std::string(facts.what) +
+                      " with input dilation is not supported on cuda: " +
+                      describe());
+      if (call.padLo[s] != call.padHi[s])
+        throw OpError("padding that differs between the low and high side "
+                      "is not supported on cuda yet: " +
+                      describe());
+      if (call.padLo[s] < 0)
+        throw OpError("padding must be >= 0: " + describe());
+      cudnnPads[s] = call.padLo[s];
+      cudnnStrides[s] = call.strides[s];
+    }
     const int64_t expected =
         convOutputSize(in, window, call.padLo[s], call.padHi[s],
-                       call.strides[s], call.dilations[s], /*lhsDilation=*/1);
+                       call.strides[s], call.dilations[s], lhsDilation);
     if (output.sizes[2 + s] != expected)
       throw OpError(std::string(yName) + " spatial dim " + std::to_string(s) +
                     " is " + std::to_string(output.sizes[2 + s]) +
@@ -264,12 +347,15 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
                     describe());
     // The forward sums over windows, the kernel gradient over the batch
     // and the output positions.
-    emptyReduction |= in == 0 || (forward ? window == 0 : expected == 0);
+    emptyReduction |=
+        in == 0 ||
+        (direction == Direction::BackwardFilter ? expected == 0 : window == 0);
   }
-  if (numElements((forward ? output : kernel).sizes) == 0)
+  if (numElements((direction == Direction::BackwardFilter ? kernel : output)
+                      .sizes) == 0)
     return;
   if (emptyReduction)
-    throw OpError(std::string(forward ? "a convolution" : "a kernel gradient") +
+    throw OpError(std::string(facts.what) +
                   " over an empty dim is not supported on cuda yet: " +
                   describe());
   // The filter must be packed: [O, C/G, K...] row-major.
@@ -277,6 +363,17 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
     throw OpError(std::string("the ") + wName +
                   " must be contiguous on cuda: " + describe());
 
+  // cuDNN's x and y: DISC's input and output, swapped for backward data;
+  // its filter: DISC's kernel, for backward data with its channel dims
+  // swapped ([K, C'/G, k...] for the forward with K input channels of the
+  // transposed convolution and C' its outputs).
+  const Operand &xOperand = backwardData ? output : input;
+  const Operand &yOperand = backwardData ? input : output;
+  std::vector<int64_t> filterSizes = kernel.sizes;
+  if (backwardData) {
+    filterSizes[0] = input.sizes[1];
+    filterSizes[1] = output.sizes[1] / groups;
+  }
   // 1-d as 2-d of height 1: dims, strides and parameters get a leading
   // spatial slot.
   std::vector<int> xDims, xStrides, yDims, yStrides, wDims;
@@ -285,23 +382,25 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
   for (int64_t d = 0; d < rank; ++d) {
     if (oneD && d == 2) {
       xDims.push_back(1);
-      xStrides.push_back(toInt(input.sizes[2] * input.strides[2], "stride"));
+      xStrides.push_back(
+          toInt(xOperand.sizes[2] * xOperand.strides[2], "stride"));
       yDims.push_back(1);
-      yStrides.push_back(toInt(output.sizes[2] * output.strides[2], "stride"));
+      yStrides.push_back(
+          toInt(yOperand.sizes[2] * yOperand.strides[2], "stride"));
       wDims.push_back(1);
     }
-    xDims.push_back(toInt(input.sizes[d], "input size"));
-    xStrides.push_back(toInt(input.strides[d], "input stride"));
-    yDims.push_back(toInt(output.sizes[d], "output size"));
-    yStrides.push_back(toInt(output.strides[d], "output stride"));
-    wDims.push_back(toInt(kernel.sizes[d], "kernel size"));
+    xDims.push_back(toInt(xOperand.sizes[d], "input size"));
+    xStrides.push_back(toInt(xOperand.strides[d], "input stride"));
+    yDims.push_back(toInt(yOperand.sizes[d], "output size"));
+    yStrides.push_back(toInt(yOperand.strides[d], "output stride"));
+    wDims.push_back(toInt(filterSizes[d], "kernel size"));
   }
   if (oneD) {
     pads.push_back(0), convStrides.push_back(1), dilations.push_back(1);
   }
   for (int64_t s = 0; s < spatial; ++s) {
-    pads.push_back(toInt(call.padLo[s], "padding"));
-    convStrides.push_back(toInt(call.strides[s], "stride"));
+    pads.push_back(toInt(cudnnPads[s], "padding"));
+    convStrides.push_back(toInt(cudnnStrides[s], "stride"));
     dilations.push_back(toInt(call.dilations[s], "dilation"));
   }
   // A size-1 dim may carry any stride; cuDNN wants positive ones.
@@ -309,6 +408,24 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
     xStrides[d] = std::max(xStrides[d], 1);
     yStrides[d] = std::max(yStrides[d], 1);
   }
+  // Backward data's kernel as [G, C'/G, K/G, k] (k: the window, flattened)
+  // read as [G, K/G, C'/G, k] into a packed filter.
+  int64_t windowSize = 1;
+  for (int64_t s = 0; s < spatial; ++s)
+    windowSize *= kernel.sizes[2 + s];
+  const int64_t outPerGroup = kernel.sizes[0] / groups;
+  const int64_t inPerGroup = kernel.sizes[1];
+  const int swapDims[4] = {toInt(groups, "groups"),
+                           toInt(inPerGroup, "kernel size"),
+                           toInt(outPerGroup, "kernel size"),
+                           toInt(windowSize, "kernel size")};
+  const int swapFrom[4] = {
+      toInt(outPerGroup * inPerGroup * windowSize, "kernel stride"),
+      toInt(windowSize, "kernel stride"),
+      toInt(inPerGroup * windowSize, "kernel stride"), 1};
+  const int swapTo[4] = {swapFrom[0],
+                         toInt(outPerGroup * windowSize, "kernel stride"),
+                         toInt(windowSize, "kernel stride"), 1};
 
   const Library &lib = library();
   Handle handle = handleFor(cuda::currentContext());
@@ -329,14 +446,19 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
         check(lib.createFilter(&d->w), "cudnnCreateFilterDescriptor");
         check(lib.createConv(&d->conv), "cudnnCreateConvolutionDescriptor");
         check(lib.setTensorNd(d->x, type, nd, xDims.data(), xStrides.data()),
-              "cudnnSetTensorNdDescriptor(input)");
+              backwardData ? "cudnnSetTensorNdDescriptor(output)"
+                           : "cudnnSetTensorNdDescriptor(input)");
         check(lib.setTensorNd(d->y, type, nd, yDims.data(), yStrides.data()),
-              forward ? "cudnnSetTensorNdDescriptor(output)"
-                      : "cudnnSetTensorNdDescriptor(output gradient)");
+              direction == Direction::Forward
+                  ? "cudnnSetTensorNdDescriptor(output)"
+              : backwardData ? "cudnnSetTensorNdDescriptor(input)"
+                             : "cudnnSetTensorNdDescriptor(output gradient)");
         check(lib.setFilterNd(d->w, type, kNCHW, nd, wDims.data()),
               "cudnnSetFilterNdDescriptor");
         check(lib.setConvNd(d->conv, nd - 2, pads.data(), convStrides.data(),
-                            dilations.data(), kCrossCorrelation, kFloat),
+                            dilations.data(),
+                            backwardData ? kConvolution : kCrossCorrelation,
+                            kFloat),
               "cudnnSetConvolutionNdDescriptor");
         check(lib.setGroupCount(d->conv, toInt(groups, "groups")),
               "cudnnSetConvolutionGroupCount");
@@ -346,52 +468,101 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
         // cuDNN's heuristic, kept with the descriptors.
         AlgoPerf choice{};
         int returned = 0;
-        if (forward) {
+        switch (direction) {
+        case Direction::Forward:
           check(lib.getForwardAlgorithm(handle, d->x, d->w, d->conv, d->y, 1,
                                         &returned, &choice),
                 "cudnnGetConvolutionForwardAlgorithm_v7");
-          if (returned < 1 || choice.status != 0)
-            throw OpError("cuDNN has no forward algorithm for " + describe());
-          check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y,
-                                     choice.algo, &choice.memory),
-                "cudnnGetConvolutionForwardWorkspaceSize");
-        } else {
+          break;
+        case Direction::BackwardFilter:
           check(lib.getBackwardFilterAlgorithm(handle, d->x, d->y, d->conv,
                                                d->w, 1, &returned, &choice),
                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-          if (returned < 1 || choice.status != 0)
-            throw OpError("cuDNN has no backward-filter algorithm for " +
-                          describe());
+          break;
+        case Direction::BackwardData:
+          check(lib.getBackwardDataAlgorithm(handle, d->w, d->y, d->conv,
+                                             d->x, 1, &returned, &choice),
+                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+          break;
+        }
+        if (returned < 1 || choice.status != 0)
+          throw OpError(std::string("cuDNN has no algorithm for ") +
+                        facts.what + ": " + describe());
+        switch (direction) {
+        case Direction::Forward:
+          check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y,
+                                     choice.algo, &choice.memory),
+                "cudnnGetConvolutionForwardWorkspaceSize");
+          break;
+        case Direction::BackwardFilter:
           check(lib.getBackwardFilterWorkspaceSize(handle, d->x, d->y, d->conv,
                                                    d->w, choice.algo,
                                                    &choice.memory),
                 "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+          break;
+        case Direction::BackwardData:
+          check(lib.getBackwardDataWorkspaceSize(handle, d->w, d->y, d->conv,
+                                                 d->x, choice.algo,
+                                                 &choice.memory),
+                "cudnnGetConvolutionBackwardDataWorkspaceSize");
+          check(lib.createTensor(&d->swapFrom), "cudnnCreateTensorDescriptor");
+          check(lib.createTensor(&d->swapTo), "cudnnCreateTensorDescriptor");
+          check(lib.setTensorNd(d->swapFrom, type, 4, swapDims, swapFrom),
+                "cudnnSetTensorNdDescriptor(kernel)");
+          check(lib.setTensorNd(d->swapTo, type, 4, swapDims, swapTo),
+                "cudnnSetTensorNdDescriptor(filter)");
+          break;
         }
         return PreparedConvolution{std::move(d), choice};
       });
   const Descriptors &d = *prepared.descriptors;
   const AlgoPerf choice = prepared.choice;
-  void *workspace = nullptr;
-  if (choice.memory > 0) {
-    workspace = allocateDeviceForCall(&ectx, (int64_t)choice.memory);
-    if (!workspace)
+  // Scratch on the call's stream, freed stream-ordered after the call.
+  std::vector<void *> scratch;
+  auto allocate = [&](int64_t bytes) {
+    void *ptr = allocateDeviceForCall(&ectx, bytes);
+    if (!ptr)
       throw RuntimeError(ectx.errorMessage);
-  }
+    scratch.push_back(ptr);
+    return ptr;
+  };
+  struct FreeScratch {
+    ExecutionContext &ectx;
+    std::vector<void *> &scratch;
+    ~FreeScratch() {
+      for (void *ptr : scratch) {
+        ectx.live.erase(ptr);
+        freeDevice(ectx.cudaStream, ptr);
+      }
+    }
+  } freeScratch{ectx, scratch};
+  void *workspace =
+      choice.memory > 0 ? allocate((int64_t)choice.memory) : nullptr;
   const float one = 1.0f, zero = 0.0f;
-  Status status =
-      forward
-          ? lib.forward(handle, &one, d.x, input.data, d.w, kernel.data,
-                        d.conv, choice.algo, workspace, choice.memory, &zero,
-                        d.y, output.data)
-          : lib.backwardFilter(handle, &one, d.x, input.data, d.y, output.data,
-                               d.conv, choice.algo, workspace, choice.memory,
-                               &zero, d.w, kernel.data);
-  if (workspace) {
-    ectx.live.erase(workspace);
-    freeDevice(ectx.cudaStream, workspace); // stream-ordered after the conv
+  Status status = 0;
+  switch (direction) {
+  case Direction::Forward:
+    status = lib.forward(handle, &one, d.x, input.data, d.w, kernel.data,
+                         d.conv, choice.algo, workspace, choice.memory, &zero,
+                         d.y, output.data);
+    break;
+  case Direction::BackwardFilter:
+    status = lib.backwardFilter(handle, &one, d.x, input.data, d.y,
+                                output.data, d.conv, choice.algo, workspace,
+                                choice.memory, &zero, d.w, kernel.data);
+    break;
+  case Direction::BackwardData: {
+    void *filter = allocate(numElements(kernel.sizes) * (int64_t)elemSize);
+    check(lib.transformTensor(handle, &one, d.swapFrom, kernel.data, &zero,
+                              d.swapTo, filter),
+          "cudnnTransformTensor(kernel)");
+    status = lib.backwardData(handle, &one, d.w, filter, d.y, input.data,
+                              d.conv, choice.algo, workspace, choice.memory,
+                              &zero, d.x, output.data);
+    break;
   }
-  check(status, forward ? "cudnnConvolutionForward"
-                        : "cudnnConvolutionBackwardFilter");
+  }
+  check(status, facts.call);
 }
 
 } // namespace

@@ -2075,10 +2075,10 @@ TARGET_DEVICE_TYPES = ("cpu", "cuda")
 # of yet (docs/cuda.md): on a cuda device they stay in eager, and the
 # partitions form around them.
 CUDA_LIBRARY_GAPS = {
-    # cuDNN runs direct convolutions with equal padding on both sides and
+    # cuDNN runs direct convolutions with equal padding on both sides,
     # their kernel gradients (convolution_backward kept whole,
-    # disc.convolution_backward_weights); strided transposed ones are not
-    # there yet (_cuda_library_gap).
+    # disc.convolution_backward_weights) and transposed ones (backward data
+    # of the forward they transpose).
     aten.sort.default: "sort",
     aten.sort.stable: "sort",
     aten._scaled_dot_product_flash_attention_for_cpu.default: "attention",
@@ -2087,14 +2087,6 @@ CUDA_LIBRARY_GAPS = {
 
 def _cuda_library_gap(node) -> Optional[str]:
     """The library call of `node` that the cuda target lacks, if any."""
-    if node.target is aten.convolution.default and node.args[6] and (
-            any(s != 1 for s in node.args[3]) or any(p != 0 for p in node.args[7])):
-        # With stride 1 and no output padding a transposed convolution is a
-        # direct one of the flipped kernel with equal padding on both sides
-        # (_conv_transpose), which cuDNN runs: the input gradient of every
-        # stride-1 convolution in training graphs. Otherwise it has input
-        # dilation or unequal padding.
-        return "strided transposed convolution"
     return CUDA_LIBRARY_GAPS.get(node.target)
 
 

@@ -349,3 +349,40 @@ def test_cpu_scalars_and_floats_reach_a_cuda_partition():
     after = disc.stats()
     assert after["compilations"] - before["compilations"] == 1
     assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_transposed_convolution_and_strided_input_gradient_on_the_gpu(groups):
+    """A strided transposed convolution with output padding (cuDNN's
+    backward data), and the input gradient of a strided convolution (the
+    same call in a training graph), against eager at three sizes with one
+    compilation each and nothing in eager."""
+    g = torch.Generator(device="cuda").manual_seed(3)
+    up = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1,
+                                  groups=groups).cuda()
+    down = torch.nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=groups).cuda()
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        torch._dynamo.reset()
+        compiled_up = torch.compile(up, backend="disc", dynamic=True)
+        before = disc.stats()
+        with torch.no_grad():
+            for size in (5, 8, 13):
+                x = torch.randn(2, 4, size, size + 3, device="cuda", generator=g)
+                torch.testing.assert_close(compiled_up(x), up(x), rtol=1e-4, atol=1e-4)
+        after = disc.stats()
+        assert after["compilations"] - before["compilations"] == 1
+        assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+
+        torch._dynamo.reset()
+        compiled_down = torch.compile(down, backend="disc", dynamic=True)
+        before = disc.stats()
+        for size in (6, 9, 14):
+            x = torch.randn(2, 4, size, size + 1, device="cuda", generator=g)
+            x_ref = x.clone().requires_grad_()
+            x.requires_grad_()
+            compiled_down(x).square().sum().backward()
+            down(x_ref).square().sum().backward()
+            torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-4)
+        after = disc.stats()
+        assert after["compilations"] - before["compilations"] == 2  # forward, backward
+        assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]

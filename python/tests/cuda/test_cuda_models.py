@@ -2,8 +2,7 @@
 through torch.compile(backend="disc") on CUDA tensors, against eager on the
 device (`pytest -m cuda`; skipped without a GPU).
 
-What the cuda target does not support yet (strided transposed
-convolutions, CPU attention, sort:
+What the cuda target does not support yet (CPU attention, sort:
 docs/cuda.md) runs in eager with a logged reason; any other fallback, a
 mismatch or an error fails."""
 from __future__ import annotations

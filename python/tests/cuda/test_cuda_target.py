@@ -228,7 +228,8 @@ def test_cuda_nodes_are_supported_but_library_gaps_stay_in_eager():
     def fn(x, w, wt):
         y = torch.relu(torch.convolution(x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1))
         z = torch.convolution(y, wt, None, [1, 1], [1, 1], [1, 1], True, [0, 0], 1)
-        return torch.convolution(z, wt, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1) + 1
+        t = torch.convolution(z, wt, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1) + 1
+        return torch.sort(t, dim=-1).values
 
     gm = _fake_cuda_graph(fn, (1, 2, 5, 5), (3, 2, 3, 3), (3, 3, 3, 3))
     reasons = [(n.target, tuple(n.args[3]) if n.target == torch.ops.aten.convolution.default
@@ -236,16 +237,14 @@ def test_cuda_nodes_are_supported_but_library_gaps_stay_in_eager():
                for n in gm.graph.nodes if n.op == "call_function"]
     aten = torch.ops.aten
     by_kind = {(t, stride): r for t, stride, r in reasons}
-    # cuDNN: a direct convolution and a stride-1 transposed one (a direct
-    # one of the flipped kernel) are compiled; a strided transposed one
-    # stays in eager.
-    assert by_kind[(aten.convolution.default, (1, 1))] is None
-    assert [r for t, stride, r in reasons if stride == (1, 1)] == [None, None]
-    assert by_kind[(aten.convolution.default, (2, 2))] == (
-        "strided transposed convolution (a library call), which the cuda target does not "
-        "support yet")
+    # cuDNN: a direct convolution, a stride-1 transposed one (a direct one
+    # of the flipped kernel) and a strided transposed one with output
+    # padding (backward data) are compiled; sort stays in eager.
+    assert [r for t, stride, r in reasons if t == aten.convolution.default] == [None] * 3
     assert by_kind[(aten.relu.default, None)] is None
     assert by_kind[(aten.add.Tensor, None)] is None
+    assert by_kind[(aten.sort.default, None)] == (
+        "sort (a library call), which the cuda target does not support yet")
 
 
 def test_a_device_transfer_stays_in_eager():
@@ -766,13 +765,15 @@ def test_efficient_attention_in_a_training_graph_compiles_with_its_backward():
 
 
 @needs_toolkit
-def test_a_stride_1_transposed_convolution_compiles_for_cuda(tmp_path):
+def test_transposed_convolutions_compile_for_cuda(tmp_path):
     """A stride-1 transposed convolution (the input gradient of every
     stride-1 convolution in training) is imported as a direct one of the
-    flipped kernel with equal padding, which the cuda target's cuDNN call
-    takes: right on the CPU at several sizes with one compilation, and the
-    same partition compiles for cuda. A strided one keeps its input
-    dilation, which the cuda target rejects (why it stays in eager there)."""
+    flipped kernel with equal padding: cuDNN's forward. A strided one with
+    output padding keeps its input dilation: cuDNN's backward data
+    (CudaHost.TransposedConvolutionThroughCudnnBackwardData checks the
+    numbers against the fake cuDNN). Each is right on the CPU at several
+    sizes with one compilation, and its partition compiles for cuda into
+    one library call."""
     import functools
 
     from disc.frontend.backend import backend
@@ -792,11 +793,9 @@ def test_a_stride_1_transposed_convolution_compiles_for_cuda(tmp_path):
         assert disc.stats()["compilations"] - before["compilations"] == 1
         assert disc.stats()["fallback_nodes"] == before["fallback_nodes"]
         (text,) = [p.read_text() for p in dump.rglob("000-input.mlir")]
-        if stride == 1:
-            assert disc.compile_mlir(text, target="cuda").target == "cuda"
-        else:
-            with pytest.raises(disc.CompileError, match="input dilation"):
-                disc.compile_mlir(text, target="cuda")
+        assert ("lhs_dilation" in text) == (stride != 1)
+        exe = disc.compile_mlir(text, target="cuda")
+        assert exe.target == "cuda" and exe.kernel_counts["library_calls"] == 1
 
 
 def test_a_kernel_gradient_on_cuda_is_one_library_call():

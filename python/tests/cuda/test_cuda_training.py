@@ -6,12 +6,11 @@ DISC_TARGET=cuda-emulated, the cuda grid mapping on the CPU).
 
 TF32 is off for both (eager's cuDNN convolutions use it by default; DISC's
 f32 convolutions and GEMMs never do), so the comparison is about DISC's
-arithmetic. What the cuda target does not support yet (strided transposed
-convolutions, which the input gradient of a strided convolution is:
-docs/cuda.md) and the CPU side of a cuda graph run in eager with those
-reasons; any other fallback fails. Kernel gradients are cuDNN's backward
-filter and stride-1 input gradients cuDNN's forward (both added after the
-first GPU run of this file)."""
+arithmetic. What the cuda target does not support yet (docs/cuda.md) and
+the CPU side of a cuda graph run in eager with those reasons; any other
+fallback fails. Kernel gradients are cuDNN's backward filter, stride-1
+input gradients cuDNN's forward and strided ones its backward data (all
+added after the first GPU run of this file)."""
 from __future__ import annotations
 
 import os

@@ -63,16 +63,57 @@ func.func @asymmetric_conv(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>
 
 // -----
 
-// ... a transposed convolution (input dilation) ...
-func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+// A transposed convolution (input dilation 2) goes to cuDNN too (its
+// backward data): the high padding may exceed the low one by less than
+// the input dilation (the output padding) ...
+// CHECK-LABEL: func.func @transposed_conv
+// CHECK:         call @disc_ral_cuda_conv_f32(%arg0, %arg1, %arg2, %arg3,
+func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> () attributes {llvm.emit_c_interface}
 func.func @transposed_conv(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>, %y: memref<*xf32>) {
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
   %c2 = arith.constant 2 : i64
-  %p1 = arith.constant 1 : i64
-  %p2 = arith.constant 2 : i64
-  // expected-error @+1 {{calls @disc_ral_conv_f32 with input dilation (a transposed convolution), which the cuda target does not support yet}}
-  call @disc_ral_conv_f32(%ctx, %x, %w, %y, %c1, %c1, %c1, %p1, %p1, %c0, %p1, %p1, %c0, %c1, %c1, %c1, %c2, %c1, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  call @disc_ral_conv_f32(%ctx, %x, %w, %y, %c1, %c1, %c1, %c1, %c1, %c0, %c2, %c2, %c0, %c1, %c1, %c1, %c2, %c2, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// ... but not by as much as the input dilation, ...
+func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> () attributes {llvm.emit_c_interface}
+func.func @transposed_conv_too_much_output_padding(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>, %y: memref<*xf32>) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %c3 = arith.constant 3 : i64
+  // expected-error @+1 {{calls @disc_ral_conv_f32 with a transposed convolution's padding 1 and 3: cuDNN's backward data needs the high padding from the low one to it + 1}}
+  call @disc_ral_conv_f32(%ctx, %x, %w, %y, %c1, %c1, %c1, %c1, %c1, %c0, %c3, %c3, %c0, %c1, %c1, %c1, %c2, %c2, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// ... nor below it ...
+func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> () attributes {llvm.emit_c_interface}
+func.func @transposed_conv_high_below_low(%ctx: !llvm.ptr, %x: memref<*xf32>, %w: memref<*xf32>, %y: memref<*xf32>) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  // expected-error @+1 {{calls @disc_ral_conv_f32 with a transposed convolution's padding 2 and 1: cuDNN's backward data needs the high padding from the low one to it + 1}}
+  call @disc_ral_conv_f32(%ctx, %x, %w, %y, %c1, %c1, %c1, %c2, %c2, %c0, %c1, %c1, %c0, %c1, %c1, %c1, %c2, %c2, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
+  return
+}
+
+// -----
+
+// ... and a kernel gradient takes no input dilation.
+func.func private @disc_ral_conv_backward_weights_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> () attributes {llvm.emit_c_interface}
+func.func @dilated_kernel_gradient(%ctx: !llvm.ptr, %x: memref<*xf32>, %dy: memref<*xf32>, %dw: memref<*xf32>) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  // expected-error @+1 {{calls @disc_ral_conv_backward_weights_f32 with input dilation, which the cuda target does not support}}
+  call @disc_ral_conv_backward_weights_f32(%ctx, %x, %dy, %dw, %c1, %c1, %c1, %c0, %c0, %c0, %c0, %c0, %c0, %c1, %c1, %c1, %c2, %c1, %c1, %c1) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> ()
   return
 }
 
