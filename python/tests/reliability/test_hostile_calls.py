@@ -286,6 +286,19 @@ def test_batch_norm_training_low_precision(dtype):
 
 # ------------------------------------------- a rejected call runs in eager
 
+class _Rejecting:
+    """An Executable whose every call is rejected (DiscPartition reads its
+    target and calls _cuda_device and _run)."""
+
+    target = "cpu"
+
+    def _cuda_device(self):
+        return -1
+
+    def _run(self, arguments, into, device, share_groups=()):
+        raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
+
+
 def test_rejected_partition_call_runs_in_eager():
     """A partition whose compiled code rejects a call (InvocationError)
     never reaches the user as an error: that call runs the partition's FX
@@ -295,16 +308,9 @@ def test_rejected_partition_call_runs_in_eager():
     from disc.frontend.backend import DiscPartition
     from disc.frontend.importer import ArgPlan
 
-    class Rejecting:  # DiscPartition runs an Executable through these two
-        def _cuda_device(self):
-            return -1
-
-        def _run(self, arguments, into, device, share_groups=()):
-            raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
-
     graph = fx.symbolic_trace(lambda x: x * 2 + 1)
     plan = [ArgPlan("tensor", 0)]
-    part = DiscPartition(Rejecting(), plan, 1, True, "graph 9 partition-0", graph)
+    part = DiscPartition(_Rejecting(), plan, 1, True, "graph 9 partition-0", graph)
     before = disc.stats()["eager_calls"]
     x = torch.randn(3)
     with warnings.catch_warnings(record=True) as caught:
@@ -313,7 +319,7 @@ def test_rejected_partition_call_runs_in_eager():
     assert disc.stats()["eager_calls"] == before + 1
     assert any("rejected this call" in str(w.message) for w in caught)
 
-    class Failing(Rejecting):  # anything else is a bug and propagates
+    class Failing(_Rejecting):  # anything else is a bug and propagates
         def _run(self, arguments, into, device, share_groups=()):
             raise RuntimeError("boom")
 
@@ -329,16 +335,9 @@ def test_rejected_partition_call_raises_under_disc_strict(monkeypatch):
     from disc.frontend.backend import DiscPartition
     from disc.frontend.importer import ArgPlan
 
-    class Rejecting:  # DiscPartition runs an Executable through these two
-        def _cuda_device(self):
-            return -1
-
-        def _run(self, arguments, into, device, share_groups=()):
-            raise disc.InvocationError("argument 0 (%arg0) dim 0 is 3, expected 4")
-
     monkeypatch.setenv("DISC_STRICT", "1")
     graph = fx.symbolic_trace(lambda x: x * 2 + 1)
-    part = DiscPartition(Rejecting(), [ArgPlan("tensor", 0)], 1, True, "p", graph)
+    part = DiscPartition(_Rejecting(), [ArgPlan("tensor", 0)], 1, True, "p", graph)
     before = disc.stats()["eager_calls"]
     with pytest.raises(disc.InvocationError, match="dim 0 is 3"):
         part(torch.randn(3))
