@@ -60,7 +60,7 @@ func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %r = disc.multiply %h, %p : tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }""", lambda x: torch.nn.functional.gelu(x), 1e-5),
-    # whole-tensor sum (a one-thread grid for now)
+    # whole-tensor sum (strided parts, atomics into slots, the slots summed)
     "sum": ("""
 func.func @main(%x: tensor<?x?xf32>) -> tensor<f32> {
   %t = disc.reduce %x, dims = [0, 1], kind = sum : (tensor<?x?xf32>) -> tensor<f32>

@@ -190,6 +190,39 @@ def test_emulated_grid_mapping_matches_pytorch():
     assert compilations() == before
 
 
+WHOLE_REDUCTIONS = """
+func.func @main(%x: tensor<?xf32>, %i: tensor<?xi32>) -> (tensor<f32>, tensor<i32>, tensor<i32>) {
+  %s = disc.reduce %x, dims = [0], kind = sum : (tensor<?xf32>) -> tensor<f32>
+  %m = disc.reduce %i, dims = [0], kind = max : (tensor<?xi32>) -> tensor<i32>
+  %o = disc.reduce %i, dims = [0], kind = or : (tensor<?xi32>) -> tensor<i32>
+  return %s, %m, %o : tensor<f32>, tensor<i32>, tensor<i32>
+}
+"""
+
+
+def test_emulated_whole_reductions_combine_through_slots():
+    """Whole-range reductions: up to 65536 threads of 64 elements or more,
+    each combining its part atomically into one of min(threads, 128)
+    slots, then the slots into the result (MapLoopsToGpu.cpp). Sizes give
+    no thread, one, a few slots, 128 exactly, and threads wrapping around
+    the slots several times, against PyTorch with one compilation."""
+    exe = disc.compile_mlir(WHOLE_REDUCTIONS, target="cuda-emulated")
+    before = compilations()
+    g = torch.Generator().manual_seed(4)
+    for n in (0, 1, 64 * 5 - 3, 64 * 128, 64 * 128 * 7 + 11):
+        x = torch.randn(n, generator=g)
+        i = torch.randint(-1000, 1000, (n,), generator=g, dtype=torch.int32)
+        s, m, o = exe(x, i)
+        torch.testing.assert_close(s, x.double().sum().float(), rtol=1e-5, atol=1e-4)
+        want_max = i.max() if n else torch.tensor(torch.iinfo(torch.int32).min, dtype=torch.int32)
+        assert m.item() == want_max.item(), n
+        want_or = 0
+        for v in i.tolist():
+            want_or |= v
+        assert o.item() == want_or, n
+    assert compilations() == before
+
+
 @pytest.mark.parametrize("shape", [(2, 3, 4), (1, 300, 1), (7, 1, 513)])
 def test_emulated_3d_delinearisation(shape):
     """A 3-d elementwise nest with a transpose: each thread's linear index

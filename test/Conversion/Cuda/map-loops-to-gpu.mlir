@@ -292,20 +292,33 @@ func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
 
 // A reassociable sum of a whole range into one element: up to 65536
 // threads, each reducing a strided part from the identity (-0.0), then one
-// atomic add each. The initial store stays a one-thread grid before it.
+// atomic add each into one of min(threads, 128) slots (thread t into slot
+// t mod slots; the slots filled with -0.0 first: atomics to one address
+// serialise); then the slots are added to the element in order (a row
+// kernel of one row). The initial store stays a one-thread grid before it.
 // CHECK-LABEL: func.func @whole_sum
 // CHECK:         %[[ACC:.*]] = memref.alloc() : memref<f32>
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             memref.store %{{.*}}, %[[ACC]][]
 // CHECK:         %[[MINUS_ZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK:         %[[SLOTS:.*]] = arith.minui %{{.*}}, %c128
+// CHECK:         %[[SLOT_BUFFER:.*]] = memref.alloc(%[[SLOTS]]) : memref<?xf32>
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             memref.store %[[MINUS_ZERO]], %[[SLOT_BUFFER]][%{{.*}}]
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             scf.if
 // CHECK:               %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[P:.*]] = %[[MINUS_ZERO]])
 // CHECK:                 arith.addf %[[P]], %{{.*}} fastmath<reassoc>
-// CHECK:               memref.atomic_rmw addf %[[PART]], %[[ACC]][]
-// CHECK-NOT:     scf.for
+// CHECK:               %[[SLOT:.*]] = arith.remui %{{.*}}, %[[SLOTS]]
+// CHECK:               memref.atomic_rmw addf %[[PART]], %[[SLOT_BUFFER]][%[[SLOT]]]
+// CHECK-NOT:           memref.atomic_rmw {{.*}} %[[ACC]]
+// CHECK:         memref.load %[[ACC]][]
+// CHECK:         memref.load %[[SLOT_BUFFER]]
+// CHECK:         memref.store %{{.*}}, %[[ACC]][]
+// CHECK:         memref.dealloc %[[SLOT_BUFFER]]
 func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
