@@ -7,8 +7,9 @@
 //
 // With float-depthwise (the cuda targets), float depthwise convolutions
 // become one all-parallel linalg.generic over the output whose body loops
-// over the window taps, reading the input and kernel by tensor.extract and
-// treating taps in the padding as zeros (no padded copy). A few
+// over the window taps, reading the input and kernel by tensor.extract
+// (the input only where a tap lies inside it: a tap in the padding adds 0,
+// no padded copy). A few
 // multiply-adds per output element: memory bound, and elementwise to
 // fusion, which joins the batch norm and activation after it (a reduction
 // generic would end the fusion there).
@@ -424,23 +425,31 @@ LogicalResult lowerFloatDepthwise(ConvolutionOp op) {
                         SmallVector<Value> inIdx, SmallVector<Value> kIdx,
                         Value inside) -> Value {
           if (s == spatial) {
-            SmallVector<Value> safeIdx = {batch, channel};
-            for (Value i : inIdx)
-              safeIdx.push_back(
-                  arith::SelectOp::create(lb, l, inside, i, zeroIndex));
-            Value x = tensor::ExtractOp::create(lb, l, input, safeIdx);
+            // The input is read only inside it (a tap in the padding adds
+            // 0): an input with an empty dim has no element to read.
+            SmallVector<Value> xIdx = {batch, channel};
+            llvm::append_range(xIdx, inIdx);
+            Value zero = arith::ConstantOp::create(
+                lb, l, cast<TypedAttr>(lb.getZeroAttr(acc)));
+            auto read = scf::IfOp::create(
+                lb, l, inside,
+                [&](OpBuilder &tb, Location tl) {
+                  Value x = tensor::ExtractOp::create(tb, tl, input, xIdx);
+                  if (acc != element)
+                    x = arith::ExtFOp::create(tb, tl, acc, x);
+                  scf::YieldOp::create(tb, tl, x);
+                },
+                [&](OpBuilder &eb, Location el) {
+                  scf::YieldOp::create(eb, el, zero);
+                });
             SmallVector<Value> wIdx = {channel, zeroIndex};
             llvm::append_range(wIdx, kIdx);
             Value w = tensor::ExtractOp::create(lb, l, kernel, wIdx);
-            if (acc != element) {
-              x = arith::ExtFOp::create(lb, l, acc, x);
+            if (acc != element)
               w = arith::ExtFOp::create(lb, l, acc, w);
-            }
-            Value zero = arith::ConstantOp::create(
-                lb, l, cast<TypedAttr>(lb.getZeroAttr(acc)));
-            x = arith::SelectOp::create(lb, l, inside, x, zero);
             return arith::AddFOp::create(
-                lb, l, sum, arith::MulFOp::create(lb, l, x, w));
+                lb, l, sum,
+                arith::MulFOp::create(lb, l, read.getResult(0), w));
           }
           Value base = bases[s];
           auto loop = scf::ForOp::create(

@@ -5,8 +5,8 @@
 // symbolic kernel size: one all-parallel generic over the output, no
 // padded copy; a loop per spatial dim over the taps, the input coordinate
 // out * 2 - 1 + k checked against the input size (unsigned: the low
-// padding's negatives too), clamped to 0 outside and the value there
-// replaced by 0.
+// padding's negatives too); the input is read only inside it (an scf.if:
+// 0 outside, and an input with an empty dim is never read).
 // CHECK-LABEL: func.func @depthwise_2d
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x?x?xf32>, %[[W:.*]]: tensor<8x1x?x?xf32>)
 // CHECK: cf.assert {{.*}}"disc.convolution: input channels are not groups x kernel channels"
@@ -23,11 +23,13 @@
 // CHECK: %[[IW:.*]] = arith.addi
 // CHECK: %[[INW:.*]] = arith.cmpi ult, %[[IW]],
 // CHECK: %[[IN:.*]] = arith.andi %[[INH]], %[[INW]]
-// CHECK: %[[SH:.*]] = arith.select %[[IN]], %[[IH]],
-// CHECK: %[[SW:.*]] = arith.select %[[IN]], %[[IW]],
-// CHECK: %[[XV:.*]] = tensor.extract %[[X]][%[[N]], %[[C]], %[[SH]], %[[SW]]]
+// CHECK: %[[XZ:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK:   %[[XV:.*]] = tensor.extract %[[X]][%[[N]], %[[C]], %[[IH]], %[[IW]]]
+// CHECK:   scf.yield %[[XV]]
+// CHECK: } else {
+// CHECK:   scf.yield %{{.*}} : f32
+// CHECK: }
 // CHECK: %[[WV:.*]] = tensor.extract %[[W]][%[[C]], %{{.*}}, %[[KH]], %[[KW]]]
-// CHECK: %[[XZ:.*]] = arith.select %[[IN]], %[[XV]],
 // CHECK: %[[P:.*]] = arith.mulf %[[XZ]], %[[WV]] : f32
 // CHECK: arith.addf %{{.*}}, %[[P]] : f32
 // CHECK-NOT: disc.convolution

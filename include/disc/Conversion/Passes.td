@@ -73,8 +73,9 @@ def DiscLowerIntegerContractions
     conformer's), no input dilation, a static padding, no epilogue. Each
     becomes one all-parallel linalg.generic over the output whose body
     loops over the window taps (scf.for, any kernel size, static or not),
-    reading input and kernel by tensor.extract; a tap in the padding reads
-    0 (a clamped index and a select: no padded copy). f16 and bf16
+    reading input and kernel by tensor.extract; a tap in the padding adds
+    0 (the input is read under an scf.if only where the tap lies inside
+    it, so an input with an empty dim is never read: no padded copy). f16 and bf16
     accumulate in f32, as the libraries do. Elementwise to fusion, so the
     batch norm and activation after it join its kernel. (cuDNN's f32
     depthwise path is slow enough that PyTorch runs its own kernel there.)

@@ -130,6 +130,26 @@ def test_padding_wider_than_the_window_reads_zeros(monkeypatch):
                **TOL[torch.float32])
 
 
+def test_an_input_with_an_empty_dim_is_never_read(monkeypatch):
+    """An input whose spatial dim is 0, padded so that the output is not
+    empty: every tap lies in the padding, the result is zeros, and the
+    kernel never reads the (empty) input (the read is under an scf.if:
+    lower-float-depthwise.mlir; on the CPU a stray read would not fault,
+    on a GPU it could); a batch of 0 gives an empty result."""
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    exe = disc.compile_mlir(_program(torch.float32, 2, 2, (3, 3), (1, 1), (2, 2), (2, 2), (1, 1)))
+    w = rand((2, 1, 3, 3), torch.float32)
+    before = compilations()
+    for shape, out in (((1, 2, 0, 5), (1, 2, 2, 7)), ((2, 2, 3, 0), (2, 2, 5, 2)),
+                       ((0, 2, 3, 3), (0, 2, 5, 5))):
+        (y,) = exe(torch.randn(shape), w)
+        assert tuple(y.shape) == out
+        assert torch.equal(y, torch.zeros(out))
+    (y,) = exe(torch.ones(1, 2, 1, 1), w)  # and a real one after them
+    torch.testing.assert_close(y, F.conv2d(torch.ones(1, 2, 1, 1), w, padding=2, groups=2))
+    assert compilations() == before
+
+
 class _DepthwiseBlock(torch.nn.Module):
     def __init__(self, channels=24, k=5, stride=2):
         super().__init__()
