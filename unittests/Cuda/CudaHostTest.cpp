@@ -112,7 +112,7 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   resetFake();
   auto exe = compileCuda();
   std::vector<float> storage;
-  const int64_t rows = 1100, cols = 5;
+  const int64_t rows = 8800, cols = 5;
   auto outputs = runAt(*exe, storage, rows, cols);
   ASSERT_EQ(outputs.size(), 2u);
   EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{rows, cols}));
@@ -130,15 +130,18 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
     EXPECT_EQ(l.stream, kStream) << l.kernel;
     // Each grid is ceil(total / block) blocks for one of the totals (the
     // first match, so the shape is chosen for the totals to need different
-    // block counts: 22, 5, 2, one 1-thread block, one 256-thread block).
+    // block counts: 172, 35, 9, 3, one 256-thread block, one 1-thread
+    // block), or the sum's slots added up: one row of 128 in one block of
+    // 32 threads (a row kernel's block-per-row variant).
     bool matched = false;
     // rows * cols: the exp (cols is odd: one element per thread); rows: the
     // row max; rows / 4: its initial value, four rows per thread (the
-    // vector variant: rows is a multiple of 4); 1: the sum's initial store
-    // and its final rounding to f32; ceil(rows * cols / 64): the sum's
-    // threads (64 elements each at least).
-    for (int64_t total : {rows * cols, rows, rows / 4, int64_t(1),
-                          (rows * cols + 63) / 64})
+    // vector variant: rows is a multiple of 4); ceil(rows * cols / 64): the
+    // sum's threads (64 elements each at least); 128: the sum's slots,
+    // filled with 0 first; 1: the sum's initial store and its final
+    // rounding to f32.
+    for (int64_t total : {rows * cols, rows, rows / 4,
+                          (rows * cols + 63) / 64, int64_t(128), int64_t(1)})
       // 256 threads a block; a total known to be 1 at compile time: one.
       if (l.block[0] == (total == 1 ? 1u : 256u) &&
           l.grid[0] == (total + l.block[0] - 1) / l.block[0]) {
@@ -146,6 +149,10 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
         matched = true;
         break;
       }
+    if (!matched && l.grid[0] == 1 && l.block[0] == 32) {
+      ++covered[-1]; // the slots' sum
+      matched = true;
+    }
     EXPECT_TRUE(matched) << l.kernel << " grid " << l.grid[0] << " block "
                          << l.block[0];
   }
@@ -156,6 +163,8 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   // sum accumulates in f64): one thread each.
   EXPECT_EQ(covered[1], 2);
   EXPECT_EQ(covered[(rows * cols + 63) / 64], 1); // the sum: atomics
+  EXPECT_EQ(covered[128], 1);                     // into 128 slots
+  EXPECT_EQ(covered[-1], 1);                      // then added up
   EXPECT_EQ(s.lastAllocStream, kStream);
 }
 
@@ -196,10 +205,13 @@ TEST_F(CudaHost, EmptyTensorsLaunchOnlyOneThreadGrids) {
   std::vector<float> storage;
   auto outputs = runAt(*exe, storage, 0, 7);
   EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{0, 7}));
-  // The sum's initial value and its rounding to f32 only, one thread each.
-  ASSERT_EQ(fake().numLaunches, 2);
-  EXPECT_EQ(fake().launches[0].grid[0], 1u);
-  EXPECT_EQ(fake().launches[1].grid[0], 1u);
+  // The sum's initial value, its slots (none) added to it, and its rounding
+  // to f32 only, one thread each: no thread for the empty parts.
+  ASSERT_EQ(fake().numLaunches, 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(fake().launches[i].grid[0], 1u) << fake().launches[i].kernel;
+    EXPECT_EQ(fake().launches[i].block[0], 1u) << fake().launches[i].kernel;
+  }
 }
 
 TEST_F(CudaHost, EveryDeviceBufferIsFreed) {
