@@ -272,7 +272,9 @@ struct MapLoopsToGpuPass
   /// part of the range from the identity and combining its partial result
   /// with one atomic into one of up to 128 slots (thread t into slot t mod
   /// slots; the slots filled with the identity first); then one thread
-  /// combines the slots into %acc. Atomics to one address serialise: a
+  /// combines the slots into %acc. A range known to be at most 2048 long
+  /// (32 threads) skips the slots: its threads' atomics go straight into
+  /// %acc (two launches fewer). Atomics to one address serialise: a
   /// sum of 2M elements made 32768 of them on %acc alone (convtasnet's
   /// global layer norms, 147 such sums per call). Float sums then add in
   /// another order (the addition is marked reassociable; PyTorch's own GPU
@@ -343,18 +345,26 @@ struct MapLoopsToGpuPass
     Value identity =
         arith::ConstantOp::create(b, loc, combiner->second).getResult();
     SmallVector<Value> indices(load.getIndices());
+    // A range known to be at most 2048 long (at most 32 threads: an index
+    // tensor's bounds check) combines straight into %acc: slots would cost
+    // two launches more than those few atomics.
+    std::optional<int64_t> knownCount = getConstantIntValue(count);
+    const bool useSlots = !knownCount || *knownCount > 32 * 64;
     // The slots: min(threads, 128) partial results, from the identity.
-    Value slots = b.createOrFold<arith::MinUIOp>(
-        loc, threads, arith::ConstantIndexOp::create(b, loc, 128));
-    Type elementType = accType.getElementType();
-    Value slotBuffer = memref::AllocOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, elementType),
-        ValueRange{slots});
-    scf::ParallelOp::create(
-        b, loc, ValueRange{zero}, ValueRange{slots}, ValueRange{one},
-        [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-          memref::StoreOp::create(pb, ploc, identity, slotBuffer, ivs);
-        });
+    Value slots, slotBuffer;
+    if (useSlots) {
+      slots = b.createOrFold<arith::MinUIOp>(
+          loc, threads, arith::ConstantIndexOp::create(b, loc, 128));
+      slotBuffer = memref::AllocOp::create(
+          b, loc,
+          MemRefType::get({ShapedType::kDynamic}, accType.getElementType()),
+          ValueRange{slots});
+      scf::ParallelOp::create(
+          b, loc, ValueRange{zero}, ValueRange{slots}, ValueRange{one},
+          [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+            memref::StoreOp::create(pb, ploc, identity, slotBuffer, ivs);
+          });
+    }
     scf::ParallelOp::create(
         b, loc, ValueRange{zero}, ValueRange{threads}, ValueRange{one},
         [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
@@ -372,11 +382,22 @@ struct MapLoopsToGpuPass
                 scf::YieldOp::create(
                     fb, floc, ValueRange{mapping.lookup(yield.getOperand(0))});
               });
+          if (!useSlots) {
+            memref::AtomicRMWOp::create(pb, ploc, combiner->first,
+                                        part.getResult(0), acc, indices);
+            return;
+          }
           Value slot = arith::RemUIOp::create(pb, ploc, ivs[0], slots);
           memref::AtomicRMWOp::create(pb, ploc, combiner->first,
                                       part.getResult(0), slotBuffer,
                                       ValueRange{slot});
         });
+    if (!useSlots) {
+      store.erase();
+      loop.erase();
+      load.erase();
+      return;
+    }
     // %acc combined with the slots in order, by one thread.
     Value other = combine->getOperand(0) == iterArg ? combine->getOperand(1)
                                                     : combine->getOperand(0);

@@ -204,6 +204,28 @@ func.func @main(%x: tensor<?xf32>, %i: tensor<?xi32>) -> (tensor<f32>, tensor<i3
 """
 
 
+def test_emulated_small_static_whole_reductions_skip_the_slots():
+    """A range of static length at most 2048 (an index tensor's bounds
+    check) combines its threads straight into the result: right, and no
+    slot buffer (one kernel for the threads, one thread for the initial
+    value)."""
+    text = """
+func.func @main(%i: tensor<16xi64>, %j: tensor<2048xi32>) -> (tensor<i64>, tensor<i32>) {
+  %m = disc.reduce %i, dims = [0], kind = min : (tensor<16xi64>) -> tensor<i64>
+  %s = disc.reduce %j, dims = [0], kind = sum : (tensor<2048xi32>) -> tensor<i32>
+  return %m, %s : tensor<i64>, tensor<i32>
+}
+"""
+    exe = disc.compile_mlir(text, target="cuda-emulated")
+    g = torch.Generator().manual_seed(5)
+    for _ in range(3):
+        i = torch.randint(-10**12, 10**12, (16,), generator=g)
+        j = torch.randint(-1000, 1000, (2048,), generator=g, dtype=torch.int32)
+        m, s = exe(i, j)
+        assert m.item() == i.min().item() and s.item() == j.sum().item()
+    assert disc.compile_mlir(text, target="cuda").kernel_counts["loops"] <= 4
+
+
 def test_emulated_whole_reductions_combine_through_slots():
     """Whole-range reductions: up to 65536 threads of 64 elements or more,
     each combining its part atomically into one of min(threads, 128)

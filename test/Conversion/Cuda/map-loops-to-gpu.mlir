@@ -338,6 +338,29 @@ func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
 
 // -----
 
+// A range known to be at most 2048 long (an index tensor's bounds check:
+// at most 32 threads) combines straight into the element: no slots, which
+// would cost two launches more than its few atomics.
+// CHECK-LABEL: func.func @small_static_min_i64
+// CHECK-NOT:     memref.alloc
+// CHECK:         memref.atomic_rmw mins %{{.*}}, %arg1[]
+// CHECK-NOT:     memref.alloc
+func.func @small_static_min_i64(%a: memref<16xi64>, %acc: memref<i64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %init = memref.load %acc[] : memref<i64>
+  %s = scf.for %i = %c0 to %c16 step %c1 iter_args(%x = %init) -> (i64) {
+    %v = memref.load %a[%i] : memref<16xi64>
+    %y = arith.minsi %x, %v : i64
+    scf.yield %y : i64
+  }
+  memref.store %s, %acc[] : memref<i64>
+  return
+}
+
+// -----
+
 // Integer max: an atomic max from the smallest i64.
 // CHECK-LABEL: func.func @whole_max_i64
 // CHECK:         arith.constant -9223372036854775808 : i64
