@@ -72,6 +72,7 @@ static std::string libraryEpiloguesStep(bool logFusion) {
 /// length; "thread" or "block" forces one (tests, benchmarks).
 /// DISC_CUDA_VECTORIZE=0 leaves elementwise grids without their vector
 /// variant. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
+/// DISC_CUDA_REDUCTION_SLOTS bounds the slots of whole-range reductions.
 static std::string mapLoopsToGpuStep() {
   const char *env = std::getenv("DISC_CUDA_ROW_VARIANT");
   std::string variant = env && *env ? env : "auto";
@@ -92,9 +93,19 @@ static std::string mapLoopsToGpuStep() {
     throw std::invalid_argument(
         "DISC_CUDA_ROW_UNROLL must be an integer from 1 to 16, got '" +
         unroll + "'");
+  // DISC_CUDA_REDUCTION_SLOTS: the most slots a whole-range reduction's
+  // atomics spread over (default 128; 0: all on the result).
+  const char *slotsEnv = std::getenv("DISC_CUDA_REDUCTION_SLOTS");
+  std::string slots = slotsEnv && *slotsEnv ? slotsEnv : "128";
+  if (slots.find_first_not_of("0123456789") != std::string::npos ||
+      slots.size() > 5 || std::stoi(slots) > 65536)
+    throw std::invalid_argument(
+        "DISC_CUDA_REDUCTION_SLOTS must be an integer from 0 to 65536, got '" +
+        slots + "'");
   return "disc-map-loops-to-gpu{row-variant=" + variant +
          " row-unroll=" + unroll +
-         " vectorize=" + (vectorGrids ? "true" : "false") + "}";
+         " vectorize=" + (vectorGrids ? "true" : "false") +
+         " reduction-slots=" + slots + "}";
 }
 
 /// DISC_PROFILE: unset or "0" compiles without profiling hooks, "1" times

@@ -55,6 +55,12 @@ struct MapLoopsToGpuPass
   }
 
   LogicalResult mapFunction(func::FuncOp func) {
+    if (reductionSlots < 0 || reductionSlots > 65536) {
+      func.emitError() << "disc-map-loops-to-gpu: reduction-slots must be in "
+                          "[0, 65536], got "
+                       << static_cast<int64_t>(reductionSlots);
+      return failure();
+    }
     if (blockSize < 1 || blockSize > 1024) {
       func.emitError() << "disc-map-loops-to-gpu: block-size must be in "
                           "[1, 1024], got "
@@ -274,7 +280,8 @@ struct MapLoopsToGpuPass
   /// slots; the slots filled with the identity first); then one thread
   /// combines the slots into %acc. A range known to be at most 2048 long
   /// (32 threads) skips the slots: its threads' atomics go straight into
-  /// %acc (two launches fewer). Atomics to one address serialise: a
+  /// %acc (two launches fewer); so does every range with reduction-slots=0
+  /// (DISC_CUDA_REDUCTION_SLOTS, to compare on a GPU). Atomics to one address serialise: a
   /// sum of 2M elements made 32768 of them on %acc alone (convtasnet's
   /// global layer norms, 147 such sums per call). Float sums then add in
   /// another order (the addition is marked reassociable; PyTorch's own GPU
@@ -349,12 +356,15 @@ struct MapLoopsToGpuPass
     // tensor's bounds check) combines straight into %acc: slots would cost
     // two launches more than those few atomics.
     std::optional<int64_t> knownCount = getConstantIntValue(count);
-    const bool useSlots = !knownCount || *knownCount > 32 * 64;
+    const bool useSlots =
+        reductionSlots > 0 && (!knownCount || *knownCount > 32 * 64);
     // The slots: min(threads, 128) partial results, from the identity.
     Value slots, slotBuffer;
     if (useSlots) {
       slots = b.createOrFold<arith::MinUIOp>(
-          loc, threads, arith::ConstantIndexOp::create(b, loc, 128));
+          loc, threads,
+          arith::ConstantIndexOp::create(
+              b, loc, static_cast<int64_t>(reductionSlots)));
       slotBuffer = memref::AllocOp::create(
           b, loc,
           MemRefType::get({ShapedType::kDynamic}, accType.getElementType()),

@@ -204,6 +204,29 @@ func.func @main(%x: tensor<?xf32>, %i: tensor<?xi32>) -> (tensor<f32>, tensor<i3
 """
 
 
+def test_reduction_slots_setting(monkeypatch):
+    """DISC_CUDA_REDUCTION_SLOTS (to compare on a GPU): 0 puts every
+    thread's atomic on the result (two kernels fewer per whole reduction,
+    same values); anything but an integer from 0 to 65536 is an error naming
+    the variable."""
+    monkeypatch.setenv("DISC_CACHE", "0")
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(64 * 300 + 5, generator=g)
+    i = torch.randint(-1000, 1000, (x.numel(),), generator=g, dtype=torch.int32)
+    counts = {}
+    for value in ("0", "128", "3"):
+        monkeypatch.setenv("DISC_CUDA_REDUCTION_SLOTS", value)
+        exe = disc.compile_mlir(WHOLE_REDUCTIONS, target="cuda-emulated")
+        counts[value] = exe.kernel_counts["loops"]
+        s, m, o = exe(x, i)
+        torch.testing.assert_close(s, x.double().sum().float(), rtol=1e-5, atol=1e-4)
+        assert m.item() == i.max().item()
+    assert counts["0"] == counts["128"] - 6 == counts["3"] - 6  # fill and gather, 3 reductions
+    monkeypatch.setenv("DISC_CUDA_REDUCTION_SLOTS", "many")
+    with pytest.raises(Exception, match="DISC_CUDA_REDUCTION_SLOTS must be an integer from 0 to 65536, got 'many'"):
+        disc.compile_mlir(WHOLE_REDUCTIONS, target="cuda-emulated")
+
+
 def test_emulated_small_static_whole_reductions_skip_the_slots():
     """A range of static length at most 2048 (an index tensor's bounds
     check) combines its threads straight into the result: right, and no

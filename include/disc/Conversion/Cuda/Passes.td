@@ -79,7 +79,10 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
            "phase unrolled by this factor (1: not unrolled)">,
     Option<"vectorize", "vectorize", "bool", /*default=*/"true",
            "Give elementwise grids a variant of four iterations per thread "
-           "with vector loads and stores">
+           "with vector loads and stores">,
+    Option<"reductionSlots", "reduction-slots", "int64_t", /*default=*/"128",
+           "Whole-range reductions: the most slots their threads' atomics "
+           "spread over (0: every atomic on the result itself)">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
