@@ -127,12 +127,16 @@ static std::string profileStep() {
 /// kernels, fused with their neighbours); "cudnn" leaves them library calls
 /// (to compare the two on a GPU).
 static std::string integerContractionsStep(bool gpu) {
-  const char *env = std::getenv("DISC_CUDA_DEPTHWISE");
-  const std::string mode = env && *env ? env : "generated";
-  if (mode != "generated" && mode != "cudnn")
-    throw std::invalid_argument(
-        "DISC_CUDA_DEPTHWISE must be generated or cudnn, got '" + mode + "'");
-  const bool generated = gpu && mode == "generated";
+  bool generated = false;
+  if (gpu) { // a setting of the cuda targets only
+    const char *env = std::getenv("DISC_CUDA_DEPTHWISE");
+    const std::string mode = env && *env ? env : "generated";
+    if (mode != "generated" && mode != "cudnn")
+      throw std::invalid_argument(
+          "DISC_CUDA_DEPTHWISE must be generated or cudnn, got '" + mode +
+          "'");
+    generated = mode == "generated";
+  }
   return std::string("func.func(disc-lower-integer-contractions") +
          (generated ? "{float-depthwise=1}" : "") + "),";
 }

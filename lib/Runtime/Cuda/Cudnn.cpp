@@ -408,25 +408,6 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
     xStrides[d] = std::max(xStrides[d], 1);
     yStrides[d] = std::max(yStrides[d], 1);
   }
-  // Backward data's kernel as [G, C'/G, K/G, k] (k: the window, flattened)
-  // read as [G, K/G, C'/G, k] into a packed filter.
-  int64_t windowSize = 1;
-  for (int64_t s = 0; s < spatial; ++s)
-    windowSize *= kernel.sizes[2 + s];
-  const int64_t outPerGroup = kernel.sizes[0] / groups;
-  const int64_t inPerGroup = kernel.sizes[1];
-  const int swapDims[4] = {toInt(groups, "groups"),
-                           toInt(inPerGroup, "kernel size"),
-                           toInt(outPerGroup, "kernel size"),
-                           toInt(windowSize, "kernel size")};
-  const int swapFrom[4] = {
-      toInt(outPerGroup * inPerGroup * windowSize, "kernel stride"),
-      toInt(windowSize, "kernel stride"),
-      toInt(inPerGroup * windowSize, "kernel stride"), 1};
-  const int swapTo[4] = {swapFrom[0],
-                         toInt(outPerGroup * windowSize, "kernel stride"),
-                         toInt(windowSize, "kernel stride"), 1};
-
   const Library &lib = library();
   Handle handle = handleFor(cuda::currentContext());
   check(lib.setStream(handle, ectx.cudaStream), "cudnnSetStream");
@@ -500,11 +481,29 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
                                                    &choice.memory),
                 "cudnnGetConvolutionBackwardFilterWorkspaceSize");
           break;
-        case Direction::BackwardData:
+        case Direction::BackwardData: {
           check(lib.getBackwardDataWorkspaceSize(handle, d->w, d->y, d->conv,
                                                  d->x, choice.algo,
                                                  &choice.memory),
                 "cudnnGetConvolutionBackwardDataWorkspaceSize");
+          // The kernel as [G, C'/G, K/G, k] (k: the window, flattened)
+          // read as [G, K/G, C'/G, k] into a packed filter.
+          int64_t window = 1;
+          for (int64_t s = 0; s < spatial; ++s)
+            window *= kernel.sizes[2 + s];
+          const int64_t outPerGroup = kernel.sizes[0] / groups;
+          const int64_t inPerGroup = kernel.sizes[1];
+          const int swapDims[4] = {toInt(groups, "groups"),
+                                   toInt(inPerGroup, "kernel size"),
+                                   toInt(outPerGroup, "kernel size"),
+                                   toInt(window, "kernel size")};
+          const int swapFrom[4] = {
+              toInt(outPerGroup * inPerGroup * window, "kernel stride"),
+              toInt(window, "kernel stride"),
+              toInt(inPerGroup * window, "kernel stride"), 1};
+          const int swapTo[4] = {swapFrom[0],
+                                 toInt(outPerGroup * window, "kernel stride"),
+                                 toInt(window, "kernel stride"), 1};
           check(lib.createTensor(&d->swapFrom), "cudnnCreateTensorDescriptor");
           check(lib.createTensor(&d->swapTo), "cudnnCreateTensorDescriptor");
           check(lib.setTensorNd(d->swapFrom, type, 4, swapDims, swapFrom),
@@ -512,6 +511,7 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
           check(lib.setTensorNd(d->swapTo, type, 4, swapDims, swapTo),
                 "cudnnSetTensorNdDescriptor(filter)");
           break;
+        }
         }
         return PreparedConvolution{std::move(d), choice};
       });

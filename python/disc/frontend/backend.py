@@ -589,7 +589,7 @@ def _cpu_scalar_inputs(eager: fx.GraphModule, plan) -> list:
             positions.append(i)
         elif p.kind == "tensor":
             val = placeholders[p.placeholder].meta.get("val")
-            if isinstance(val, torch.Tensor) and val.device.type == "cpu" and val.dim() == 0:
+            if lowerings.is_host_scalar(val):
                 positions.append(i)
     return positions
 
@@ -1030,7 +1030,7 @@ def _partition_target(sub: fx.GraphModule) -> str:
         vals = n.meta.get("val") if n.op in ("placeholder", "call_function") else None
         for val in (vals if isinstance(vals, (list, tuple)) else [vals]):
             if isinstance(val, torch.Tensor):
-                if n.op == "placeholder" and val.device.type == "cpu" and val.dim() == 0:
+                if n.op == "placeholder" and lowerings.is_host_scalar(val):
                     host_scalars = True  # a scalar of a cuda partition (_cpu_scalar_inputs)
                     continue
                 devices.add(str(val.device) if val.device.type == "cuda" else "cpu")

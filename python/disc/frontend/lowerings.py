@@ -2090,6 +2090,12 @@ def _cuda_library_gap(node) -> Optional[str]:
     return CUDA_LIBRARY_GAPS.get(node.target)
 
 
+def is_host_scalar(value) -> bool:
+    """A 0-dim CPU tensor: beside cuda tensors eager takes it as a scalar,
+    and so does a cuda partition (its call moves it to the device)."""
+    return isinstance(value, torch.Tensor) and value.device.type == "cpu" and value.dim() == 0
+
+
 def unsupported_reason(node) -> Optional[str]:
     """None when the importer can lower `node`, else why not."""
     lowering = LOWERINGS.get(node.target)
@@ -2104,7 +2110,7 @@ def unsupported_reason(node) -> Optional[str]:
                 return f"device {v.device}"
             if v.is_sparse or v.is_quantized:
                 return "sparse or quantized tensor"
-            if n is not node and v.device.type == "cpu" and v.dim() == 0:
+            if n is not node and is_host_scalar(v):
                 host_scalars = True  # decided below
                 continue
             devices.add(str(v.device))
