@@ -73,6 +73,7 @@ static std::string libraryEpiloguesStep(bool logFusion) {
 /// DISC_CUDA_VECTORIZE=0 leaves elementwise grids without their vector
 /// variant. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
 /// DISC_CUDA_REDUCTION_SLOTS bounds the slots of whole-range reductions.
+/// DISC_CUDA_COLUMN_THREADS sets when column reductions split their rows.
 static std::string mapLoopsToGpuStep() {
   const char *env = std::getenv("DISC_CUDA_ROW_VARIANT");
   std::string variant = env && *env ? env : "auto";
@@ -102,10 +103,19 @@ static std::string mapLoopsToGpuStep() {
     throw std::invalid_argument(
         "DISC_CUDA_REDUCTION_SLOTS must be an integer from 0 to 65536, got '" +
         slots + "'");
+  // DISC_CUDA_COLUMN_THREADS: column reductions with fewer columns split
+  // their rows for about this many threads (default 65536; 0: never).
+  const char *columnEnv = std::getenv("DISC_CUDA_COLUMN_THREADS");
+  std::string columns = columnEnv && *columnEnv ? columnEnv : "65536";
+  if (columns.find_first_not_of("0123456789") != std::string::npos ||
+      columns.size() > 8 || std::stoll(columns) > (1ll << 24))
+    throw std::invalid_argument("DISC_CUDA_COLUMN_THREADS must be an integer "
+                                "from 0 to 16777216, got '" +
+                                columns + "'");
   return "disc-map-loops-to-gpu{row-variant=" + variant +
          " row-unroll=" + unroll +
          " vectorize=" + (vectorGrids ? "true" : "false") +
-         " reduction-slots=" + slots + "}";
+         " reduction-slots=" + slots + " column-threads=" + columns + "}";
 }
 
 /// DISC_PROFILE: unset or "0" compiles without profiling hooks, "1" times

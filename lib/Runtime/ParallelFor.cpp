@@ -30,6 +30,8 @@ std::atomic<int64_t> rowsPerThread{0};
 std::atomic<int64_t> rowsPerBlock{0};
 std::atomic<int64_t> vectorGrids{0};
 std::atomic<int64_t> scalarGrids{0};
+std::atomic<int64_t> columnSplits{0};
+std::atomic<int64_t> columnsPerThread{0};
 
 /// Threads for loops launched on this thread: set per call by
 /// ThreadsForCall (the Context's numThreads), else OpenMP's default.
@@ -93,7 +95,7 @@ ParallelStats parallelStats() {
 
 RowVariantStats rowVariantStats() {
   return {rowsPerThread.load(), rowsPerBlock.load(), vectorGrids.load(),
-          scalarGrids.load()};
+          scalarGrids.load(), columnSplits.load(), columnsPerThread.load()};
 }
 
 } // namespace ral
@@ -110,6 +112,10 @@ extern "C" void disc_ral_note_variant(int64_t variant) {
     vectorGrids.fetch_add(1, std::memory_order_relaxed);
   else if (variant == 3)
     scalarGrids.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 4)
+    columnSplits.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 5)
+    columnsPerThread.fetch_add(1, std::memory_order_relaxed);
 }
 
 extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),

@@ -385,6 +385,10 @@ def stats() -> dict:
                        variant) that ran one element per thread: the
                        innermost extent not a multiple of 4, or a buffer not
                        aligned for the vector (docs/cuda.md)
+    column_splits      calls of GPU column reductions (x.sum(0)) that split
+                       each column's rows between threads: too few columns
+                       to fill the GPU one thread each (docs/cuda.md)
+    columns_per_thread ... that ran one thread per column
     cache_hits         compile_mlir calls served by the compile cache (local
                        or remote): nothing compiled (docs/artifacts.md)
     cache_misses       compile_mlir calls the cache could not serve
@@ -396,8 +400,8 @@ def stats() -> dict:
     from .frontend import backend as _backend
 
     launches, serial = _runtime.parallel_stats()
-    rows_per_thread, rows_per_block, vector_grids, scalar_grids = \
-        _runtime.row_variant_stats()
+    (rows_per_thread, rows_per_block, vector_grids, scalar_grids, column_splits,
+     columns_per_thread) = _runtime.row_variant_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
@@ -405,7 +409,9 @@ def stats() -> dict:
               "small_matmuls": _runtime.small_matmul_calls(),
               "rows_per_thread": rows_per_thread,
               "rows_per_block": rows_per_block,
-              "vector_grids": vector_grids, "scalar_grids": scalar_grids}
+              "vector_grids": vector_grids, "scalar_grids": scalar_grids,
+              "column_splits": column_splits,
+              "columns_per_thread": columns_per_thread}
     result.update(_backend.stats())
     result.update(_cache.stats())
     return result

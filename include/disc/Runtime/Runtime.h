@@ -249,12 +249,16 @@ int64_t smallMatmulCalls();
 /// Process-wide counts of the run-time variant choice of GPU kernels
 /// (disc_ral_note_variant): row kernels one row per thread or one row per
 /// block; elementwise grids that have a vector variant run with vector
-/// accesses or without (extent or alignment did not allow them).
+/// accesses or without (extent or alignment did not allow them); column
+/// reductions that have a split variant split each column's rows into parts
+/// or run one thread per column.
 struct RowVariantStats {
   int64_t rowsPerThread = 0;
   int64_t rowsPerBlock = 0;
   int64_t vectorGrids = 0;
   int64_t scalarGrids = 0;
+  int64_t columnSplits = 0;
+  int64_t columnsPerThread = 0;
 };
 RowVariantStats rowVariantStats();
 

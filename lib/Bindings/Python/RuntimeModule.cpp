@@ -285,6 +285,7 @@ NB_MODULE(_runtime, m) {
   m.def("row_variant_stats", [] {
     ral::RowVariantStats stats = ral::rowVariantStats();
     return nb::make_tuple(stats.rowsPerThread, stats.rowsPerBlock,
-                          stats.vectorGrids, stats.scalarGrids);
+                          stats.vectorGrids, stats.scalarGrids,
+                          stats.columnSplits, stats.columnsPerThread);
   });
 }

@@ -10,8 +10,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 using namespace mlir;
 
@@ -97,6 +99,99 @@ bool isColumnLoop(scf::ForOp loop, scf::ParallelOp inner) {
   return true;
 }
 
+/// Whether `op` combines an accumulator with a value the way a reduction
+/// does (one associative, commutative arith op).
+bool isCombiner(Operation *op) {
+  return isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
+             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+             arith::AddIOp, arith::MulIOp, arith::AndIOp, arith::OrIOp,
+             arith::XOrIOp, arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp,
+             arith::MinUIOp>(op);
+}
+
+/// The per-thread loop of an interchanged column nest keeps each element
+/// it updates in memory: a load and a store per iteration, whose latency
+/// (a store, then a load of it from L2) the loop waits for every time.
+/// Where every store of the body is an accumulator, `store combine(load
+/// e, x), e` at an element `e` computed outside the loop with the load
+/// used by nothing else, the element is carried as an iteration argument
+/// instead: loaded before the loop, stored after it. Float sums and
+/// products are marked reassociable, as disc-promote-accumulators marks
+/// the accumulators it carries (a reduction's order is the compiler's to
+/// choose), which lets the nest split its rows (splitColumnNest). Returns
+/// whether it did.
+bool carryAccumulators(scf::ForOp &loop) {
+  // The elements' index arithmetic, cloned into the loop, moves out.
+  moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+  Block *body = loop.getBody();
+  SmallVector<std::pair<memref::LoadOp, memref::StoreOp>> accumulators;
+  for (auto store : body->getOps<memref::StoreOp>()) {
+    if (!loop.isDefinedOutsideOfLoop(store.getMemRef()) ||
+        llvm::any_of(store.getIndices(), [&](Value index) {
+          return !loop.isDefinedOutsideOfLoop(index);
+        }))
+      return false;
+    memref::LoadOp load;
+    for (auto candidate : body->getOps<memref::LoadOp>())
+      if (candidate.getMemRef() == store.getMemRef() &&
+          candidate.getIndices() == store.getIndices()) {
+        if (load)
+          return false;
+        load = candidate;
+      }
+    Operation *combine = store.getValue().getDefiningOp();
+    if (!load || !load->isBeforeInBlock(store) || !load->hasOneUse() ||
+        !combine || *load->getUsers().begin() != combine ||
+        !isCombiner(combine) || !store.getValue().hasOneUse() ||
+        combine->getOperand(0) == combine->getOperand(1))
+      return false;
+    accumulators.push_back({load, store});
+  }
+  if (accumulators.empty())
+    return false;
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> inits;
+  for (auto [load, store] : accumulators)
+    inits.push_back(memref::LoadOp::create(b, load.getLoc(), load.getMemRef(),
+                                           load.getIndices()));
+  auto carried = scf::ForOp::create(b, loc, loop.getLowerBound(),
+                                    loop.getUpperBound(), loop.getStep(),
+                                    inits);
+  Block *newBody = carried.getBody();
+  if (!newBody->empty())
+    newBody->getTerminator()->erase();
+  newBody->getOperations().splice(newBody->end(), body->getOperations(),
+                                  body->begin(), std::prev(body->end()));
+  loop.getInductionVar().replaceAllUsesWith(carried.getInductionVar());
+  SmallVector<Value> yielded;
+  OpBuilder after(carried->getContext());
+  after.setInsertionPointAfter(carried);
+  for (auto [k, pair] : llvm::enumerate(accumulators)) {
+    auto [load, store] = pair;
+    load.getResult().replaceAllUsesWith(carried.getRegionIterArgs()[k]);
+    Value value = store.getValue();
+    if (auto fmf = dyn_cast<arith::ArithFastMathInterface>(
+            value.getDefiningOp()))
+      if (isa<arith::AddFOp, arith::MulFOp>(value.getDefiningOp()))
+        value.getDefiningOp()->setAttr(
+            fmf.getFastMathAttrName(),
+            arith::FastMathFlagsAttr::get(
+                loop.getContext(), fmf.getFastMathFlagsAttr().getValue() |
+                                       arith::FastMathFlags::reassoc));
+    yielded.push_back(value);
+    memref::StoreOp::create(after, store.getLoc(), carried.getResult(k),
+                            store.getMemRef(), store.getIndices());
+    load.erase();
+    store.erase();
+  }
+  OpBuilder end = OpBuilder::atBlockEnd(newBody);
+  scf::YieldOp::create(end, loc, yielded);
+  loop.erase();
+  loop = carried;
+  return true;
+}
+
 /// Rewrites [outer] { loop { inner } } into one parallel loop over
 /// (outer's dims, inner's dims) around `loop`.
 void interchange(scf::ParallelOp outer, scf::ForOp loop,
@@ -139,6 +234,8 @@ void interchange(scf::ParallelOp outer, scf::ForOp loop,
   for (Operation &op : inner.getBody()->without_terminator())
     b.clone(op, mapping);
   anchor->erase();
+  if (carryAccumulators(sequential))
+    merged->setAttr(kColumnNestAttr, b.getUnitAttr());
 }
 
 } // namespace
@@ -170,6 +267,178 @@ unsigned interchangeColumnLoops(func::FuncOp func) {
   for (auto [outer, loop, inner] : nests)
     interchange(outer, loop, inner);
   return nests.size();
+}
+
+scf::ForOp splittableColumnLoop(scf::ParallelOp nest) {
+  for (auto [lb, step] : llvm::zip(nest.getLowerBound(), nest.getStep()))
+    if (getConstantIntValue(lb) != 0 || getConstantIntValue(step) != 1)
+      return {};
+  if (!llvm::all_of(nest.getUpperBound(),
+                    [&](Value ub) { return definedOutside(ub, nest); }))
+    return {};
+  scf::ForOp loop;
+  for (Operation &op : nest.getBody()->without_terminator()) {
+    if (auto candidate = dyn_cast<scf::ForOp>(op)) {
+      if (loop)
+        return {};
+      loop = candidate;
+      continue;
+    }
+    if (op.getNumRegions() != 0)
+      return {};
+  }
+  if (!loop || loop.getNumResults() == 0 ||
+      !definedOutside(loop.getLowerBound(), nest) ||
+      !definedOutside(loop.getUpperBound(), nest) ||
+      !definedOutside(loop.getStep(), nest))
+    return {};
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (unsigned k = 0; k < loop.getNumResults(); ++k) {
+    // carryAccumulators' form: loaded before, stored after, combined once.
+    auto init = loop.getInitArgs()[k].getDefiningOp<memref::LoadOp>();
+    Value result = loop.getResult(k);
+    Operation *combine = yield.getOperand(k).getDefiningOp();
+    if (!init || init->getBlock() != nest.getBody() || !init->hasOneUse() ||
+        !result.hasOneUse() ||
+        !isa<memref::StoreOp>(*result.getUsers().begin()) ||
+        (*result.getUsers().begin())->getBlock() != nest.getBody() ||
+        !combine || !reductionIdentity(combine))
+      return {};
+  }
+  return loop;
+}
+
+Value columnParts(OpBuilder &b, Location loc, scf::ParallelOp nest,
+                  scf::ForOp loop, int64_t threads) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value columns = one;
+  for (Value ub : nest.getUpperBound())
+    columns = b.createOrFold<arith::MulIOp>(loc, columns, ub);
+  columns = b.createOrFold<arith::MaxSIOp>(loc, columns, one);
+  Value byThreads = b.createOrFold<arith::CeilDivUIOp>(
+      loc, arith::ConstantIndexOp::create(b, loc, threads), columns);
+  Value rows = tripCount(b, loc, loop.getLowerBound(), loop.getUpperBound(),
+                         loop.getStep());
+  Value byRows = b.createOrFold<arith::CeilDivUIOp>(
+      loc, rows, arith::ConstantIndexOp::create(b, loc, kMinRowsPerPart));
+  Value parts = b.createOrFold<arith::MinUIOp>(loc, byThreads, byRows);
+  return b.createOrFold<arith::MinUIOp>(
+      loc, parts, arith::ConstantIndexOp::create(b, loc, kMaxColumnParts));
+}
+
+std::pair<scf::ParallelOp, scf::ParallelOp>
+splitColumnNest(OpBuilder &b, scf::ParallelOp nest, scf::ForOp loop,
+                Value parts) {
+  Location loc = nest.getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+        step = loop.getStep();
+  Value rows = tripCount(b, loc, lb, ub, step);
+  Value partRows = b.createOrFold<arith::CeilDivUIOp>(loc, rows, parts);
+  Value partSpan = b.createOrFold<arith::MulIOp>(loc, partRows, step);
+  SmallVector<Value> partialSizes{parts};
+  llvm::append_range(partialSizes, nest.getUpperBound());
+  SmallVector<int64_t> shape(partialSizes.size(), ShapedType::kDynamic);
+  SmallVector<Value> partials;
+  for (Type type : loop.getResultTypes())
+    partials.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get(shape, type), partialSizes));
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  auto isInit = [&](Operation &op) {
+    return llvm::any_of(loop.getInitArgs(), [&](Value init) {
+      return init.getDefiningOp() == &op;
+    });
+  };
+
+  // Part p of every column: rows [p * partRows, (p + 1) * partRows) from
+  // the identities, into partials[k][p, column].
+  SmallVector<Value> lbs(partialSizes.size(), zero),
+      steps(partialSizes.size(), one);
+  auto partial = scf::ParallelOp::create(b, loc, lbs, partialSizes, steps);
+  {
+    OpBuilder pb = OpBuilder::atBlockBegin(partial.getBody());
+    SmallVector<Value> ivs(partial.getInductionVars());
+    IRMapping mapping;
+    mapping.map(nest.getInductionVars(), ArrayRef<Value>(ivs).drop_front());
+    for (Operation &op : nest.getBody()->without_terminator()) {
+      if (isInit(op))
+        continue;
+      if (auto store = dyn_cast<memref::StoreOp>(op);
+          store && store.getValue().getDefiningOp() == loop.getOperation()) {
+        unsigned k = cast<OpResult>(store.getValue()).getResultNumber();
+        memref::StoreOp::create(pb, store.getLoc(),
+                                mapping.lookup(store.getValue()), partials[k],
+                                ivs);
+        continue;
+      }
+      if (&op != loop.getOperation()) {
+        pb.clone(op, mapping);
+        continue;
+      }
+      Value start = pb.createOrFold<arith::AddIOp>(
+          loc, lb, pb.createOrFold<arith::MulIOp>(loc, ivs[0], partSpan));
+      Value end = pb.createOrFold<arith::MinSIOp>(
+          loc, ub, pb.createOrFold<arith::AddIOp>(loc, start, partSpan));
+      SmallVector<Value> identities;
+      for (Value yielded : yield.getOperands())
+        identities.push_back(arith::ConstantOp::create(
+            pb, loc, reductionIdentity(yielded.getDefiningOp())));
+      auto part = scf::ForOp::create(
+          pb, loc, start, end, step, identities,
+          [&](OpBuilder &fb, Location, Value iv, ValueRange args) {
+            IRMapping inner = mapping;
+            inner.map(loop.getInductionVar(), iv);
+            inner.map(loop.getRegionIterArgs(), args);
+            for (Operation &bodyOp : loop.getBody()->getOperations())
+              fb.clone(bodyOp, inner);
+          });
+      mapping.map(loop.getResults(), part.getResults());
+    }
+  }
+
+  // Each column's initial value combined with its parts, in order.
+  auto combine = scf::ParallelOp::create(b, loc, nest.getLowerBound(),
+                                         nest.getUpperBound(), nest.getStep());
+  {
+    OpBuilder cb = OpBuilder::atBlockBegin(combine.getBody());
+    IRMapping mapping;
+    mapping.map(nest.getInductionVars(), combine.getInductionVars());
+    for (Operation &op : nest.getBody()->without_terminator()) {
+      if (&op != loop.getOperation()) {
+        cb.clone(op, mapping);
+        continue;
+      }
+      SmallVector<Value> inits;
+      for (Value init : loop.getInitArgs())
+        inits.push_back(mapping.lookup(init));
+      auto gather = scf::ForOp::create(
+          cb, loc, zero, parts, one, inits,
+          [&](OpBuilder &fb, Location floc, Value p, ValueRange args) {
+            SmallVector<Value> combined;
+            for (auto [k, yielded] : llvm::enumerate(yield.getOperands())) {
+              Operation *step = yielded.getDefiningOp();
+              SmallVector<Value> indices{p};
+              llvm::append_range(indices, combine.getInductionVars());
+              Value part =
+                  memref::LoadOp::create(fb, floc, partials[k], indices);
+              Value carried = loop.getRegionIterArgs()[k];
+              IRMapping operands;
+              operands.map(carried, args[k]);
+              operands.map(step->getOperand(0) == carried
+                               ? step->getOperand(1)
+                               : step->getOperand(0),
+                           part);
+              combined.push_back(fb.clone(*step, operands)->getResult(0));
+            }
+            scf::YieldOp::create(fb, floc, combined);
+          });
+      mapping.map(loop.getResults(), gather.getResults());
+    }
+  }
+  for (Value buffer : partials)
+    memref::DeallocOp::create(b, loc, buffer);
+  return {partial, combine};
 }
 
 } // namespace disc::cuda

@@ -7,6 +7,8 @@
 #define DISC_LIB_CONVERSION_CUDA_COLUMNLOOPS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
 
 namespace disc::cuda {
 
@@ -23,7 +25,50 @@ namespace disc::cuda {
 /// on %i (so iteration (i, j) touches only j's elements, in the same order
 /// of i), the inner bounds do not depend on %i or %b, and everything else
 /// in the loop bodies is pure. Returns the number of nests rewritten.
+///
+/// Where every element the body updates is an accumulator (`e =
+/// combine(e, x)`), the per-thread loop carries the elements as iteration
+/// arguments (loaded before it, stored after it) instead of a load and a
+/// store per iteration, and the nest is marked kColumnNestAttr.
 unsigned interchangeColumnLoops(mlir::func::FuncOp func);
+
+/// Marks a column nest whose per-thread loop carries its accumulators.
+constexpr llvm::StringLiteral kColumnNestAttr = "disc.column_nest";
+
+/// A column part has at least this many rows ...
+constexpr int64_t kMinRowsPerPart = 32;
+/// ... and a column at most this many parts.
+constexpr int64_t kMaxColumnParts = 64;
+
+/// The per-thread loop of a column nest (kColumnNestAttr) when its rows
+/// can be split between threads: the nest's dims start at 0 with step 1
+/// and their sizes and the loop's bounds are computed outside it, and every
+/// iteration argument is combined by an op with an identity
+/// (reductionIdentity: float sums marked reassociable). Null otherwise.
+mlir::scf::ForOp splittableColumnLoop(mlir::scf::ParallelOp nest);
+
+/// Host code at `b`: how many parts to split each column's rows into, so
+/// that columns * parts reaches about `threads` threads:
+/// min(ceildiv(threads, columns), ceildiv(rows, kMinRowsPerPart),
+/// kMaxColumnParts). Below 2, splitting does not pay.
+mlir::Value columnParts(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::scf::ParallelOp nest, mlir::scf::ForOp loop,
+                        int64_t threads);
+
+/// Builds at `b` the split form of `nest` (`loop` its splittable loop):
+///   %partials = memref.alloc(parts, columns...)
+///   scf.parallel (%p, columns...) {  // part %p of every column's rows
+///     %partials[%p, ...] = the loop over rows [p * n, (p + 1) * n) from
+///                          the combiners' identities
+///   }
+///   scf.parallel (columns...) {      // each column's parts, in order
+///     e = e combined with %partials[0, ...], %partials[1, ...], ...
+///   }
+///   memref.dealloc %partials
+/// and returns the two nests. `nest` itself is left in place.
+std::pair<mlir::scf::ParallelOp, mlir::scf::ParallelOp>
+splitColumnNest(mlir::OpBuilder &b, mlir::scf::ParallelOp nest,
+                mlir::scf::ForOp loop, mlir::Value parts);
 
 } // namespace disc::cuda
 

@@ -18,6 +18,50 @@ Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
   return b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
 }
 
+/// The identity of the reduction step `combine(acc, x)` when it is one
+/// associative, commutative op (float sums and products only when marked
+/// reassociable), else null.
+TypedAttr reductionIdentity(Operation *combine) {
+  Type type = combine->getResult(0).getType();
+  Builder b(combine->getContext());
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+    auto reassociable = [&](auto op) {
+      return bitEnumContainsAll(op.getFastmath(),
+                                arith::FastMathFlags::reassoc);
+    };
+    if (auto add = dyn_cast<arith::AddFOp>(combine))
+      return reassociable(add)
+                 ? b.getFloatAttr(type, APFloat::getZero(semantics, true))
+                 : TypedAttr();
+    if (auto mul = dyn_cast<arith::MulFOp>(combine))
+      return reassociable(mul) ? b.getFloatAttr(type, 1.0) : TypedAttr();
+    // max/min from -inf/+inf: a NaN-ignoring max of an all-NaN part then
+    // leaves the initial value, as the sequential loop does.
+    if (isa<arith::MaxNumFOp, arith::MaximumFOp>(combine))
+      return b.getFloatAttr(type, APFloat::getInf(semantics, true));
+    if (isa<arith::MinNumFOp, arith::MinimumFOp>(combine))
+      return b.getFloatAttr(type, APFloat::getInf(semantics, false));
+    return {};
+  }
+  auto intType = dyn_cast<IntegerType>(type);
+  if (!intType)
+    return {};
+  unsigned w = intType.getWidth();
+  auto value = [&](APInt v) { return (TypedAttr)b.getIntegerAttr(type, v); };
+  if (isa<arith::AddIOp, arith::OrIOp, arith::XOrIOp, arith::MaxUIOp>(combine))
+    return value(APInt(w, 0));
+  if (isa<arith::MulIOp>(combine))
+    return value(APInt(w, 1));
+  if (isa<arith::AndIOp, arith::MinUIOp>(combine))
+    return value(APInt::getAllOnes(w));
+  if (isa<arith::MaxSIOp>(combine))
+    return value(APInt::getSignedMinValue(w));
+  if (isa<arith::MinSIOp>(combine))
+    return value(APInt::getSignedMaxValue(w));
+  return {};
+}
+
 Attribute mappingFor(MLIRContext *ctx, gpu::Processor processor) {
   AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
   return gpu::ParallelLoopDimMappingAttr::get(ctx, processor, identity,

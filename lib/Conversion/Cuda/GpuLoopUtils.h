@@ -31,6 +31,11 @@ llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b,
                                            mlir::ValueRange lbs,
                                            mlir::ValueRange steps);
 
+/// The identity of the reduction step `combine(acc, x)` when it is one
+/// associative, commutative op (float sums and products only when marked
+/// reassociable; float max/min from -inf/+inf), else null.
+mlir::TypedAttr reductionIdentity(mlir::Operation *combine);
+
 /// Whether `op` (or an op nested in it) writes memory.
 bool writesMemory(mlir::Operation *op);
 

@@ -61,6 +61,12 @@ struct MapLoopsToGpuPass
                        << static_cast<int64_t>(reductionSlots);
       return failure();
     }
+    if (columnThreads < 0 || columnThreads > (int64_t{1} << 24)) {
+      func.emitError() << "disc-map-loops-to-gpu: column-threads must be in "
+                          "[0, 16777216], got "
+                       << static_cast<int64_t>(columnThreads);
+      return failure();
+    }
     if (blockSize < 1 || blockSize > 1024) {
       func.emitError() << "disc-map-loops-to-gpu: block-size must be in "
                           "[1, 1024], got "
@@ -105,6 +111,10 @@ struct MapLoopsToGpuPass
       return loop.emitError() << "disc-map-loops-to-gpu: row-variant must be "
                                  "auto, thread or block, got '"
                               << rowVariant << "'";
+    if (loop->hasAttr(disc::cuda::kColumnNestAttr)) {
+      loop->removeAttr(disc::cuda::kColumnNestAttr);
+      return mapColumnNest(loop);
+    }
     std::string why;
     std::optional<disc::cuda::RowKernel> rows =
         disc::cuda::analyzeRowKernel(loop, why);
@@ -144,6 +154,41 @@ struct MapLoopsToGpuPass
     OpBuilder at(loop);
     noteVariant(at, loc, disc::cuda::RowVariant::PerThread);
     disc::cuda::sequentializeParallelLoopsIn(loop);
+    return mapToGrid(loop);
+  }
+
+  /// A column nest (ColumnLoops.h: one thread per column, each over all
+  /// the rows) with too few columns to fill the GPU also gets a variant
+  /// that splits each column's rows into parts: one thread per part and
+  /// column, partial results combined per column by a second grid. The
+  /// host picks per call: the split where columnParts (about
+  /// `column-threads` threads) is 2 or more. [4096, 768] summed over dim 0
+  /// is 768 threads of 4096 rows each, 3 of an H100's 132
+  /// multiprocessors; split, 64 parts of 64 rows: 49152 threads.
+  LogicalResult mapColumnNest(scf::ParallelOp loop) {
+    scf::ForOp rows = columnThreads > 0
+                          ? disc::cuda::splittableColumnLoop(loop)
+                          : scf::ForOp();
+    if (!rows)
+      return mapToGrid(loop);
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value parts = disc::cuda::columnParts(b, loc, loop, rows, columnThreads);
+    Value split = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, parts,
+        arith::ConstantIndexOp::create(b, loc, 2));
+    auto choice = scf::IfOp::create(b, loc, split, /*withElse=*/true);
+    // One kernel in two variants: kernel counts take the else branch.
+    choice->setAttr(disc::cuda::kRowVariantsAttr, b.getUnitAttr());
+    OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
+    noteVariant(thenBuilder, loc, disc::cuda::RowVariant::ColumnSplit);
+    auto [partial, combine] =
+        disc::cuda::splitColumnNest(thenBuilder, loop, rows, parts);
+    loop->moveBefore(choice.elseBlock()->getTerminator());
+    OpBuilder elseBuilder(loop);
+    noteVariant(elseBuilder, loc, disc::cuda::RowVariant::ColumnPerThread);
+    if (failed(mapToGrid(partial)) || failed(mapToGrid(combine)))
+      return failure();
     return mapToGrid(loop);
   }
 

@@ -20,50 +20,6 @@ using namespace mlir;
 namespace disc::cuda {
 namespace {
 
-/// The identity of the reduction step `combine(acc, x)` when it is one
-/// associative, commutative op (float sums and products only when marked
-/// reassociable), else null.
-TypedAttr combinerIdentity(Operation *combine) {
-  Type type = combine->getResult(0).getType();
-  Builder b(combine->getContext());
-  if (auto floatType = dyn_cast<FloatType>(type)) {
-    const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
-    auto reassociable = [&](auto op) {
-      return bitEnumContainsAll(op.getFastmath(),
-                                arith::FastMathFlags::reassoc);
-    };
-    if (auto add = dyn_cast<arith::AddFOp>(combine))
-      return reassociable(add)
-                 ? b.getFloatAttr(type, APFloat::getZero(semantics, true))
-                 : TypedAttr();
-    if (auto mul = dyn_cast<arith::MulFOp>(combine))
-      return reassociable(mul) ? b.getFloatAttr(type, 1.0) : TypedAttr();
-    // max/min from -inf/+inf: a NaN-ignoring max of an all-NaN part then
-    // leaves the initial value, as the sequential loop does.
-    if (isa<arith::MaxNumFOp, arith::MaximumFOp>(combine))
-      return b.getFloatAttr(type, APFloat::getInf(semantics, true));
-    if (isa<arith::MinNumFOp, arith::MinimumFOp>(combine))
-      return b.getFloatAttr(type, APFloat::getInf(semantics, false));
-    return {};
-  }
-  auto intType = dyn_cast<IntegerType>(type);
-  if (!intType)
-    return {};
-  unsigned w = intType.getWidth();
-  auto value = [&](APInt v) { return (TypedAttr)b.getIntegerAttr(type, v); };
-  if (isa<arith::AddIOp, arith::OrIOp, arith::XOrIOp, arith::MaxUIOp>(combine))
-    return value(APInt(w, 0));
-  if (isa<arith::MulIOp>(combine))
-    return value(APInt(w, 1));
-  if (isa<arith::AndIOp, arith::MinUIOp>(combine))
-    return value(APInt::getAllOnes(w));
-  if (isa<arith::MaxSIOp>(combine))
-    return value(APInt::getSignedMinValue(w));
-  if (isa<arith::MinSIOp>(combine))
-    return value(APInt::getSignedMaxValue(w));
-  return {};
-}
-
 /// The op combining iteration argument `i` of `loop` with the iteration's
 /// value, if that is all the argument is used for and the op is a
 /// supported combiner.
@@ -75,7 +31,7 @@ Operation *combinerOf(scf::ForOp loop, unsigned i) {
       combine->getNumOperands() != 2 || combine->getNumResults() != 1 ||
       !acc.hasOneUse() || !yielded.hasOneUse() ||
       (combine->getOperand(0) != acc && combine->getOperand(1) != acc) ||
-      !combinerIdentity(combine))
+      !reductionIdentity(combine))
     return nullptr;
   return combine;
 }
@@ -307,7 +263,7 @@ void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
   for (unsigned i = 0; i < phase.getNumResults(); ++i) {
     combiners.push_back(combinerOf(phase, i));
     identities.push_back(arith::ConstantOp::create(
-        b, loc, combinerIdentity(combiners.back())));
+        b, loc, reductionIdentity(combiners.back())));
   }
   scf::ParallelOp threadLoop = createThreadLoop(b, loc, threads, identities);
   {

@@ -20,8 +20,9 @@ constexpr llvm::StringLiteral kRowBlockAttr = "disc.row_block";
 /// The attribute that marks the host's `scf.if` choosing between two
 /// variants of one kernel (a row kernel's then: one row per block, else:
 /// one row per thread; an elementwise grid's then: four iterations per
-/// thread with vector accesses, else: one). Kernel counts take the else
-/// branch.
+/// thread with vector accesses, else: one; a column nest's then: rows split
+/// into parts, two grids, else: one thread per column). Kernel counts take
+/// the else branch.
 constexpr llvm::StringLiteral kRowVariantsAttr = "disc.row_variants";
 
 /// Variant ids passed to `disc_ral_note_variant` (counted in disc.stats()).
@@ -30,7 +31,11 @@ enum class RowVariant : int64_t {
   PerBlock = 1,
   // Elementwise grids that have a vector variant (VectorGrids.h).
   Vector = 2,
-  Scalar = 3
+  Scalar = 3,
+  // Column nests with a split variant (ColumnLoops.h): rows split into
+  // parts, or one thread per column.
+  ColumnSplit = 4,
+  ColumnPerThread = 5
 };
 
 /// A row kernel: an outermost `scf.parallel` over rows whose body is a

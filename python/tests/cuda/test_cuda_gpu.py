@@ -217,6 +217,41 @@ def test_elementwise_vector_variant_on_the_gpu(dtype):
     assert compilations() == before + 1
 
 
+@pytest.mark.parametrize("threads", ["65536", "0"])
+def test_column_reductions_on_the_gpu(threads, monkeypatch):
+    """Column reductions (docs/cuda.md, "Column reductions"): tall columns
+    split their rows between threads, wide ones run a thread per column,
+    chosen per call; DISC_CUDA_COLUMN_THREADS=0 never splits. Bias-gradient
+    shapes, a NaN in one part, integer sums, at several shapes with one
+    compilation."""
+    monkeypatch.setenv("DISC_CUDA_COLUMN_THREADS", threads)
+    monkeypatch.setenv("DISC_CACHE", "0")
+
+    def f(x, ids):
+        return x.sum(0), x.amax(0), ids.sum(0), x.mean(1), torch.var_mean(x, 0)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before = compilations()
+    g = torch.Generator(device="cuda").manual_seed(0)
+    for shape, split in [((4096, 3, 256), True), ((8192, 2, 768), True),
+                         ((20, 3, 5), False), ((3, 2, 70000), False)]:
+        x = torch.randn(shape, device="cuda", generator=g)
+        x.view(-1)[7] = float("nan")
+        ids = torch.randint(-1000, 1000, shape, device="cuda", generator=g,
+                            dtype=torch.int32)
+        stats = disc.stats()
+        for a, b in zip(compiled(x, ids), f(x, ids)):
+            for got, want in zip(a if isinstance(a, tuple) else (a,),
+                                 b if isinstance(b, tuple) else (b,)):
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4,
+                                           equal_nan=True)
+        after = disc.stats()
+        splits = after["column_splits"] - stats["column_splits"]
+        assert splits > 0 if (split and threads != "0") else splits == 0
+    assert compilations() == before + 1
+
+
 @pytest.mark.parametrize("reduce", ["amax", "sum", "mean"])
 def test_scatter_grids_on_the_gpu(reduce):
     """Scatters run as grids over the updates with atomic

@@ -1,22 +1,31 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread})' | FileCheck %s
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread column-threads=0})' | FileCheck %s
 
 // Column reductions of disc-map-loops-to-gpu (ColumnLoops.h): a sequential
 // loop around a parallel loop that updates its own elements becomes one
-// grid over the elements, each thread running the sequential loop.
+// grid over the elements, each thread running the sequential loop with the
+// element it accumulates in a register. (column-threads=0: no split
+// variant; column-split.mlir has it.)
 
 // x.sum(0) in the host code: one thread per column (not one thread for
-// all, as host code touching memory would run).
+// all, as host code touching memory would run), the sum carried by the
+// loop (not a load and a store of the element per row), marked
+// reassociable as disc-promote-accumulators marks a carried sum.
 // CHECK-LABEL: func.func @column_sum
 // CHECK:         %[[N:.*]] = memref.dim %{{.*}}, %c1
 // CHECK:         %[[TOTAL:.*]] = arith.maxsi %[[N]]
+// CHECK-NOT:     disc_ral_note_variant
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             %[[J:.*]] = arith.addi
 // CHECK:             arith.cmpi ult, %[[J]], %[[TOTAL]]
-// CHECK:             scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 {
-// CHECK:               memref.load %{{.*}}[%[[I]], %[[J]]]
-// CHECK:               memref.load %{{.*}}[%[[J]]]
-// CHECK:               memref.store %{{.*}}, %{{.*}}[%[[J]]]
+// CHECK:             %[[INIT:.*]] = memref.load %{{.*}}[%[[J]]]
+// CHECK:             %[[SUM:.*]] = scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %[[INIT]])
+// CHECK:               %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NOT:           memref.load
+// CHECK:               %[[Y:.*]] = arith.addf %[[ACC]], %[[X]] fastmath<reassoc>
+// CHECK-NOT:           memref.store
+// CHECK:               scf.yield %[[Y]]
+// CHECK:             memref.store %[[SUM]], %{{.*}}[%[[J]]]
 // CHECK-NOT:     scf.for
 // CHECK:         return
 func.func @column_sum(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
@@ -49,9 +58,10 @@ func.func @column_sum(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
 // CHECK:             %[[LIN:.*]] = arith.addi
 // CHECK:             %[[K:.*]] = arith.remui %[[LIN]], %[[H]]
 // CHECK:             %[[BI:.*]] = arith.divui %[[LIN]], %[[H]]
-// CHECK:             scf.for %[[S:.*]] =
+// CHECK:             memref.load %{{.*}}[%[[BI]], %[[K]]]
+// CHECK:             scf.for %[[S:[a-z0-9_]+]] =
 // CHECK:               memref.load %{{.*}}[%[[BI]], %[[S]], %[[K]]]
-// CHECK:               memref.store %{{.*}}, %{{.*}}[%[[BI]], %[[K]]]
+// CHECK:             memref.store %{{.*}}, %{{.*}}[%[[BI]], %[[K]]]
 func.func @middle_dim_sum(%a: memref<?x?x?xf32>, %acc: memref<?x?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -146,6 +156,33 @@ func.func @triangle(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
       %v = memref.load %a[%i, %j] : memref<?x?xf32>
       %y = arith.addf %x, %v : f32
       memref.store %y, %acc[%j] : memref<?xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// An element that is overwritten, not accumulated (the last row wins):
+// interchanged, but the element stays in memory (a load and a store per
+// row), as nothing combines it.
+// CHECK-LABEL: func.func @last_row
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.for
+// CHECK-NOT:           iter_args
+// CHECK:               memref.load
+// CHECK:               memref.store
+func.func @last_row(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  scf.for %i = %c0 to %m step %c1 {
+    scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      memref.store %v, %acc[%j] : memref<?xf32>
       scf.reduce
     }
   }

@@ -28,7 +28,17 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
       over the outer and inner dims around the sequential loop
       (ColumnLoops.h): one thread per output element, consecutive threads
       on consecutive elements, instead of one thread for everything (host
-      code) or one per batch.
+      code) or one per batch. Where every element the loop updates is an
+      accumulator (`e = combine(e, x)`), the thread carries it in a
+      register (loaded before its loop, stored after), and, when
+      `column-threads` > 0 and the combiners have identities (float sums
+      count as reassociable), the nest gets a second variant chosen per
+      call: each column's rows split into parts, `scf.parallel (%p,
+      columns)` reducing part %p from the identities into a buffer, then
+      `scf.parallel (columns)` combining each column's parts in order;
+      taken when min(ceildiv(column-threads, columns), ceildiv(rows, 32),
+      64) parts is 2 or more. Each call notes its choice
+      (`disc_ral_note_variant(4 | 5)`).
     - A row kernel (a parallel loop over rows whose body is a sequence of
       reductions over the row, `scf.for` loops whose iteration arguments
       are each combined by one associative, commutative op, and stages over
@@ -82,7 +92,11 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
            "with vector loads and stores">,
     Option<"reductionSlots", "reduction-slots", "int64_t", /*default=*/"128",
            "Whole-range reductions: the most slots their threads' atomics "
-           "spread over (0: every atomic on the result itself)">
+           "spread over (0: every atomic on the result itself)">,
+    Option<"columnThreads", "column-threads", "int64_t", /*default=*/"65536",
+           "Column reductions with fewer columns than this: a variant that "
+           "splits each column's rows into parts, for about this many "
+           "threads (0: one thread per column always)">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
