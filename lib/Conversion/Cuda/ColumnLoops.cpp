@@ -269,6 +269,167 @@ unsigned interchangeColumnLoops(func::FuncOp func) {
   return nests.size();
 }
 
+namespace {
+
+/// The parts of a reduction that keeps a middle dim (see
+/// collapseOuterReductionLoops): the host loop %n, the parallel loop %c,
+/// its row loop %hw, and the accumulators' loads and stores.
+struct OuterReduction {
+  scf::ForOp outer;
+  scf::ParallelOp columns;
+  scf::ForOp rows;
+  SmallVector<memref::LoadOp> inits;
+  SmallVector<memref::StoreOp> results;
+};
+
+std::optional<OuterReduction> matchOuterReduction(scf::ForOp outer) {
+  if (outer.getNumResults() != 0)
+    return std::nullopt;
+  auto columns = soleEffectfulOp<scf::ParallelOp>(outer.getBody());
+  if (!columns || columns.getNumResults() != 0 ||
+      !llvm::all_of(boundsOf(columns),
+                    [&](Value v) { return definedOutside(v, outer); }))
+    return std::nullopt;
+  OuterReduction match{outer, columns, {}, {}, {}};
+  for (Operation &op : columns.getBody()->without_terminator()) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (match.rows)
+        return std::nullopt;
+      match.rows = loop;
+    } else if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      match.inits.push_back(load);
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      match.results.push_back(store);
+    } else if (!isPure(op)) {
+      return std::nullopt;
+    }
+  }
+  scf::ForOp rows = match.rows;
+  if (!rows || rows.getNumResults() == 0 ||
+      rows.getNumResults() != match.inits.size() ||
+      rows.getNumResults() != match.results.size() || writesMemory(rows) ||
+      !definedOutside(rows.getLowerBound(), outer) ||
+      !definedOutside(rows.getUpperBound(), outer) ||
+      !definedOutside(rows.getStep(), outer))
+    return std::nullopt;
+  // Accumulator k: loaded into the row loop's init k, its result k stored
+  // back to the same element, which does not move with %n; nothing else
+  // in the nest reads or writes that buffer.
+  Value n = outer.getInductionVar();
+  SmallVector<Value> roots;
+  for (unsigned k = 0; k < rows.getNumResults(); ++k) {
+    memref::LoadOp load = match.inits[k];
+    auto init = rows.getInitArgs()[k].getDefiningOp<memref::LoadOp>();
+    if (init != load || !load->hasOneUse() ||
+        !rows.getResult(k).hasOneUse())
+      return std::nullopt;
+    auto store =
+        dyn_cast<memref::StoreOp>(*rows.getResult(k).getUsers().begin());
+    if (!store || store.getMemRef() != load.getMemRef() ||
+        store.getIndices() != load.getIndices() ||
+        dependsOn(load.getMemRef(), n, outer) ||
+        llvm::any_of(load.getIndices(),
+                     [&](Value i) { return dependsOn(i, n, outer); }))
+      return std::nullopt;
+    match.results[k] = store;
+    roots.push_back(rootBuffer(load.getMemRef()));
+  }
+  WalkResult touched = rows.getBody()->walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) &&
+          llvm::is_contained(roots, rootBuffer(operand)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (touched.wasInterrupted())
+    return std::nullopt;
+  // The outer loop's other ops are pure (soleEffectfulOp).
+  return match;
+}
+
+/// Rewrites a matched nest (see collapseOuterReductionLoops).
+void collapseOuterReduction(const OuterReduction &match) {
+  scf::ForOp outer = match.outer, rows = match.rows;
+  scf::ParallelOp columns = match.columns;
+  Value n = outer.getInductionVar();
+  OpBuilder b(outer);
+  Location loc = rows.getLoc();
+  Value outerCount = tripCount(b, loc, outer.getLowerBound(),
+                               outer.getUpperBound(), outer.getStep());
+  Value rowCount = tripCount(b, loc, rows.getLowerBound(),
+                             rows.getUpperBound(), rows.getStep());
+  Value total = b.createOrFold<arith::MulIOp>(loc, outerCount, rowCount);
+  auto collapsed =
+      scf::ParallelOp::create(b, loc, columns.getLowerBound(),
+                              columns.getUpperBound(), columns.getStep());
+  OpBuilder cb = OpBuilder::atBlockBegin(collapsed.getBody());
+  IRMapping before;
+  before.map(columns.getInductionVars(), collapsed.getInductionVars());
+  // What the accumulators' elements need, cloned ahead of the loop (pure
+  // ops that do not move with %n).
+  auto pureOps = [&]() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : outer.getBody()->without_terminator())
+      if (&op != columns.getOperation())
+        ops.push_back(&op);
+    for (Operation &op : columns.getBody()->without_terminator())
+      if (isPure(op))
+        ops.push_back(&op);
+    return ops;
+  }();
+  for (Operation *op : pureOps)
+    if (llvm::none_of(op->getResults(),
+                      [&](Value r) { return dependsOn(r, n, outer); }))
+      cb.clone(*op, before);
+  SmallVector<Value> inits;
+  for (memref::LoadOp load : match.inits)
+    inits.push_back(cb.clone(*load, before)->getResult(0));
+  Value zero = arith::ConstantIndexOp::create(cb, loc, 0);
+  Value one = arith::ConstantIndexOp::create(cb, loc, 1);
+  auto loop = scf::ForOp::create(
+      cb, loc, zero, total, one, inits,
+      [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
+        // Iteration k is (%n, %hw) = (k / rows, k % rows): the order of
+        // the original loops, so the same sequence of combines.
+        Value q = arith::DivUIOp::create(fb, floc, k, rowCount);
+        Value r = arith::RemUIOp::create(fb, floc, k, rowCount);
+        IRMapping inside = before;
+        inside.map(n, fb.createOrFold<arith::AddIOp>(
+                          floc, outer.getLowerBound(),
+                          fb.createOrFold<arith::MulIOp>(floc, q,
+                                                         outer.getStep())));
+        inside.map(rows.getInductionVar(),
+                   fb.createOrFold<arith::AddIOp>(
+                       floc, rows.getLowerBound(),
+                       fb.createOrFold<arith::MulIOp>(floc, r,
+                                                      rows.getStep())));
+        inside.map(rows.getRegionIterArgs(), args);
+        for (Operation *op : pureOps)
+          fb.clone(*op, inside);
+        for (Operation &op : rows.getBody()->getOperations())
+          fb.clone(op, inside);
+      });
+  for (auto [k, store] : llvm::enumerate(match.results)) {
+    IRMapping after = before;
+    after.map(rows.getResult(k), loop.getResult(k));
+    cb.clone(*store, after);
+  }
+  outer.erase();
+}
+
+} // namespace
+
+unsigned collapseOuterReductionLoops(func::FuncOp func) {
+  SmallVector<OuterReduction> matches;
+  for (Block &block : func.getBody())
+    for (auto outer : block.getOps<scf::ForOp>())
+      if (auto match = matchOuterReduction(outer))
+        matches.push_back(*match);
+  for (const OuterReduction &match : matches)
+    collapseOuterReduction(match);
+  return matches.size();
+}
+
 scf::ForOp splittableColumnLoop(scf::ParallelOp nest) {
   for (auto [lb, step] : llvm::zip(nest.getLowerBound(), nest.getStep()))
     if (getConstantIntValue(lb) != 0 || getConstantIntValue(step) != 1)

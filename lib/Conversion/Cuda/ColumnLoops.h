@@ -32,6 +32,24 @@ namespace disc::cuda {
 /// store per iteration, and the nest is marked kColumnNestAttr.
 unsigned interchangeColumnLoops(mlir::func::FuncOp func);
 
+/// A reduction over an outer and an inner dim that keeps a middle one
+/// (batch and group norm statistics and weight gradients: [N, C, HW] over
+/// N and HW) lowers to a host loop around a parallel loop of row
+/// reductions:
+///   scf.for %n { scf.parallel (%c) {
+///     %r = scf.for %hw iter_args(%a = load e) { ... }; store %r, e } }
+/// which a GPU would run in one thread (host code touching memory). Where
+/// the element e does not move with %n, the row loop's bounds do not
+/// depend on %n or %c, it writes no memory and nothing in it touches e's
+/// buffer, the nest becomes
+///   scf.parallel (%c) {
+///     %r = scf.for %k = 0 to N * HW iter_args(%a = load e) {
+///       %n = k / HW, %hw = k % HW; ... }; store %r, e }
+/// a row kernel whose row is the channel's N * HW elements in the original
+/// order (the same sequence of combines). Returns the number of nests
+/// rewritten.
+unsigned collapseOuterReductionLoops(mlir::func::FuncOp func);
+
 /// Marks a column nest whose per-thread loop carries its accumulators.
 constexpr llvm::StringLiteral kColumnNestAttr = "disc.column_nest";
 

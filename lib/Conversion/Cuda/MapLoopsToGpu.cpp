@@ -76,6 +76,7 @@ struct MapLoopsToGpuPass
     forwardHostScalars(func);
     parallelizeWholeReductions(func);
     disc::cuda::parallelizeScatterLoops(func);
+    disc::cuda::collapseOuterReductionLoops(func);
     disc::cuda::interchangeColumnLoops(func);
     if (failed(checkSupported(func)))
       return failure();

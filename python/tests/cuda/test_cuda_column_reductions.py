@@ -6,6 +6,8 @@ call splits each column's rows into parts (a thread per part and column)
 and combines the parts per column in a second grid. Run through target
 cuda-emulated (the grids executed on the CPU) against eager PyTorch;
 disc.stats() counts the choice (`column_splits`, `columns_per_thread`)."""
+import copy
+
 import pytest
 import torch
 import torch.utils._pytree as pytree
@@ -194,3 +196,64 @@ def test_split_variant_compiles_for_cuda(tmp_path):
     variants = text.count("{disc.row_variants}")
     assert len(kernels) == exe.kernel_counts["loops"] + variants + 1
     assert sorted(p.name.split(".")[1] for p in tmp_path.glob("*.fatbin")) == ["sm_80", "sm_90"]
+
+
+def _channel_reductions(x, dy):
+    mean, var = torch.var_mean(x, (0, 2, 3), correction=0)
+    return (x.sum((0, 2, 3)), mean, var, (dy * x).sum((0, 2)), x.amax((0, 2, 3)),
+            x.to(torch.bfloat16).sum((0, 3)))
+
+
+def test_reductions_that_keep_a_middle_dim_run_a_block_per_channel(monkeypatch):
+    """Sums over N and H*W keeping C (batch norm's statistics and weight
+    gradients) are a row kernel over the channels, each row the channel's
+    N * H * W elements (ColumnLoops.h, collapseOuterReductionLoops), not
+    one GPU thread for the whole reduction."""
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch._dynamo.reset()
+    compiled = torch.compile(_channel_reductions, backend="disc", dynamic=True)
+    before = compilations()
+    g = torch.Generator().manual_seed(5)
+    for shape in [(4, 8, 5, 6), (2, 3, 7, 9), (2, 5, 2, 2), (6, 2, 3, 2)]:
+        x = torch.randn(shape, generator=g)
+        x.view(-1)[::7] *= 20
+        dy = torch.randn(shape, generator=g)
+        stats = disc.stats()
+        for a, b in zip(compiled(x, dy), _channel_reductions(x, dy)):
+            tol = 2e-2 if b.dtype == torch.bfloat16 else 2e-5
+            torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+        after = disc.stats()
+        rows = (after["rows_per_block"] - stats["rows_per_block"],
+                after["rows_per_thread"] - stats["rows_per_thread"])
+        # Rows of 32 elements or more one per block, shorter one per thread.
+        long_rows = shape[0] * shape[2] * shape[3] >= 32
+        assert (rows[0] > 0) if long_rows else (rows[0] == 0 and rows[1] > 0), rows
+    assert compilations() == before + 1
+
+
+def test_batch_norm_training_on_the_emulated_target(monkeypatch):
+    """A training step through batch norm and group norm (statistics,
+    running-stat updates, weight and input gradients) against eager."""
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch._dynamo.reset()
+    torch.manual_seed(6)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8),
+                                torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 3),
+                                torch.nn.GroupNorm(2, 4))
+    twin = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="disc", dynamic=True)
+    stats = disc.stats()
+    for batch, size in ((4, 12), (3, 9), (5, 10)):
+        x = torch.randn(batch, 3, size, size)
+        for m, run in ((model, compiled), (twin, twin)):
+            m.zero_grad()
+            run(x).square().sum().backward()
+        for (name, a), b in zip(model.named_parameters(), twin.parameters()):
+            torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-4, msg=name)
+        torch.testing.assert_close(model[1].running_mean, twin[1].running_mean)
+        torch.testing.assert_close(model[1].running_var, twin[1].running_var)
+    after = disc.stats()
+    assert after["fallback_nodes"] == stats["fallback_nodes"]
+    assert after["rows_per_block"] > stats["rows_per_block"]

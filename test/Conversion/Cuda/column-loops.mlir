@@ -188,3 +188,112 @@ func.func @last_row(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
   }
   return
 }
+
+// -----
+
+// A reduction that keeps a middle dim ([N, C, HW] over N and HW: batch
+// norm's statistics) arrives as a host loop over N around a parallel loop
+// over C of row reductions over HW; on a GPU it would run in one thread.
+// It becomes one parallel loop over C whose row is the N * HW elements in
+// the original order: iteration k is (k / HW, k % HW).
+// CHECK-LABEL: func.func @channel_sums
+// CHECK-DAG:     %[[N:.*]] = memref.dim %{{.*}}, %c0
+// CHECK-DAG:     %[[HW:.*]] = memref.dim %{{.*}}, %c2
+// CHECK:         %[[NN:.*]] = arith.maxsi %[[N]]
+// CHECK:         %[[HH:.*]] = arith.maxsi %[[HW]]
+// CHECK:         %[[TOTAL:.*]] = arith.muli %[[NN]], %[[HH]]
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             %[[C:.*]] = arith.addi
+// CHECK:             scf.if
+// CHECK:               %[[INIT:.*]] = memref.load %{{.*}}[%[[C]]] : memref<8xf64>
+// CHECK:               %[[SUM:.*]] = scf.for %[[K:.*]] = %c0{{.*}} to %[[TOTAL]] step %c1{{.*}} iter_args(%{{.*}} = %[[INIT]])
+// CHECK:                 %[[Q:.*]] = arith.divui %[[K]], %[[HH]]
+// CHECK:                 %[[R:.*]] = arith.remui %[[K]], %[[HH]]
+// CHECK:                 memref.load %{{.*}}[%[[Q]], %[[C]], %[[R]]]
+// CHECK:               memref.store %[[SUM]], %{{.*}}[%[[C]]] : memref<8xf64>
+// CHECK-NOT:     scf.for
+// CHECK:         return
+func.func @channel_sums(%x: memref<?x8x?xf32>, %acc: memref<8xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %n = memref.dim %x, %c0 : memref<?x8x?xf32>
+  %hw = memref.dim %x, %c2 : memref<?x8x?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    scf.parallel (%c) = (%c0) to (%c8) step (%c1) {
+      %init = memref.load %acc[%c] : memref<8xf64>
+      %r = scf.for %k = %c0 to %hw step %c1 iter_args(%a = %init) -> (f64) {
+        %v = memref.load %x[%i, %c, %k] : memref<?x8x?xf32>
+        %e = arith.extf %v : f32 to f64
+        %s = arith.addf %a, %e fastmath<reassoc> : f64
+        scf.yield %s : f64
+      }
+      memref.store %r, %acc[%c] : memref<8xf64>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// Not collapsed: an element that moves with the host loop (each %i its
+// own row of results: one result per (i, c), not a reduction over i) ...
+// CHECK-LABEL: func.func @element_moves_with_the_outer_loop
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               scf.for
+func.func @element_moves_with_the_outer_loop(%x: memref<?x8x?xf32>,
+                                             %acc: memref<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %n = memref.dim %x, %c0 : memref<?x8x?xf32>
+  %hw = memref.dim %x, %c2 : memref<?x8x?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    scf.parallel (%c) = (%c0) to (%c8) step (%c1) {
+      %init = memref.load %acc[%i, %c] : memref<?x8xf32>
+      %r = scf.for %k = %c0 to %hw step %c1 iter_args(%a = %init) -> (f32) {
+        %v = memref.load %x[%i, %c, %k] : memref<?x8x?xf32>
+        %s = arith.addf %a, %v fastmath<reassoc> : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %acc[%i, %c] : memref<?x8xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// ... and a row loop whose length changes with the host loop (a triangle).
+// CHECK-LABEL: func.func @rows_grow_with_the_outer_loop
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               scf.for
+func.func @rows_grow_with_the_outer_loop(%x: memref<?x8x?xf32>,
+                                         %acc: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %n = memref.dim %x, %c0 : memref<?x8x?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    scf.parallel (%c) = (%c0) to (%c8) step (%c1) {
+      %init = memref.load %acc[%c] : memref<8xf32>
+      %r = scf.for %k = %c0 to %i step %c1 iter_args(%a = %init) -> (f32) {
+        %v = memref.load %x[%i, %c, %k] : memref<?x8x?xf32>
+        %s = arith.addf %a, %v fastmath<reassoc> : f32
+        scf.yield %s : f32
+      }
+      memref.store %r, %acc[%c] : memref<8xf32>
+      scf.reduce
+    }
+  }
+  return
+}

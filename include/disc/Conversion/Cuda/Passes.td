@@ -39,6 +39,12 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
       taken when min(ceildiv(column-threads, columns), ceildiv(rows, 32),
       64) parts is 2 or more. Each call notes its choice
       (`disc_ral_note_variant(4 | 5)`).
+    - A reduction that keeps a middle dim (`x.sum((0, 2, 3))`: a host
+      `scf.for` over N around a `scf.parallel` over C of row reductions
+      over H*W, whose elements do not move with N) becomes one
+      `scf.parallel` over C whose row loop runs over the N*H*W elements in
+      the original order (ColumnLoops.h): a row kernel, instead of the
+      one-thread grid host code touching memory gets.
     - A row kernel (a parallel loop over rows whose body is a sequence of
       reductions over the row, `scf.for` loops whose iteration arguments
       are each combined by one associative, commutative op, and stages over
