@@ -74,7 +74,7 @@ static std::string libraryEpiloguesStep(bool logFusion) {
 /// variant. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
 /// DISC_CUDA_REDUCTION_SLOTS bounds the slots of whole-range reductions.
 /// DISC_CUDA_COLUMN_THREADS sets when column reductions split their rows.
-static std::string mapLoopsToGpuStep() {
+static std::string mapLoopsToGpuStep(bool logFusion) {
   const char *env = std::getenv("DISC_CUDA_ROW_VARIANT");
   std::string variant = env && *env ? env : "auto";
   if (variant != "auto" && variant != "thread" && variant != "block")
@@ -115,7 +115,8 @@ static std::string mapLoopsToGpuStep() {
   return "disc-map-loops-to-gpu{row-variant=" + variant +
          " row-unroll=" + unroll +
          " vectorize=" + (vectorGrids ? "true" : "false") +
-         " reduction-slots=" + slots + " column-threads=" + columns + "}";
+         " reduction-slots=" + slots + " column-threads=" + columns +
+         (logFusion ? " log=1" : "") + "}";
 }
 
 /// DISC_PROFILE: unset or "0" compiles without profiling hooks, "1" times
@@ -249,8 +250,10 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          std::string(target == "cpu" ? "disc-thread-scratch-temporaries," : "") +
          "scf-forall-to-parallel,disc-lower-strided-copies,"
          "disc-collapse-contiguous-dims,"
-         "convert-linalg-to-parallel-loops,canonicalize,"
-         "disc-promote-accumulators" +
+         "convert-linalg-to-parallel-loops,canonicalize," +
+         // The GPU has a NaN-propagating max: no NaN flag carried apart.
+         std::string(gpu ? "disc-promote-accumulators{carry-nan-apart=0}"
+                         : "disc-promote-accumulators") +
          // A plain column sum's rows split into chunks that threads share
          // (CPU: the GPU maps columns onto threads instead).
          std::string(target == "cpu" ? ",disc-parallel-row-chunks" : "") +
@@ -312,7 +315,7 @@ std::string disc::cpuKernelsToLlvmPipeline() {
 std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
                                                      bool logFusion) {
   return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda-emulated") +
-         ",convert-math-to-funcs," + mapLoopsToGpuStep() + "," +
+         ",convert-math-to-funcs," + mapLoopsToGpuStep(logFusion) + "," +
          cpuOutlineKernelsPipeline();
 }
 
@@ -327,7 +330,7 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          // modules by outlining).
          // Block-per-row nests become gpu.launch first (upstream does
          // not take their reductions and barriers).
-         ",convert-math-to-funcs," + mapLoopsToGpuStep() + ","
+         ",convert-math-to-funcs," + mapLoopsToGpuStep(logFusion) + ","
          "func.func(disc-row-blocks-to-gpu,convert-parallel-loops-to-gpu),"
          // Constants and index arithmetic move into the kernels (known
          // there, not passed as arguments).

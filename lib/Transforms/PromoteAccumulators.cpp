@@ -176,7 +176,7 @@ void carryNanApart(scf::ForOp loop, Operation *combine) {
 }
 
 /// Rewrites `loop` to carry the accumulator: load before, store after.
-void promote(scf::ForOp loop, Accumulator acc) {
+void promote(scf::ForOp loop, Accumulator acc, bool nanApart) {
   OpBuilder b(loop);
   Location loc = acc.load.getLoc();
   Value init = memref::LoadOp::create(b, loc, acc.load.getMemRef(),
@@ -219,12 +219,13 @@ void promote(scf::ForOp loop, Accumulator acc) {
   loop.erase();
   Type element = stored.getType();
   if (Operation *minMax = nanPropagatingMinMax(stored, carried))
-    if (element.isF32() || element.isF64())
+    if (nanApart && (element.isF32() || element.isF64()))
       carryNanApart(newLoop, minMax);
 }
 
 struct PromoteAccumulatorsPass
     : public disc::impl::DiscPromoteAccumulatorsBase<PromoteAccumulatorsPass> {
+  using DiscPromoteAccumulatorsBase::DiscPromoteAccumulatorsBase;
   void runOnOperation() override {
     // Post-order: inner loops first, so the outer loop then sees the
     // inner loop's hoisted load/store pair.
@@ -234,7 +235,7 @@ struct PromoteAccumulatorsPass
       if (loop.getNumResults() != 0)
         continue;
       if (auto acc = findAccumulator(loop))
-        promote(loop, *acc);
+        promote(loop, *acc, carryNanApart);
     }
   }
 };

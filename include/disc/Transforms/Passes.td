@@ -151,8 +151,16 @@ def DiscPromoteAccumulators
     whose running value nothing else reads becomes two carried values: a
     plain `maxnumf`/`minnumf` with `nnan nsz` (one `vmaxps`) and an `i1`
     "a NaN was seen" (the initial value included); after the loop a NaN
-    seen selects NaN. Exact in any order, like the max itself.
+    seen selects NaN. Exact in any order, like the max itself. Not with
+    `carry-nan-apart=0` (the cuda targets: a GPU has a NaN-propagating max
+    instruction, and one carried value keeps a whole-range max one
+    reduction the grid mapping parallelises).
   }];
+  let options = [
+    Option<"carryNanApart", "carry-nan-apart", "bool", /*default=*/"true",
+           "Float max/min accumulators: a plain max/min and a NaN flag "
+           "(x86) instead of maximumf/minimumf">
+  ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
 }

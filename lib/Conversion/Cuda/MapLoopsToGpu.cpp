@@ -364,9 +364,15 @@ struct MapLoopsToGpuPass
         combine->getNumOperands() != 2 || !iterArg.hasOneUse() ||
         !llvm::is_contained(combine->getOperands(), iterArg))
       return;
+    // A combiner without an atomic (float max/min, products) still splits:
+    // each thread's partial result goes to a slot of its own.
     auto combiner = atomicCombiner(combine);
-    if (!combiner)
+    TypedAttr identityAttr = combiner
+                                 ? combiner->second
+                                 : disc::cuda::reductionIdentity(combine);
+    if (!identityAttr)
       return;
+    const bool atomic = combiner.has_value();
     // Nothing in the loop, or between the load and the store, writes memory.
     auto writes = [](Operation *op) {
       return op
@@ -394,27 +400,33 @@ struct MapLoopsToGpuPass
     Value perThread = arith::ConstantIndexOp::create(b, loc, 64);
     Value threads = b.createOrFold<arith::CeilDivUIOp>(loc, count, perThread);
     threads = b.createOrFold<arith::MinUIOp>(
-        loc, threads, arith::ConstantIndexOp::create(b, loc, 65536));
+        loc, threads,
+        arith::ConstantIndexOp::create(b, loc,
+                                       atomic ? 65536 : kPlainPartials));
     Value identity =
-        arith::ConstantOp::create(b, loc, combiner->second).getResult();
+        arith::ConstantOp::create(b, loc, identityAttr).getResult();
     SmallVector<Value> indices(load.getIndices());
     // A range known to be at most 2048 long (at most 32 threads: an index
     // tensor's bounds check) combines straight into %acc: slots would cost
     // two launches more than those few atomics.
     std::optional<int64_t> knownCount = getConstantIntValue(count);
-    const bool useSlots =
-        reductionSlots > 0 && (!knownCount || *knownCount > 32 * 64);
-    // The slots: min(threads, 128) partial results, from the identity.
+    const bool useSlots = !atomic || (reductionSlots > 0 &&
+                                      (!knownCount || *knownCount > 32 * 64));
+    // The slots: min(threads, 128) partial results, from the identity;
+    // without an atomic, one per thread, each written once.
     Value slots, slotBuffer;
     if (useSlots) {
-      slots = b.createOrFold<arith::MinUIOp>(
-          loc, threads,
-          arith::ConstantIndexOp::create(
-              b, loc, static_cast<int64_t>(reductionSlots)));
+      slots = atomic ? b.createOrFold<arith::MinUIOp>(
+                           loc, threads,
+                           arith::ConstantIndexOp::create(
+                               b, loc, static_cast<int64_t>(reductionSlots)))
+                     : threads;
       slotBuffer = memref::AllocOp::create(
           b, loc,
           MemRefType::get({ShapedType::kDynamic}, accType.getElementType()),
           ValueRange{slots});
+    }
+    if (useSlots && atomic) {
       scf::ParallelOp::create(
           b, loc, ValueRange{zero}, ValueRange{slots}, ValueRange{one},
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
@@ -443,6 +455,11 @@ struct MapLoopsToGpuPass
                                         part.getResult(0), acc, indices);
             return;
           }
+          if (!atomic) {
+            memref::StoreOp::create(pb, ploc, part.getResult(0), slotBuffer,
+                                    ValueRange{ivs[0]});
+            return;
+          }
           Value slot = arith::RemUIOp::create(pb, ploc, ivs[0], slots);
           memref::AtomicRMWOp::create(pb, ploc, combiner->first,
                                       part.getResult(0), slotBuffer,
@@ -454,12 +471,16 @@ struct MapLoopsToGpuPass
       load.erase();
       return;
     }
-    // %acc combined with the slots in order, by one thread.
+    // %acc combined with the slots: a row kernel of one row, whose
+    // block-per-row variant combines them with the block's threads.
     Value other = combine->getOperand(0) == iterArg ? combine->getOperand(1)
                                                     : combine->getOperand(0);
-    load->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+    auto row = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                       ValueRange{one}, ValueRange{one});
+    OpBuilder rb(row.getBody()->getTerminator());
+    load->moveBefore(row.getBody()->getTerminator());
     auto gather = scf::ForOp::create(
-        b, loc, zero, slots, one, ValueRange{load.getResult()},
+        rb, loc, zero, slots, one, ValueRange{load.getResult()},
         [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
           Value partial =
               memref::LoadOp::create(fb, floc, slotBuffer, ValueRange{k});
@@ -471,10 +492,14 @@ struct MapLoopsToGpuPass
         });
     store->moveAfter(gather);
     store.getValueMutable().assign(gather.getResult(0));
-    b.setInsertionPointAfter(store);
+    b.setInsertionPointAfter(row);
     memref::DeallocOp::create(b, loc, slotBuffer);
     loop.erase();
   }
+
+  /// Whole-range reductions without an atomic combiner: at most this many
+  /// threads, each writing its partial result to a slot of its own.
+  static constexpr int64_t kPlainPartials = 4096;
 
   /// Loop nests that cannot run as a GPU kernel.
   LogicalResult checkSupported(func::FuncOp func) {
@@ -769,6 +794,15 @@ struct MapLoopsToGpuPass
         last = op;
     OpBuilder b(last);
     Location loc = last->getLoc();
+    // A loop in a one-thread grid runs serially on the GPU: the fusion log
+    // names it (the first run of batch norm's statistics on cuda was one).
+    if (log)
+      for (Operation *op : run)
+        if (isa<LoopLikeOpInterface>(op))
+          llvm::errs() << "[disc] cuda: a loop at " << op->getLoc()
+                       << " runs in a one-thread grid (host code that "
+                          "touches memory and is no pattern the grid "
+                          "mapping parallelises)\n";
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},

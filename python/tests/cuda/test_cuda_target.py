@@ -272,6 +272,51 @@ def test_emulated_whole_reductions_combine_through_slots():
     assert compilations() == before
 
 
+def test_emulated_whole_float_max_and_min_split_without_atomics():
+    """A whole-range float max or min (no atomic has its NaN rule) runs on
+    up to 4096 threads, each storing its part's result into a slot of its
+    own, then a one-row row kernel combines the slots (block per row from
+    32 slots). Sizes give no thread, one, fewer than 32 slots, more, and
+    4096 threads of several thousand elements; NaN anywhere gives NaN; f32,
+    f64, bf16; one compilation."""
+    text = """
+func.func @main(%x: tensor<?xf32>, %y: tensor<?xf64>, %z: tensor<?xbf16>)
+    -> (tensor<f32>, tensor<f32>, tensor<f64>, tensor<bf16>) {
+  %mx = disc.reduce %x, dims = [0], kind = max : (tensor<?xf32>) -> tensor<f32>
+  %mn = disc.reduce %x, dims = [0], kind = min : (tensor<?xf32>) -> tensor<f32>
+  %my = disc.reduce %y, dims = [0], kind = max : (tensor<?xf64>) -> tensor<f64>
+  %mz = disc.reduce %z, dims = [0], kind = min : (tensor<?xbf16>) -> tensor<bf16>
+  return %mx, %mn, %my, %mz : tensor<f32>, tensor<f32>, tensor<f64>, tensor<bf16>
+}
+"""
+    before = compilations()
+    exe = disc.compile_mlir(text, target="cuda-emulated")
+    stats = disc.stats()
+    g = torch.Generator().manual_seed(9)
+    for n, nan in ((0, None), (1, None), (64 * 20 + 5, None), (64 * 40, 77),
+                   (4096 * 70 + 3, 4096 * 70 + 2), (4096 * 70 + 3, None)):
+        x = torch.randn(n, generator=g) * 100
+        if nan is not None:
+            x[nan] = float("nan")
+        y, z = x.double(), x.to(torch.bfloat16)
+        got = exe(x, y, z)
+        if n == 0:
+            want = [torch.tensor(float("-inf")), torch.tensor(float("inf")),
+                    torch.tensor(float("-inf"), dtype=torch.float64),
+                    torch.tensor(float("inf"), dtype=torch.bfloat16)]
+        else:
+            want = [x.max(), x.min(), y.max(), z.min()]
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=0)
+    assert compilations() == before + 1
+    assert disc.stats()["rows_per_block"] > stats["rows_per_block"]
+    # Per reduction: the initial value, the parts, the slots' row kernel
+    # (its per-thread variant, which kernel counts take); ptxas accepts them.
+    assert disc.compile_mlir(text, target="cuda-emulated").kernel_counts["loops"] == 3 * 4
+    if disc._compiler().cuda_toolkit_path():
+        assert disc.compile_mlir(text, target="cuda").kernel_counts["loops"] == 3 * 4
+
+
 @pytest.mark.parametrize("shape", [(2, 3, 4), (1, 300, 1), (7, 1, 513)])
 def test_emulated_3d_delinearisation(shape):
     """A 3-d elementwise nest with a transpose: each thread's linear index

@@ -315,9 +315,15 @@ func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
 // CHECK:               %[[SLOT:.*]] = arith.remui %{{.*}}, %[[SLOTS]]
 // CHECK:               memref.atomic_rmw addf %[[PART]], %[[SLOT_BUFFER]][%[[SLOT]]]
 // CHECK-NOT:           memref.atomic_rmw {{.*}} %[[ACC]]
-// CHECK:         memref.load %[[ACC]][]
-// CHECK:         memref.load %[[SLOT_BUFFER]]
-// CHECK:         memref.store %{{.*}}, %[[ACC]][]
+// CHECK:         scf.if
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:             memref.load %[[ACC]][]
+// CHECK:             scf.parallel
+// CHECK:               memref.load %[[SLOT_BUFFER]]
+// CHECK:             memref.store %{{.*}}, %[[ACC]][]
+// CHECK:           } {disc.row_block
+// CHECK:         } else {
+// CHECK:         } {disc.row_variants}
 // CHECK:         memref.dealloc %[[SLOT_BUFFER]]
 func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
   %c0 = arith.constant 0 : index
@@ -381,9 +387,48 @@ func.func @whole_max_i64(%a: memref<?xi64>, %acc: memref<i64>) {
 
 // -----
 
-// Must not: a float max (its NaN rule has no atomic), a sum not marked
-// reassociable, or a loop that also writes memory stay one-thread grids.
+// A float max (NaN-propagating: no atomic has its rule) also splits: up
+// to 4096 threads from -inf, each storing its partial result into a slot
+// of its own (no fill, no atomic), then the one-row row kernel over them.
+// CHECK-LABEL: func.func @whole_max_f32
+// CHECK:         %[[THREADS:.*]] = arith.minui %{{.*}}, %c4096
+// CHECK:         %[[PARTS:.*]] = memref.alloc(%[[THREADS]]) : memref<?xf32>
+// CHECK-NOT:     memref.atomic_rmw
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             %[[T:.*]] = arith.addi
+// CHECK:             scf.if
+// CHECK:               %[[PART:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %cst{{.*}})
+// CHECK:                 arith.maximumf
+// CHECK:               memref.store %[[PART]], %[[PARTS]][%[[T]]]
+// CHECK:         scf.if
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:             scf.parallel
+// CHECK:               memref.load %[[PARTS]]
+// CHECK:               arith.maximumf
+// CHECK:             memref.store %{{.*}}, %arg1[]
+// CHECK:         memref.dealloc %[[PARTS]]
+// CHECK-NOT:     memref.atomic_rmw
+func.func @whole_max_f32(%a: memref<?xf32>, %acc: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %init = memref.load %acc[] : memref<f32>
+  %m = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init) -> (f32) {
+    %v = memref.load %a[%i] : memref<?xf32>
+    %y = arith.maximumf %x, %v : f32
+    scf.yield %y : f32
+  }
+  memref.store %m, %acc[] : memref<f32>
+  return
+}
+
+// -----
+
+// Must not: a sum not marked reassociable, or a loop that also writes
+// memory stay one-thread grids.
 // CHECK-LABEL: func.func @not_parallelized
+// CHECK-NOT:     memref.alloc
 // CHECK-NOT:     memref.atomic_rmw
 // CHECK:         return
 func.func @not_parallelized(%a: memref<?xf32>, %acc: memref<f32>, %acc2: memref<f32>, %out: memref<?xf32>) {
@@ -391,12 +436,12 @@ func.func @not_parallelized(%a: memref<?xf32>, %acc: memref<f32>, %acc2: memref<
   %c1 = arith.constant 1 : index
   %n = memref.dim %a, %c0 : memref<?xf32>
   %init = memref.load %acc[] : memref<f32>
-  %m = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init) -> (f32) {
+  %o = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init) -> (f32) {
     %v = memref.load %a[%i] : memref<?xf32>
-    %y = arith.maxnumf %x, %v : f32
+    %y = arith.addf %x, %v : f32
     scf.yield %y : f32
   }
-  memref.store %m, %acc[] : memref<f32>
+  memref.store %o, %acc[] : memref<f32>
   %init2 = memref.load %acc2[] : memref<f32>
   %s = scf.for %i = %c0 to %n step %c1 iter_args(%x = %init2) -> (f32) {
     %v = memref.load %a[%i] : memref<?xf32>

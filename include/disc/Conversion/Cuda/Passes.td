@@ -99,6 +99,8 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
     Option<"reductionSlots", "reduction-slots", "int64_t", /*default=*/"128",
            "Whole-range reductions: the most slots their threads' atomics "
            "spread over (0: every atomic on the result itself)">,
+    Option<"log", "log", "bool", /*default=*/"false",
+           "Print to stderr each loop left to a one-thread grid">,
     Option<"columnThreads", "column-threads", "int64_t", /*default=*/"65536",
            "Column reductions with fewer columns than this: a variant that "
            "splits each column's rows into parts, for about this many "
