@@ -252,6 +252,31 @@ def test_column_reductions_on_the_gpu(threads, monkeypatch):
     assert compilations() == before + 1
 
 
+def test_channel_reductions_and_whole_maxima_on_the_gpu():
+    """Sums over N and H*W keeping C (batch norm's statistics) as a block
+    per channel, and whole-tensor float max/min over per-thread slots
+    (docs/cuda.md, "Column reductions" and "Pipeline"): NaN propagation,
+    several shapes, one compilation; once one GPU thread each."""
+    def f(x):
+        mean, var = torch.var_mean(x, (0, 2, 3), correction=0)
+        return mean, var, x.sum((0, 2)), x.amax(), x.amin(), x.double().amax()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before, stats = compilations(), disc.stats()
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for shape, nan in [((32, 64, 56, 48), None), ((8, 256, 14, 12), 5),
+                       ((3, 5, 7, 2), None)]:
+        x = torch.randn(shape, device="cuda", generator=g)
+        if nan is not None:
+            x.view(-1)[nan] = float("nan")
+        for got, want in zip(compiled(x), f(x)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4,
+                                       equal_nan=True)
+    assert compilations() == before + 1
+    assert disc.stats()["rows_per_block"] > stats["rows_per_block"]
+
+
 @pytest.mark.parametrize("reduce", ["amax", "sum", "mean"])
 def test_scatter_grids_on_the_gpu(reduce):
     """Scatters run as grids over the updates with atomic
