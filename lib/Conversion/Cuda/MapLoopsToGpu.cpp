@@ -335,8 +335,78 @@ struct MapLoopsToGpuPass
   /// one thread (their NaN rule has no atomic).
   void parallelizeWholeReductions(func::FuncOp func) {
     for (Block &block : func.getBody())
-      for (auto loop : llvm::to_vector(block.getOps<scf::ForOp>()))
+      for (auto loop : llvm::to_vector(block.getOps<scf::ForOp>())) {
+        while (scf::ForOp collapsed = collapseNestedReduction(loop))
+          loop = collapsed;
         parallelizeWholeReduction(loop);
+      }
+  }
+
+  /// A reduction over a strided 2-d view (a sum of x[:, :, 1:-1]) is two
+  /// nested loops carrying one value:
+  ///   scf.for %i iter_args(%a = %init) {
+  ///     %r = scf.for %j iter_args(%b = %a) { ... }; scf.yield %r }
+  /// With the inner bounds independent of %i and nothing but pure ops
+  /// around the inner loop, it becomes one loop over k in [0, I * J),
+  /// (%i, %j) = (k / J, k % J): the same combines in the same order, a
+  /// range parallelizeWholeReduction takes. Returns the new loop, or null.
+  static scf::ForOp collapseNestedReduction(scf::ForOp outer) {
+    if (outer.getNumRegionIterArgs() != 1)
+      return {};
+    scf::ForOp inner;
+    for (Operation &op : outer.getBody()->without_terminator()) {
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        if (inner)
+          return {};
+        inner = loop;
+        continue;
+      }
+      if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+        return {};
+    }
+    auto yield = cast<scf::YieldOp>(outer.getBody()->getTerminator());
+    if (!inner || inner.getNumRegionIterArgs() != 1 ||
+        inner.getInitArgs()[0] != outer.getRegionIterArgs()[0] ||
+        yield.getOperand(0) != inner.getResult(0) ||
+        !outer.getRegionIterArgs()[0].hasOneUse() ||
+        !disc::cuda::definedOutside(inner.getLowerBound(), outer) ||
+        !disc::cuda::definedOutside(inner.getUpperBound(), outer) ||
+        !disc::cuda::definedOutside(inner.getStep(), outer))
+      return {};
+    OpBuilder b(outer);
+    Location loc = outer.getLoc();
+    Value outerCount = tripCount(b, loc, outer.getLowerBound(),
+                                 outer.getUpperBound(), outer.getStep());
+    Value innerCount = tripCount(b, loc, inner.getLowerBound(),
+                                 inner.getUpperBound(), inner.getStep());
+    Value total = b.createOrFold<arith::MulIOp>(loc, outerCount, innerCount);
+    auto collapsed = scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0), total,
+        arith::ConstantIndexOp::create(b, loc, 1), outer.getInitArgs(),
+        [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
+          Value q = arith::DivUIOp::create(fb, floc, k, innerCount);
+          Value r = arith::RemUIOp::create(fb, floc, k, innerCount);
+          IRMapping mapping;
+          mapping.map(outer.getInductionVar(),
+                      fb.createOrFold<arith::AddIOp>(
+                          floc, outer.getLowerBound(),
+                          fb.createOrFold<arith::MulIOp>(floc, q,
+                                                         outer.getStep())));
+          mapping.map(inner.getInductionVar(),
+                      fb.createOrFold<arith::AddIOp>(
+                          floc, inner.getLowerBound(),
+                          fb.createOrFold<arith::MulIOp>(floc, r,
+                                                         inner.getStep())));
+          mapping.map(inner.getRegionIterArgs()[0], args[0]);
+          for (Operation &op : outer.getBody()->without_terminator())
+            if (&op != inner.getOperation())
+              fb.clone(op, mapping);
+          for (Operation &op : inner.getBody()->getOperations())
+            fb.clone(op, mapping);
+        });
+    outer.getResult(0).replaceAllUsesWith(collapsed.getResult(0));
+    outer.erase();
+    return collapsed;
   }
 
   void parallelizeWholeReduction(scf::ForOp loop) {

@@ -257,3 +257,44 @@ def test_batch_norm_training_on_the_emulated_target(monkeypatch):
     after = disc.stats()
     assert after["fallback_nodes"] == stats["fallback_nodes"]
     assert after["rows_per_block"] > stats["rows_per_block"]
+
+
+def _no_serial_reductions(x):
+    return (x[:, :, 1:-1].sum(), x.amax(), x.amin(), torch.var_mean(x, (0, 2, 3)),
+            x.sum(0), x.sum((0, 3)), x.mean(-1))
+
+
+def test_no_reduction_is_left_to_one_gpu_thread(monkeypatch, capfd):
+    """Every reduction here once ran in a one-thread grid on the GPU (a
+    strided whole sum, whole float max/min, sums keeping a middle dim);
+    DISC_LOG=fusion names any loop left to one, and there is none. Values
+    against eager at two shapes. (Still serial, and logged: a sum that keeps
+    two dims apart, x.sum((0, 2)) of [N, C, H, W].)"""
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CACHE", "0")
+    monkeypatch.setenv("DISC_LOG", "fusion")
+    torch._dynamo.reset()
+    compiled = torch.compile(_no_serial_reductions, backend="disc", dynamic=True)
+    g = torch.Generator().manual_seed(8)
+    for shape in [(4, 6, 9, 11), (3, 5, 20, 7)]:
+        x = torch.randn(shape, generator=g)
+        got, want = compiled(x), _no_serial_reductions(x)
+        for a, b in zip(pytree.tree_leaves(got), pytree.tree_leaves(want)):
+            torch.testing.assert_close(a, b, rtol=2e-5, atol=2e-5)
+    err = capfd.readouterr().err
+    assert "[disc] fusion" in err or "[disc]" in err, "the log is on"
+    assert "one-thread grid" not in err, err[-2000:]
+
+
+def test_the_log_names_a_loop_left_to_one_gpu_thread(monkeypatch, capfd):
+    """What the log says when a loop does stay serial (a scan down the
+    columns: each step reads the last)."""
+    monkeypatch.setenv("DISC_CACHE", "0")
+    monkeypatch.setenv("DISC_LOG", "fusion")
+    disc.compile_mlir("""
+func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = disc.scan %x, dim = 0, kind = sum : tensor<?x?xf32>
+  return %c : tensor<?x?xf32>
+}""", target="cuda-emulated")
+    err = capfd.readouterr().err
+    assert "[disc] cuda: a loop at" in err and "runs in a one-thread grid" in err, err

@@ -387,6 +387,66 @@ func.func @whole_max_i64(%a: memref<?xi64>, %acc: memref<i64>) {
 
 // -----
 
+// A whole sum of a strided 2-d view is two nested loops carrying one value:
+// they become one range over i * J + j ((k / J, k % J): the same order),
+// which then splits like any whole-range reduction.
+// CHECK-LABEL: func.func @strided_2d_sum
+// CHECK-DAG:     %[[M:.*]] = memref.dim %arg0, %c0
+// CHECK-DAG:     %[[N:.*]] = memref.dim %arg0, %c1
+// CHECK:         %[[J:.*]] = arith.maxsi %[[N]]
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK:               %[[Q:.*]] = arith.divui %[[K]], %[[J]]
+// CHECK:               %[[R:.*]] = arith.remui %[[K]], %[[J]]
+// CHECK:               memref.load %arg0[%[[Q]], %[[R]]]
+// CHECK:             memref.atomic_rmw addf
+func.func @strided_2d_sum(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %acc: memref<f64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32, strided<[?, 1], offset: ?>>
+  %n = memref.dim %a, %c1 : memref<?x?xf32, strided<[?, 1], offset: ?>>
+  %init = memref.load %acc[] : memref<f64>
+  %s = scf.for %i = %c0 to %m step %c1 iter_args(%x = %init) -> (f64) {
+    %t = scf.for %j = %c0 to %n step %c1 iter_args(%y = %x) -> (f64) {
+      %v = memref.load %a[%i, %j] : memref<?x?xf32, strided<[?, 1], offset: ?>>
+      %e = arith.extf %v : f32 to f64
+      %z = arith.addf %y, %e fastmath<reassoc> : f64
+      scf.yield %z : f64
+    }
+    scf.yield %t : f64
+  }
+  memref.store %s, %acc[] : memref<f64>
+  return
+}
+
+// -----
+
+// Not collapsed: an inner range that depends on the outer index (a
+// triangle) stays one thread.
+// CHECK-LABEL: func.func @triangle_sum
+// CHECK-NOT:     memref.atomic_rmw
+// CHECK-NOT:     arith.divui
+// CHECK:         return
+func.func @triangle_sum(%a: memref<?x?xf32>, %acc: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %a, %c0 : memref<?x?xf32>
+  %init = memref.load %acc[] : memref<f32>
+  %s = scf.for %i = %c0 to %m step %c1 iter_args(%x = %init) -> (f32) {
+    %t = scf.for %j = %c0 to %i step %c1 iter_args(%y = %x) -> (f32) {
+      %v = memref.load %a[%i, %j] : memref<?x?xf32>
+      %z = arith.addf %y, %v fastmath<reassoc> : f32
+      scf.yield %z : f32
+    }
+    scf.yield %t : f32
+  }
+  memref.store %s, %acc[] : memref<f32>
+  return
+}
+
+// -----
+
 // A float max (NaN-propagating: no atomic has its rule) also splits: up
 // to 4096 threads from -inf, each storing its partial result into a slot
 // of its own (no fill, no atomic), then the one-row row kernel over them.
