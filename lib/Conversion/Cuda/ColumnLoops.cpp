@@ -282,6 +282,25 @@ struct OuterReduction {
   SmallVector<memref::StoreOp> results;
 };
 
+/// The values of `outer`'s body and `columns`' body (outside the row loop)
+/// that depend on %n: %n itself and every result of an op using one.
+DenseSet<Value> valuesMovingWithOuter(scf::ForOp outer,
+                                      scf::ParallelOp columns) {
+  DenseSet<Value> moving{outer.getInductionVar()};
+  auto visit = [&](Operation &op) {
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return moving.contains(v); }))
+      for (Value result : op.getResults())
+        moving.insert(result);
+  };
+  for (Operation &op : outer.getBody()->without_terminator())
+    if (&op != columns.getOperation())
+      visit(op);
+  for (Operation &op : columns.getBody()->without_terminator())
+    visit(op);
+  return moving;
+}
+
 std::optional<OuterReduction> matchOuterReduction(scf::ForOp outer) {
   if (outer.getNumResults() != 0)
     return std::nullopt;
@@ -315,7 +334,7 @@ std::optional<OuterReduction> matchOuterReduction(scf::ForOp outer) {
   // Accumulator k: loaded into the row loop's init k, its result k stored
   // back to the same element, which does not move with %n; nothing else
   // in the nest reads or writes that buffer.
-  Value n = outer.getInductionVar();
+  DenseSet<Value> moving = valuesMovingWithOuter(outer, columns);
   SmallVector<Value> roots;
   for (unsigned k = 0; k < rows.getNumResults(); ++k) {
     memref::LoadOp load = match.inits[k];
@@ -327,9 +346,9 @@ std::optional<OuterReduction> matchOuterReduction(scf::ForOp outer) {
         dyn_cast<memref::StoreOp>(*rows.getResult(k).getUsers().begin());
     if (!store || store.getMemRef() != load.getMemRef() ||
         store.getIndices() != load.getIndices() ||
-        dependsOn(load.getMemRef(), n, outer) ||
+        moving.contains(load.getMemRef()) ||
         llvm::any_of(load.getIndices(),
-                     [&](Value i) { return dependsOn(i, n, outer); }))
+                     [&](Value i) { return moving.contains(i); }))
       return std::nullopt;
     match.results[k] = store;
     roots.push_back(rootBuffer(load.getMemRef()));
@@ -377,9 +396,10 @@ void collapseOuterReduction(const OuterReduction &match) {
         ops.push_back(&op);
     return ops;
   }();
+  DenseSet<Value> moving = valuesMovingWithOuter(outer, columns);
   for (Operation *op : pureOps)
     if (llvm::none_of(op->getResults(),
-                      [&](Value r) { return dependsOn(r, n, outer); }))
+                      [&](Value r) { return moving.contains(r); }))
       cb.clone(*op, before);
   SmallVector<Value> inits;
   for (memref::LoadOp load : match.inits)
