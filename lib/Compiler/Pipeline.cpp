@@ -67,6 +67,24 @@ static std::string libraryEpiloguesStep(bool logFusion) {
          (options.empty() ? "" : "{" + options + "}") + "),canonicalize,cse,";
 }
 
+/// The integer value of environment variable `name` (`fallback` when unset
+/// or empty), as a string for a pass option; anything but an integer from
+/// `min` to `max` is an error naming the variable.
+static std::string integerSetting(const char *name, long long fallback,
+                                  long long min, long long max) {
+  const char *env = std::getenv(name);
+  std::string value = env && *env ? env : std::to_string(fallback);
+  bool ok = value.find_first_not_of("0123456789") == std::string::npos &&
+            value.size() <= std::to_string(max).size() &&
+            std::stoll(value) >= min && std::stoll(value) <= max;
+  if (!ok)
+    throw std::invalid_argument(std::string(name) +
+                                " must be an integer from " +
+                                std::to_string(min) + " to " +
+                                std::to_string(max) + ", got '" + value + "'");
+  return value;
+}
+
 /// DISC_CUDA_ROW_VARIANT: unset or "auto" (the default) lets each call of a
 /// row kernel pick one row per thread or one row per block from the row
 /// length; "thread" or "block" forces one (tests, benchmarks).
@@ -87,31 +105,15 @@ static std::string mapLoopsToGpuStep(bool logFusion) {
   bool vectorGrids = !(vectorize && std::string(vectorize) == "0");
   // DISC_CUDA_ROW_UNROLL: the block-per-row variant's per-thread unroll
   // factor (default 4; 1 leaves the loops rolled).
-  const char *unrollEnv = std::getenv("DISC_CUDA_ROW_UNROLL");
-  std::string unroll = unrollEnv && *unrollEnv ? unrollEnv : "4";
-  if (unroll.find_first_not_of("0123456789") != std::string::npos ||
-      unroll.size() > 2 || std::stoi(unroll) < 1 || std::stoi(unroll) > 16)
-    throw std::invalid_argument(
-        "DISC_CUDA_ROW_UNROLL must be an integer from 1 to 16, got '" +
-        unroll + "'");
+  std::string unroll = integerSetting("DISC_CUDA_ROW_UNROLL", 4, 1, 16);
   // DISC_CUDA_REDUCTION_SLOTS: the most slots a whole-range reduction's
   // atomics spread over (default 128; 0: all on the result).
-  const char *slotsEnv = std::getenv("DISC_CUDA_REDUCTION_SLOTS");
-  std::string slots = slotsEnv && *slotsEnv ? slotsEnv : "128";
-  if (slots.find_first_not_of("0123456789") != std::string::npos ||
-      slots.size() > 5 || std::stoi(slots) > 65536)
-    throw std::invalid_argument(
-        "DISC_CUDA_REDUCTION_SLOTS must be an integer from 0 to 65536, got '" +
-        slots + "'");
+  std::string slots =
+      integerSetting("DISC_CUDA_REDUCTION_SLOTS", 128, 0, 65536);
   // DISC_CUDA_COLUMN_THREADS: column reductions with fewer columns split
   // their rows for about this many threads (default 65536; 0: never).
-  const char *columnEnv = std::getenv("DISC_CUDA_COLUMN_THREADS");
-  std::string columns = columnEnv && *columnEnv ? columnEnv : "65536";
-  if (columns.find_first_not_of("0123456789") != std::string::npos ||
-      columns.size() > 8 || std::stoll(columns) > (1ll << 24))
-    throw std::invalid_argument("DISC_CUDA_COLUMN_THREADS must be an integer "
-                                "from 0 to 16777216, got '" +
-                                columns + "'");
+  std::string columns =
+      integerSetting("DISC_CUDA_COLUMN_THREADS", 65536, 0, 1ll << 24);
   return "disc-map-loops-to-gpu{row-variant=" + variant +
          " row-unroll=" + unroll +
          " vectorize=" + (vectorGrids ? "true" : "false") +

@@ -99,16 +99,6 @@ bool isColumnLoop(scf::ForOp loop, scf::ParallelOp inner) {
   return true;
 }
 
-/// Whether `op` combines an accumulator with a value the way a reduction
-/// does (one associative, commutative arith op).
-bool isCombiner(Operation *op) {
-  return isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
-             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
-             arith::AddIOp, arith::MulIOp, arith::AndIOp, arith::OrIOp,
-             arith::XOrIOp, arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp,
-             arith::MinUIOp>(op);
-}
-
 /// The per-thread loop of an interchanged column nest keeps each element
 /// it updates in memory: a load and a store per iteration, whose latency
 /// (a store, then a load of it from L2) the loop waits for every time.
@@ -142,7 +132,11 @@ bool carryAccumulators(scf::ForOp &loop) {
     Operation *combine = store.getValue().getDefiningOp();
     if (!load || !load->isBeforeInBlock(store) || !load->hasOneUse() ||
         !combine || *load->getUsers().begin() != combine ||
-        !isCombiner(combine) || !store.getValue().hasOneUse() ||
+        // A reduction step (a float sum or product before it is marked
+        // reassociable below).
+        !(isa<arith::AddFOp, arith::MulFOp>(combine) ||
+          reductionIdentity(combine)) ||
+        !store.getValue().hasOneUse() ||
         combine->getOperand(0) == combine->getOperand(1))
       return false;
     accumulators.push_back({load, store});
@@ -280,6 +274,8 @@ struct OuterReduction {
   scf::ForOp rows;
   SmallVector<memref::LoadOp> inits;
   SmallVector<memref::StoreOp> results;
+  /// Values of the nest (outside the row loop) that move with %n.
+  DenseSet<Value> moving;
 };
 
 /// The values of `outer`'s body and `columns`' body (outside the row loop)
@@ -309,7 +305,7 @@ std::optional<OuterReduction> matchOuterReduction(scf::ForOp outer) {
       !llvm::all_of(boundsOf(columns),
                     [&](Value v) { return definedOutside(v, outer); }))
     return std::nullopt;
-  OuterReduction match{outer, columns, {}, {}, {}};
+  OuterReduction match{outer, columns, {}, {}, {}, {}};
   for (Operation &op : columns.getBody()->without_terminator()) {
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       if (match.rows)
@@ -334,7 +330,8 @@ std::optional<OuterReduction> matchOuterReduction(scf::ForOp outer) {
   // Accumulator k: loaded into the row loop's init k, its result k stored
   // back to the same element, which does not move with %n; nothing else
   // in the nest reads or writes that buffer.
-  DenseSet<Value> moving = valuesMovingWithOuter(outer, columns);
+  match.moving = valuesMovingWithOuter(outer, columns);
+  const DenseSet<Value> &moving = match.moving;
   SmallVector<Value> roots;
   for (unsigned k = 0; k < rows.getNumResults(); ++k) {
     memref::LoadOp load = match.inits[k];
@@ -396,10 +393,9 @@ void collapseOuterReduction(const OuterReduction &match) {
         ops.push_back(&op);
     return ops;
   }();
-  DenseSet<Value> moving = valuesMovingWithOuter(outer, columns);
   for (Operation *op : pureOps)
     if (llvm::none_of(op->getResults(),
-                      [&](Value r) { return moving.contains(r); }))
+                      [&](Value r) { return match.moving.contains(r); }))
       cb.clone(*op, before);
   SmallVector<Value> inits;
   for (memref::LoadOp load : match.inits)
@@ -411,18 +407,13 @@ void collapseOuterReduction(const OuterReduction &match) {
       [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
         // Iteration k is (%n, %hw) = (k / rows, k % rows): the order of
         // the original loops, so the same sequence of combines.
-        Value q = arith::DivUIOp::create(fb, floc, k, rowCount);
-        Value r = arith::RemUIOp::create(fb, floc, k, rowCount);
+        SmallVector<Value> ivs = delinearize(
+            fb, floc, k, {outerCount, rowCount},
+            {outer.getLowerBound(), rows.getLowerBound()},
+            {outer.getStep(), rows.getStep()});
         IRMapping inside = before;
-        inside.map(n, fb.createOrFold<arith::AddIOp>(
-                          floc, outer.getLowerBound(),
-                          fb.createOrFold<arith::MulIOp>(floc, q,
-                                                         outer.getStep())));
-        inside.map(rows.getInductionVar(),
-                   fb.createOrFold<arith::AddIOp>(
-                       floc, rows.getLowerBound(),
-                       fb.createOrFold<arith::MulIOp>(floc, r,
-                                                      rows.getStep())));
+        inside.map(n, ivs[0]);
+        inside.map(rows.getInductionVar(), ivs[1]);
         inside.map(rows.getRegionIterArgs(), args);
         for (Operation *op : pureOps)
           fb.clone(*op, inside);

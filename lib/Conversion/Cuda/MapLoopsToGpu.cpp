@@ -384,19 +384,13 @@ struct MapLoopsToGpuPass
         b, loc, arith::ConstantIndexOp::create(b, loc, 0), total,
         arith::ConstantIndexOp::create(b, loc, 1), outer.getInitArgs(),
         [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
-          Value q = arith::DivUIOp::create(fb, floc, k, innerCount);
-          Value r = arith::RemUIOp::create(fb, floc, k, innerCount);
+          SmallVector<Value> ivs = disc::cuda::delinearize(
+              fb, floc, k, {outerCount, innerCount},
+              {outer.getLowerBound(), inner.getLowerBound()},
+              {outer.getStep(), inner.getStep()});
           IRMapping mapping;
-          mapping.map(outer.getInductionVar(),
-                      fb.createOrFold<arith::AddIOp>(
-                          floc, outer.getLowerBound(),
-                          fb.createOrFold<arith::MulIOp>(floc, q,
-                                                         outer.getStep())));
-          mapping.map(inner.getInductionVar(),
-                      fb.createOrFold<arith::AddIOp>(
-                          floc, inner.getLowerBound(),
-                          fb.createOrFold<arith::MulIOp>(floc, r,
-                                                         inner.getStep())));
+          mapping.map(outer.getInductionVar(), ivs[0]);
+          mapping.map(inner.getInductionVar(), ivs[1]);
           mapping.map(inner.getRegionIterArgs()[0], args[0]);
           for (Operation &op : outer.getBody()->without_terminator())
             if (&op != inner.getOperation())

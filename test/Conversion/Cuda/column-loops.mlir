@@ -208,8 +208,8 @@ func.func @last_row(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
 // CHECK:             scf.if
 // CHECK:               %[[INIT:.*]] = memref.load %{{.*}}[%[[C]]] : memref<8xf64>
 // CHECK:               %[[SUM:.*]] = scf.for %[[K:.*]] = %c0{{.*}} to %[[TOTAL]] step %c1{{.*}} iter_args(%{{.*}} = %[[INIT]])
-// CHECK:                 %[[Q:.*]] = arith.divui %[[K]], %[[HH]]
-// CHECK:                 %[[R:.*]] = arith.remui %[[K]], %[[HH]]
+// CHECK-DAG:             %[[R:.*]] = arith.remui %[[K]], %[[HH]]
+// CHECK-DAG:             %[[Q:.*]] = arith.divui %[[K]], %[[HH]]
 // CHECK:                 memref.load %{{.*}}[%[[Q]], %[[C]], %[[R]]]
 // CHECK:               memref.store %[[SUM]], %{{.*}}[%[[C]]] : memref<8xf64>
 // CHECK-NOT:     scf.for

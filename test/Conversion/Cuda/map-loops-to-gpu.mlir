@@ -397,8 +397,8 @@ func.func @whole_max_i64(%a: memref<?xi64>, %acc: memref<i64>) {
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             scf.for %[[K:.*]] = {{.*}} iter_args
-// CHECK:               %[[Q:.*]] = arith.divui %[[K]], %[[J]]
-// CHECK:               %[[R:.*]] = arith.remui %[[K]], %[[J]]
+// CHECK-DAG:           %[[R:.*]] = arith.remui %[[K]], %[[J]]
+// CHECK-DAG:           %[[Q:.*]] = arith.divui %[[K]], %[[J]]
 // CHECK:               memref.load %arg0[%[[Q]], %[[R]]]
 // CHECK:             memref.atomic_rmw addf
 func.func @strided_2d_sum(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %acc: memref<f64>) {
