@@ -74,8 +74,9 @@ ral::Device Executable::device() const { return impl->program->device(); }
 const ral::Program &Executable::program() const { return *impl->program; }
 
 std::vector<ral::OutputTensor>
-Executable::run(const std::vector<ral::TensorView> &inputs, void *cudaStream) {
-  return impl->program->run(inputs, cudaStream);
+Executable::run(const std::vector<ral::TensorView> &inputs, void *cudaStream,
+                ral::Float32Math float32Math) {
+  return impl->program->run(inputs, cudaStream, {}, {}, float32Math);
 }
 
 std::string cudaToolkitPath() {

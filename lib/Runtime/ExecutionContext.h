@@ -56,6 +56,8 @@ struct ExecutionContext {
   void *cudaStream = nullptr;
   /// Kernel modules of the executable being run (cuda only).
   CudaModuleCache *cudaModules = nullptr;
+  /// Whether the call's f32 library calls may use TF32 (cuda only).
+  Float32Math float32Math;
   /// Kernels launched by this call.
   int64_t cudaLaunches = 0;
 };

@@ -307,6 +307,7 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
   ectx->device = options.device;
   ectx->cudaStream = options.cudaStream;
   ectx->cudaModules = options.cudaModules;
+  ectx->float32Math = options.float32Math;
   void *ctxArg = ectx.get();
   std::vector<void *> args;
   args.reserve(1 + numInputWords + 1);

@@ -238,11 +238,12 @@ std::shared_ptr<Program> Program::load(Artifact artifact,
 std::vector<OutputTensor> Program::run(const std::vector<TensorView> &inputs,
                                        void *cudaStream,
                                        const std::vector<int64_t> &resultsInto,
-                                       const std::vector<int64_t> &shareGroups)
-    const {
+                                       const std::vector<int64_t> &shareGroups,
+                                       Float32Math float32Math) const {
   InvokeOptions options;
   options.device = impl->device;
   options.cudaStream = cudaStream;
+  options.float32Math = float32Math;
   options.cudaModules = impl->cudaModules.get();
   options.resultsInto = resultsInto;
   options.resultShareGroups = shareGroups;

@@ -140,6 +140,34 @@ def _is_zero_copy(argument) -> bool:
     return type(argument).__name__ == "PyCapsule"
 
 
+def _fp32_precision(torch, backend: str, op: str) -> str:
+    """PyTorch's float32 precision for `op` of `backend` ("tf32" or
+    "ieee"), resolved as ATen does: the op's setting, else the backend's,
+    else the global one; unset everywhere is "ieee"."""
+    backends = torch.backends
+    for holder in (getattr(getattr(backends, backend), op), getattr(backends, backend), backends):
+        precision = getattr(holder, "fp32_precision", "none")
+        if precision != "none":
+            return precision
+    return "ieee"
+
+
+def _tf32_settings(torch) -> tuple:
+    """(matmuls, convolutions): whether PyTorch lets f32 matmuls
+    (torch.backends.cuda.matmul.allow_tf32, torch.set_float32_matmul_precision)
+    and cuDNN convolutions (torch.backends.cudnn.allow_tf32, True by default)
+    use TF32 now. A cuda program's library calls follow them, read on every
+    call as eager's kernels read them."""
+    try:
+        convolution = torch._C._get_cudnn_allow_tf32()
+    except RuntimeError:
+        # PyTorch 2.9+ refuses the question when cuDNN's convolution and RNN
+        # settings differ (the newer per-op API was used): ask for
+        # convolutions alone.
+        convolution = _fp32_precision(torch, "cudnn", "conv") == "tf32"
+    return torch._C._get_cublas_allow_tf32(), convolution
+
+
 class Executable:
     """A compiled program. Call it with tensors; it returns a tuple of tensors."""
 
@@ -199,8 +227,10 @@ class Executable:
         # asynchronously (nothing here synchronises the device). The raw
         # handle, as Inductor's code takes it: torch.cuda.current_stream()
         # builds a Stream object, microseconds per call.
-        stream = sys.modules["torch"]._C._cuda_getCurrentRawStream(device)
-        return tuple(self._impl.run(arguments, stream, device, into, share_groups))
+        torch = sys.modules["torch"]
+        stream = torch._C._cuda_getCurrentRawStream(device)
+        return tuple(self._impl.run(arguments, stream, device, into, share_groups,
+                                    *_tf32_settings(torch)))
 
     @property
     def target(self) -> str:

@@ -47,6 +47,7 @@ void resetFake() {
   s.matmuls = 0;
   s.lastMatmulStream = nullptr;
   s.matmulDescriptors = 0;
+  s.lastMatmulComputeType = -1;
   s.convolutions = 0;
   s.convDescriptorSets = 0;
   s.backwardData = s.transforms = 0;
@@ -656,6 +657,76 @@ func.func @main(%x: tensor<?x2x?x?xf32>, %w: tensor<5x2x3x3xf32>) -> tensor<?x5x
   }
   EXPECT_EQ(fake().convolutions, 5);
   EXPECT_EQ(fake().convDescriptorSets, 2) << "one preparation per problem";
+  EXPECT_EQ(fake().allocations, fake().frees);
+}
+
+TEST_F(CudaHost, Float32LibraryCallsUseTf32OnlyWhenTheCallAllowsIt) {
+  // Each call says whether its f32 matmuls and convolutions may use TF32
+  // (PyTorch's two settings, read per call): cuBLASLt's compute type is
+  // COMPUTE_32F_FAST_TF32 (77) or COMPUTE_32F (68); cuDNN's math type is
+  // the default one, under which the heuristic picks a tensor-core
+  // algorithm (1), or FMA (3). The two switches are independent, the
+  // prepared problem differs by them (a descriptor made for one is never
+  // used for the other), and results are unchanged (the fakes compute in
+  // full precision). The extents are used by no other test.
+  resetFake();
+  CompileOptions options;
+  options.target = "cuda";
+  auto exe = Executable::compile(R"(
+func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<7x3x3x3xf32>, %a: tensor<?x17xf32>, %b: tensor<19x17xf32>) -> (tensor<?x7x?x?xf32>, tensor<?x19xf32>) {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<7x3x3x3xf32>) -> tensor<?x7x?x?xf32>
+  %1 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x17xf32>, tensor<19x17xf32>) -> tensor<?x19xf32>
+  return %0, %1 : tensor<?x7x?x?xf32>, tensor<?x19xf32>
+})",
+                                 options);
+  const std::vector<int64_t> xShape = {2, 3, 4, 5}, wShape = {7, 3, 3, 3};
+  std::vector<float> x = patterned(xShape, 7, 11, 5);
+  std::vector<float> w = patterned(wShape, 5, 13, 6);
+  std::vector<float> a = patterned({3, 17}, 3, 7, 3);
+  std::vector<float> b = patterned({19, 17}, 5, 9, 4);
+  ral::TensorView xv, wv, av, bv;
+  xv.data = x.data(), xv.shape = xShape;
+  wv.data = w.data(), wv.shape = wShape;
+  av.data = a.data(), av.shape = {3, 17};
+  bv.data = b.data(), bv.shape = {19, 17};
+  const std::vector<int64_t> yShape = {2, 7, 4, 5};
+  const std::vector<float> wantConv =
+      hostConvolution(x, xShape, w, wShape, yShape, 1, 1, 1, 1);
+  struct Setting {
+    bool tf32Matmul, tf32Convolution;
+    int computeType, mathType;
+  };
+  const Setting settings[] = {{false, false, 68, 3},
+                              {true, false, 77, 3},
+                              {false, true, 68, 1},
+                              {true, true, 77, 1},
+                              {false, false, 68, 3}};
+  for (const Setting &setting : settings) {
+    ral::Float32Math math;
+    math.tf32Matmul = setting.tf32Matmul;
+    math.tf32Convolution = setting.tf32Convolution;
+    auto outputs = exe->run({xv, wv, av, bv}, kStream, math);
+    const std::string name = std::string("matmul tf32 ") +
+                             (setting.tf32Matmul ? "on" : "off") +
+                             ", convolution tf32 " +
+                             (setting.tf32Convolution ? "on" : "off");
+    ASSERT_EQ(outputs.size(), 2u) << name;
+    EXPECT_EQ(fake().lastMatmulComputeType, setting.computeType) << name;
+    EXPECT_EQ(fake().lastConvMathType, setting.mathType) << name;
+    const float *conv = static_cast<const float *>(outputs[0].data);
+    for (size_t i = 0; i < wantConv.size(); ++i)
+      ASSERT_EQ(conv[i], wantConv[i]) << name << " at " << i;
+    const float *product = static_cast<const float *>(outputs[1].data);
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 19; ++j) {
+        double want = 0;
+        for (int64_t q = 0; q < 17; ++q)
+          want += double(a[i * 17 + q]) * b[j * 17 + q];
+        ASSERT_EQ(product[i * 19 + j], float(want)) << name;
+      }
+  }
+  EXPECT_EQ(fake().convDescriptorSets, 2) << "FMA and default math";
+  EXPECT_EQ(fake().matmulDescriptors, 2) << "COMPUTE_32F and with TF32";
   EXPECT_EQ(fake().allocations, fake().frees);
 }
 

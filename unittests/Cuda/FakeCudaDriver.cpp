@@ -134,7 +134,7 @@ int cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src,
 // ---- cuBLASLt, column-major, computed on the host (f32) -------------------
 
 struct FakeDesc {
-  int transA = 0, transB = 0;
+  int transA = 0, transB = 0, computeType = 0;
 };
 struct FakeLayout {
   int type = 0;
@@ -149,9 +149,11 @@ int cublasLtCreate(void **handle) {
 }
 int cublasLtMatmulDescCreate(FakeDesc **desc, int computeType, int scaleType) {
   ++state.matmulDescriptors;
-  if (computeType != 68 || scaleType != 0)
+  // COMPUTE_32F or COMPUTE_32F_FAST_TF32, f32 scaling.
+  if ((computeType != 68 && computeType != 77) || scaleType != 0)
     return 7; // CUBLAS_STATUS_INVALID_VALUE
   *desc = new FakeDesc;
+  (*desc)->computeType = computeType;
   return 0;
 }
 int cublasLtMatmulDescDestroy(FakeDesc *desc) {
@@ -257,6 +259,7 @@ int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const float *a,
   }
   ++state.matmuls;
   state.lastMatmulStream = stream;
+  state.lastMatmulComputeType = desc->computeType;
   return 0;
 }
 
@@ -370,12 +373,16 @@ struct FakeAlgoPerf {
 namespace {
 /// The heuristics' answer: one algorithm (1 forward, 2 backward filter, 3
 /// backward data), so each call can check it gets its own.
-int oneAlgorithm(int algo, int requested, int *returned,
+/// Its math type is the descriptor's, except that under the default math
+/// (TF32 allowed) it picks a tensor-core algorithm, as cuDNN does on sm_80
+/// and newer.
+int oneAlgorithm(int algo, const FakeConv *conv, int requested, int *returned,
                  FakeAlgoPerf *results) {
   if (requested < 1)
     return 3;
   std::memset(results, 0, sizeof(FakeAlgoPerf));
   results[0].algo = algo;
+  results[0].mathType = conv->math == 0 ? 1 : conv->math;
   *returned = 1;
   return 0;
 }
@@ -383,11 +390,11 @@ int oneAlgorithm(int algo, int requested, int *returned,
 
 extern "C" {
 int cudnnGetConvolutionForwardAlgorithm_v7(FakeHandle *, FakeTensor *,
-                                           FakeTensor *, FakeConv *,
+                                           FakeTensor *, FakeConv *conv,
                                            FakeTensor *, int requested,
                                            int *returned,
                                            FakeAlgoPerf *results) {
-  return oneAlgorithm(1, requested, returned, results);
+  return oneAlgorithm(1, conv, requested, returned, results);
 }
 int cudnnGetConvolutionForwardWorkspaceSize(FakeHandle *, FakeTensor *,
                                             FakeTensor *, FakeConv *,
@@ -516,9 +523,9 @@ int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
   return 0;
 }
 int cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-    FakeHandle *, FakeTensor *, FakeTensor *, FakeConv *, FakeTensor *,
+    FakeHandle *, FakeTensor *, FakeTensor *, FakeConv *conv, FakeTensor *,
     int requested, int *returned, FakeAlgoPerf *results) {
-  return oneAlgorithm(2, requested, returned, results);
+  return oneAlgorithm(2, conv, requested, returned, results);
 }
 int cudnnGetConvolutionBackwardFilterWorkspaceSize(FakeHandle *, FakeTensor *,
                                                    FakeTensor *, FakeConv *,
@@ -556,9 +563,9 @@ int cudnnConvolutionBackwardFilter(FakeHandle *handle, const float *alpha,
   return 0;
 }
 int cudnnGetConvolutionBackwardDataAlgorithm_v7(
-    FakeHandle *, FakeTensor *, FakeTensor *, FakeConv *, FakeTensor *,
+    FakeHandle *, FakeTensor *, FakeTensor *, FakeConv *conv, FakeTensor *,
     int requested, int *returned, FakeAlgoPerf *results) {
-  return oneAlgorithm(3, requested, returned, results);
+  return oneAlgorithm(3, conv, requested, returned, results);
 }
 int cudnnGetConvolutionBackwardDataWorkspaceSize(FakeHandle *, FakeTensor *,
                                                  FakeTensor *, FakeConv *,

@@ -31,11 +31,15 @@ struct FakeCudaState {
   void *lastMatmulStream = nullptr;
   // cublasLtMatmulDescCreate calls: one per prepared problem.
   int matmulDescriptors = 0;
+  // The compute type of the last matmul (68 COMPUTE_32F, 77 with TF32).
+  int lastMatmulComputeType = -1;
   // The fake cuDNN (DISC_CUDNN_LIBRARY): convolutions computed on the host,
   // f32 only, cross-correlation (or convolution: the kernel flipped) with
   // groups, strides, padding, dilation.
   int convolutions = 0;
   void *lastConvStream = nullptr;
+  // The math type of the last call (3 FMA; 1 tensor cores: the fake
+  // heuristic's choice under the default math).
   int lastConvMathType = -1;
   // cudnnSetConvolutionNdDescriptor calls: one per prepared problem.
   int convDescriptorSets = 0;

@@ -71,9 +71,11 @@ public:
   /// Runs the program. Throws ral::InvocationError for bad inputs. A cuda
   /// executable takes device pointers of the current CUDA context and
   /// queues its work on `cudaStream` (a CUstream; null: the default stream)
-  /// without synchronising.
+  /// without synchronising; `float32Math` says whether its f32 matmuls
+  /// and convolutions may use TF32 (ral::Float32Math).
   std::vector<ral::OutputTensor> run(const std::vector<ral::TensorView> &inputs,
-                                     void *cudaStream = nullptr);
+                                     void *cudaStream = nullptr,
+                                     ral::Float32Math float32Math = {});
   /// Where inputs and outputs live: Cpu, or Cuda for target "cuda".
   ral::Device device() const;
 

@@ -84,12 +84,12 @@ public:
   /// them when there are none). See invoke() for errors and cuda streams,
   /// and InvokeOptions::resultsInto for `resultsInto` (indices of `inputs`;
   /// a stored weight is never written) and InvokeOptions::resultShareGroups
-  /// for `shareGroups`.
+  /// for `shareGroups`, InvokeOptions::float32Math for `float32Math`.
   std::vector<OutputTensor> run(const std::vector<TensorView> &inputs,
                                 void *cudaStream = nullptr,
                                 const std::vector<int64_t> &resultsInto = {},
-                                const std::vector<int64_t> &shareGroups = {})
-      const;
+                                const std::vector<int64_t> &shareGroups = {},
+                                Float32Math float32Math = {}) const;
   Device device() const;
   /// The full signature (weights included) and, separately, the arguments
   /// callers pass.

@@ -166,6 +166,15 @@ std::shared_ptr<CudaModuleCache> makeCudaModuleCache();
 /// Whether the CUDA driver can be loaded and initialised; otherwise why not.
 bool cudaDriverAvailable(std::string *why = nullptr);
 
+/// Cuda: whether f32 library calls may round their operands to TF32 and
+/// run on tensor cores (several times faster; 10 bits of mantissa in the
+/// products, f32 accumulation). Off, the default: full f32 (FMA math).
+/// Kernels DISC generates always compute in full f32.
+struct Float32Math {
+  bool tf32Matmul = false;      // dot_general (cuBLASLt)
+  bool tf32Convolution = false; // convolution and its gradients (cuDNN)
+};
+
 struct InvokeOptions {
   Device device = Device::Cpu;
   /// Cuda: the CUstream (null: the legacy default stream) every launch,
@@ -174,6 +183,8 @@ struct InvokeOptions {
   void *cudaStream = nullptr;
   /// Cuda: the executable's module cache (required).
   CudaModuleCache *cudaModules = nullptr;
+  /// Cuda: whether f32 matmuls and convolutions may use TF32.
+  Float32Math float32Math;
   /// Results written into inputs (an in-place update, e.g. an optimizer
   /// step's parameters): resultsInto[r] >= 0 writes result r into input
   /// resultsInto[r] once the whole call has run (every result is computed

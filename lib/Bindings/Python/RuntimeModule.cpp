@@ -60,11 +60,14 @@ nb::handle torchFromDLPack() {
 /// Runs `exe`. `into[r] >= 0` writes result r into argument into[r] after
 /// the call (ral::InvokeOptions::resultsInto); such a result comes back as
 /// None. Results may share memory only within one `shareGroups` group
-/// (ral::InvokeOptions::resultShareGroups).
+/// (ral::InvokeOptions::resultShareGroups). `tf32Matmul` and
+/// `tf32Convolution`: whether a cuda program's f32 matmuls and convolutions
+/// may use TF32 (ral::Float32Math; the caller's PyTorch settings).
 nb::list run(const ral::Program &exe, std::vector<Array> arrays,
              uintptr_t cudaStream, int32_t cudaDevice,
              const std::vector<int64_t> &into,
-             const std::vector<int64_t> &shareGroups) {
+             const std::vector<int64_t> &shareGroups, bool tf32Matmul,
+             bool tf32Convolution) {
   const bool onCuda = exe.device() == ral::Device::Cuda;
   std::vector<ral::TensorView> inputs(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
@@ -101,7 +104,7 @@ nb::list run(const ral::Program &exe, std::vector<Array> arrays,
   {
     nb::gil_scoped_release release;
     outputs = exe.run(inputs, reinterpret_cast<void *>(cudaStream), into,
-                      shareGroups);
+                      shareGroups, {tf32Matmul, tf32Convolution});
   }
   nb::list results;
   nb::handle fromDLPack = outputs.empty() ? nb::handle() : torchFromDLPack();
@@ -220,7 +223,8 @@ NB_MODULE(_runtime, m) {
       .def("run", &run, nb::arg("inputs"), nb::arg("cuda_stream") = 0,
            nb::arg("cuda_device") = 0,
            nb::arg("into") = std::vector<int64_t>(),
-           nb::arg("share_groups") = std::vector<int64_t>())
+           nb::arg("share_groups") = std::vector<int64_t>(),
+           nb::arg("tf32_matmul") = false, nb::arg("tf32_convolution") = false)
       .def_prop_ro("target",
                    [](const ral::Program &p) {
                      return p.device() == ral::Device::Cuda ? "cuda" : "cpu";

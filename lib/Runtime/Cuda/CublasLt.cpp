@@ -50,7 +50,7 @@ struct HeuristicResult {
   int reserved[4];
 };
 constexpr int kR32F = 0, kR16F = 2, kR16BF = 14;      // cudaDataType
-constexpr int kCompute32F = 68;                       // cublasComputeType_t
+constexpr int kCompute32F = 68, kCompute32FFastTf32 = 77; // cublasComputeType_t
 constexpr int kDescTransA = 3, kDescTransB = 4;       // matmul desc attrs
 constexpr int kOpN = 0, kOpT = 1;                     // cublasOperation_t
 constexpr int kLayoutBatchCount = 5, kLayoutBatchOffset = 6;
@@ -231,18 +231,23 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
   const Library &lib = library();
   Handle handle = handleFor(cuda::currentContext());
   const int type = cudaTypeOf(dtype);
+  // f32 products on tensor cores with TF32 inputs when the caller allows
+  // it (PyTorch's torch.backends.cuda.matmul.allow_tf32), else full f32.
+  const int computeType = dtype == DType::F32 && ectx.float32Math.tf32Matmul
+                              ? kCompute32FFastTf32
+                              : kCompute32F;
   // The problem: types, ops, extents, leading dims, batching; all the
   // descriptors and the heuristic see.
   const std::vector<int64_t> problem = {
-      (int64_t)type,      first.op,    second.op,   first.rows, first.cols,
-      first.ld,           second.rows, second.cols, second.ld,  result.rows,
-      result.cols,        result.ld,   batch,       b.strides[0],
-      a.strides[0],       c.strides[0]};
+      (int64_t)type, computeType,  first.op,     second.op,    first.rows,
+      first.cols,    first.ld,     second.rows,  second.cols,  second.ld,
+      result.rows,   result.cols,  result.ld,    batch,        b.strides[0],
+      a.strides[0],  c.strides[0]};
   const PreparedMatmul &prepared =
       cuda::preparedPerProblem<PreparedMatmul>(handle, problem, [&] {
         HeuristicResult heuristic{};
         auto d = std::make_unique<Descriptors>(lib);
-        check(lib.descCreate(&d->desc, kCompute32F, kR32F),
+        check(lib.descCreate(&d->desc, computeType, kR32F),
               "cublasLtMatmulDescCreate");
         check(lib.descSetAttribute(d->desc, kDescTransA, &first.op,
                                    sizeof(int)),

@@ -14,10 +14,11 @@
 //
 // The legacy (descriptor) API: N-d tensor descriptors with the operands'
 // strides, a packed NCHW filter, cross-correlation (PyTorch's convolution),
-// f32 accumulation without TF32 for f32 (FMA math; PyTorch's result with
-// torch.backends.cudnn.allow_tf32 off), tensor cores for f16/bf16. The
-// algorithm is cuDNN's heuristic choice (cudnnGet*Algorithm_v7), kept per
-// context and problem. A 1-d convolution runs as a 2-d one of height 1.
+// f32 accumulation; for f32 operands, FMA math unless the call allows TF32
+// (Float32Math::tf32Convolution: PyTorch's torch.backends.cudnn.allow_tf32,
+// True by default), tensor cores for f16/bf16. The algorithm is cuDNN's
+// heuristic choice (cudnnGet*Algorithm_v7) with the math type it returns,
+// kept per context and problem. A 1-d convolution runs as a 2-d one of height 1.
 // Not supported (OpError naming the call): padding that differs between
 // the low and high side (other than a transposed convolution's output
 // padding), empty reductions.
@@ -52,7 +53,7 @@ using ConvDesc = struct OpaqueConv *;
 constexpr int kFloat = 0, kHalf = 2, kBFloat16 = 9; // cudnnDataType_t
 constexpr int kNCHW = 0;                            // cudnnTensorFormat_t
 constexpr int kConvolution = 0, kCrossCorrelation = 1; // ConvolutionMode_t
-constexpr int kTensorOpMath = 1, kFmaMath = 3;         // cudnnMathType_t
+constexpr int kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3; // MathType_t
 struct AlgoPerf { // cudnnConvolutionFwdAlgoPerf_t
   int algo;
   Status status;
@@ -413,9 +414,15 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
   check(lib.setStream(handle, ectx.cudaStream), "cudnnSetStream");
   const int type = cudnnTypeOf(dtype);
   const int nd = static_cast<int>(xDims.size());
+  // The math cuDNN may use, as PyTorch sets it: f32 with TF32 allowed is
+  // the default math (TF32 tensor cores on sm_80 and newer), without it FMA
+  // only; f16 and bf16 tensor cores.
+  const int mathType = dtype != DType::F32 ? kTensorOpMath
+                       : ectx.float32Math.tf32Convolution ? kDefaultMath
+                                                          : kFmaMath;
   // The problem: everything the descriptors and the algorithm depend on.
   std::vector<int64_t> problem = {static_cast<int64_t>(direction), type, nd,
-                                  groups};
+                                  groups, mathType};
   for (auto *list : {&xDims, &xStrides, &yDims, &yStrides, &wDims, &pads,
                      &convStrides, &dilations})
     problem.insert(problem.end(), list->begin(), list->end());
@@ -443,8 +450,7 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
               "cudnnSetConvolutionNdDescriptor");
         check(lib.setGroupCount(d->conv, toInt(groups, "groups")),
               "cudnnSetConvolutionGroupCount");
-        check(lib.setMathType(d->conv,
-                              dtype == DType::F32 ? kFmaMath : kTensorOpMath),
+        check(lib.setMathType(d->conv, mathType),
               "cudnnSetConvolutionMathType");
         // cuDNN's heuristic, kept with the descriptors.
         AlgoPerf choice{};
@@ -469,6 +475,13 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
         if (returned < 1 || choice.status != 0)
           throw OpError(std::string("cuDNN has no algorithm for ") +
                         facts.what + ": " + describe());
+        // cuDNN runs an algorithm with the descriptor's math type, which
+        // must be the one the heuristic chose it for (a tensor-core
+        // algorithm under the default math). FMA math stays FMA: a
+        // tensor-core choice there would be TF32 the caller did not allow.
+        if (mathType != kFmaMath && choice.mathType != mathType)
+          check(lib.setMathType(d->conv, choice.mathType),
+                "cudnnSetConvolutionMathType(heuristic's choice)");
         switch (direction) {
         case Direction::Forward:
           check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y,

@@ -446,3 +446,47 @@ def test_transposed_convolution_and_strided_input_gradient_on_the_gpu(groups):
         after = disc.stats()
         assert after["compilations"] - before["compilations"] == 2  # forward, backward
         assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+
+
+def test_f32_library_calls_use_tf32_exactly_when_pytorch_allows_it():
+    """One compiled program run under each combination of PyTorch's two
+    settings (torch.backends.cuda.matmul.allow_tf32 and
+    torch.backends.cudnn.allow_tf32, read per call): each library call is
+    at full-f32 distance from a float64 reference when its setting is off
+    and at TF32 distance (about 1e-4 of the result's RMS; 10 bits of
+    mantissa in the products) when it is on, independently of the other."""
+    text = """
+func.func @main(%x: tensor<?x64x?x?xf32>, %w: tensor<64x64x3x3xf32>, %a: tensor<?x1024xf32>, %b: tensor<1024x1024xf32>) -> (tensor<?x64x?x?xf32>, tensor<?x1024xf32>) {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x64x?x?xf32>, tensor<64x64x3x3xf32>) -> tensor<?x64x?x?xf32>
+  %1 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x1024xf32>, tensor<1024x1024xf32>) -> tensor<?x1024xf32>
+  return %0, %1 : tensor<?x64x?x?xf32>, tensor<?x1024xf32>
+}"""
+    exe = disc.compile_mlir(text, target="cuda")
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x = torch.randn(8, 64, 56, 56, device="cuda", generator=g)
+    w = torch.randn(64, 64, 3, 3, device="cuda", generator=g)
+    a = torch.randn(1024, 1024, device="cuda", generator=g)
+    b = torch.randn(1024, 1024, device="cuda", generator=g)
+    conv64 = torch.nn.functional.conv2d(x.double(), w.double(), padding=1)
+    mm64 = a.double() @ b.double()
+
+    def relative_rms(got, want):
+        return ((got.double() - want).pow(2).mean().sqrt() / want.pow(2).mean().sqrt()).item()
+
+    saved = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for matmul in (False, True):
+            for conv in (False, True):
+                torch.backends.cuda.matmul.allow_tf32 = matmul
+                with torch.backends.cudnn.flags(enabled=True, allow_tf32=conv):
+                    y, p = exe(x, w, a, b)
+                for name, on, got, want in (("convolution", conv, y, conv64),
+                                            ("matmul", matmul, p, mm64)):
+                    error = relative_rms(got, want)
+                    where = f"{name} with matmul tf32 {matmul}, convolution tf32 {conv}"
+                    if on:
+                        assert 2e-5 < error < 5e-3, (where, error)
+                    else:
+                        assert error < 2e-6, (where, error)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved

@@ -154,6 +154,72 @@ func.func @main(%a: tensor<?x8xf32>, %b: tensor<8x4xf32>) -> tensor<?x4xf32> {
     assert exe.kernel_counts["library_calls"] == 1
 
 
+@pytest.fixture
+def saved_tf32_settings():
+    """Puts PyTorch's float32 precision settings back after the test: the
+    per-op strings hold the whole state, the legacy flags included."""
+    nodes = [torch.backends, torch.backends.cudnn, torch.backends.cudnn.conv,
+             torch.backends.cudnn.rnn, torch.backends.cuda.matmul]
+    saved = [node.fp32_precision for node in nodes]
+    yield
+    for node, precision in zip(nodes, saved):
+        node.fp32_precision = precision
+
+
+def test_tf32_settings_follow_pytorch(saved_tf32_settings):
+    """What a cuda call passes its library calls: whether f32 matmuls and
+    convolutions may use TF32, from PyTorch's settings at the call, each on
+    its own; with the per-op API, convolutions' setting alone (PyTorch
+    refuses the legacy question when cuDNN's convolution and RNN settings
+    differ)."""
+    from disc import _tf32_settings
+    for matmul, conv in ((False, False), (True, False), (False, True), (True, True)):
+        torch.backends.cuda.matmul.allow_tf32 = matmul
+        torch.backends.cudnn.allow_tf32 = conv
+        assert _tf32_settings(torch) == (matmul, conv)
+    torch.set_float32_matmul_precision("high")
+    assert _tf32_settings(torch)[0] is True
+    torch.set_float32_matmul_precision("highest")
+    assert _tf32_settings(torch)[0] is False
+    torch.backends.cudnn.rnn.fp32_precision = "tf32"
+    torch.backends.cudnn.conv.fp32_precision = "ieee"
+    assert _tf32_settings(torch)[1] is False
+    torch.backends.cudnn.rnn.fp32_precision = "ieee"
+    torch.backends.cudnn.conv.fp32_precision = "tf32"
+    assert _tf32_settings(torch)[1] is True
+    # Unset for convolutions: cuDNN's setting, then the global one.
+    torch.backends.cudnn.conv.fp32_precision = "none"
+    torch.backends.cudnn.fp32_precision = "tf32"
+    assert _tf32_settings(torch)[1] is True
+    torch.backends.cudnn.fp32_precision = "none"
+    torch.backends.fp32_precision = "tf32"
+    assert _tf32_settings(torch)[1] is True
+
+
+def test_a_cuda_call_passes_the_tf32_settings_of_the_moment(monkeypatch, saved_tf32_settings):
+    """Each call of a cuda executable reads the settings anew (a program is
+    compiled once and run under whatever the caller sets later), with the
+    caller's current stream. The program is a stand-in: no GPU here."""
+    calls = []
+
+    class Recorder:
+        target = "cuda"
+
+        def run(self, arguments, stream, device, into, share_groups, tf32_matmul,
+                tf32_convolution):
+            calls.append((stream, device, tf32_matmul, tf32_convolution))
+            return []
+
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda device: 0x5157 + device,
+                        raising=False)
+    exe = disc.Executable(Recorder())
+    for matmul, conv in ((False, True), (True, False)):
+        torch.backends.cuda.matmul.allow_tf32 = matmul
+        torch.backends.cudnn.allow_tf32 = conv
+        exe._run([], [], 1)
+    assert calls == [(0x5158, 1, False, True), (0x5158, 1, True, False)]
+
+
 @needs_toolkit
 def test_shape_read_from_tensor_data_is_a_compile_error():
     text = """
