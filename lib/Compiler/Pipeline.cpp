@@ -86,8 +86,8 @@ static std::string integerSetting(const char *name, long long fallback,
 }
 
 /// DISC_CUDA_ROW_VARIANT: unset or "auto" (the default) lets each call of a
-/// row kernel pick one row per thread or one row per block from the row
-/// length; "thread" or "block" forces one (tests, benchmarks).
+/// row kernel pick one row per thread, warp or block from the row length
+/// and count; "thread", "warp" or "block" forces one (tests, benchmarks).
 /// DISC_CUDA_VECTORIZE=0 leaves elementwise grids without their vector
 /// variant. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
 /// DISC_CUDA_REDUCTION_SLOTS bounds the slots of whole-range reductions.
@@ -95,9 +95,10 @@ static std::string integerSetting(const char *name, long long fallback,
 static std::string mapLoopsToGpuStep(bool logFusion) {
   const char *env = std::getenv("DISC_CUDA_ROW_VARIANT");
   std::string variant = env && *env ? env : "auto";
-  if (variant != "auto" && variant != "thread" && variant != "block")
-    throw std::invalid_argument("DISC_CUDA_ROW_VARIANT must be auto, thread "
-                                "or block, got '" +
+  if (variant != "auto" && variant != "thread" && variant != "warp" &&
+      variant != "block")
+    throw std::invalid_argument("DISC_CUDA_ROW_VARIANT must be auto, "
+                                "thread, warp or block, got '" +
                                 variant + "'");
   // DISC_CUDA_VECTORIZE=0: elementwise grids without their vector variant
   // (to compare, or to rule it out when debugging).

@@ -32,6 +32,7 @@ std::atomic<int64_t> vectorGrids{0};
 std::atomic<int64_t> scalarGrids{0};
 std::atomic<int64_t> columnSplits{0};
 std::atomic<int64_t> columnsPerThread{0};
+std::atomic<int64_t> rowsPerWarp{0};
 
 /// Threads for loops launched on this thread: set per call by
 /// ThreadsForCall (the Context's numThreads), else OpenMP's default.
@@ -95,7 +96,8 @@ ParallelStats parallelStats() {
 
 RowVariantStats rowVariantStats() {
   return {rowsPerThread.load(), rowsPerBlock.load(), vectorGrids.load(),
-          scalarGrids.load(), columnSplits.load(), columnsPerThread.load()};
+          scalarGrids.load(), columnSplits.load(), columnsPerThread.load(),
+          rowsPerWarp.load()};
 }
 
 } // namespace ral
@@ -116,6 +118,8 @@ extern "C" void disc_ral_note_variant(int64_t variant) {
     columnSplits.fetch_add(1, std::memory_order_relaxed);
   else if (variant == 5)
     columnsPerThread.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 6)
+    rowsPerWarp.fetch_add(1, std::memory_order_relaxed);
 }
 
 extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),

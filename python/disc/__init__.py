@@ -407,6 +407,7 @@ def stats() -> dict:
                        oneDNN call (docs/debugging.md)
     rows_per_thread    calls of GPU row kernels (targets cuda and
                        cuda-emulated) that ran one row per thread
+    rows_per_warp      ... that ran one row per warp (8 rows per block)
     rows_per_block     ... that ran one row per block: the run-time variant
                        choice of every row kernel (docs/cuda.md)
     vector_grids       calls of GPU elementwise grids that ran four elements
@@ -431,13 +432,14 @@ def stats() -> dict:
 
     launches, serial = _runtime.parallel_stats()
     (rows_per_thread, rows_per_block, vector_grids, scalar_grids, column_splits,
-     columns_per_thread) = _runtime.row_variant_stats()
+     columns_per_thread, rows_per_warp) = _runtime.row_variant_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
               "parallel_launches": launches, "serial_runs": serial,
               "small_matmuls": _runtime.small_matmul_calls(),
               "rows_per_thread": rows_per_thread,
+              "rows_per_warp": rows_per_warp,
               "rows_per_block": rows_per_block,
               "vector_grids": vector_grids, "scalar_grids": scalar_grids,
               "column_splits": column_splits,

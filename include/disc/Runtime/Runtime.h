@@ -258,8 +258,8 @@ ParallelStats parallelStats();
 int64_t smallMatmulCalls();
 
 /// Process-wide counts of the run-time variant choice of GPU kernels
-/// (disc_ral_note_variant): row kernels one row per thread or one row per
-/// block; elementwise grids that have a vector variant run with vector
+/// (disc_ral_note_variant): row kernels one row per thread, per block or
+/// per warp; elementwise grids that have a vector variant run with vector
 /// accesses or without (extent or alignment did not allow them); column
 /// reductions that have a split variant split each column's rows into parts
 /// or run one thread per column.
@@ -270,6 +270,7 @@ struct RowVariantStats {
   int64_t scalarGrids = 0;
   int64_t columnSplits = 0;
   int64_t columnsPerThread = 0;
+  int64_t rowsPerWarp = 0;
 };
 RowVariantStats rowVariantStats();
 

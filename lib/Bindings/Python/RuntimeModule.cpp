@@ -290,6 +290,7 @@ NB_MODULE(_runtime, m) {
     ral::RowVariantStats stats = ral::rowVariantStats();
     return nb::make_tuple(stats.rowsPerThread, stats.rowsPerBlock,
                           stats.vectorGrids, stats.scalarGrids,
-                          stats.columnSplits, stats.columnsPerThread);
+                          stats.columnSplits, stats.columnsPerThread,
+                          stats.rowsPerWarp);
   });
 }

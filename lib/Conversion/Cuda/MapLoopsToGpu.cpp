@@ -100,17 +100,18 @@ struct MapLoopsToGpuPass
   }
 
   /// One outermost parallel loop -> grids. A row kernel (RowKernels.h)
-  /// runs one row per thread or, chosen per call from the row length, one
-  /// row per block; `row-variant` forces either (tests).
+  /// runs one row per thread, per warp or per block, chosen per call from
+  /// the row length and the number of rows (rowVariantCondition);
+  /// `row-variant` forces one (tests, A/B runs).
   LogicalResult mapNest(scf::ParallelOp loop) {
     if (rowUnroll < 1 || rowUnroll > 16)
       return loop.emitError() << "disc-map-loops-to-gpu: row-unroll must be "
                                  "1 to 16, got "
                               << static_cast<int64_t>(rowUnroll);
     if (rowVariant != "auto" && rowVariant != "thread" &&
-        rowVariant != "block")
+        rowVariant != "warp" && rowVariant != "block")
       return loop.emitError() << "disc-map-loops-to-gpu: row-variant must be "
-                                 "auto, thread or block, got '"
+                                 "auto, thread, warp or block, got '"
                               << rowVariant << "'";
     if (loop->hasAttr(disc::cuda::kColumnNestAttr)) {
       loop->removeAttr(disc::cuda::kColumnNestAttr);
@@ -135,21 +136,57 @@ struct MapLoopsToGpuPass
       Value threads = disc::cuda::threadsForRow(at, loc, rowLength);
       disc::cuda::buildRowBlockNest(at, *rows, threads, rowUnroll);
     };
-    if (rowVariant == "block") {
-      perBlock(b);
+    auto perWarp = [&](OpBuilder &at) {
+      noteVariant(at, loc, disc::cuda::RowVariant::PerWarp);
+      disc::cuda::buildRowWarpNest(at, *rows, rowUnroll);
+    };
+    if (rowVariant == "block" || rowVariant == "warp") {
+      if (rowVariant == "block")
+        perBlock(b);
+      else
+        perWarp(b);
       loop.erase();
       return success();
     }
     if (rowVariant == "auto" && rowLength) {
-      // Rows of 32 elements or more: a block of 32-256 threads per row.
+      // Rows of 32 elements or more: a warp or a block per row.
+      auto c = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
       Value longRows = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::uge, rowLength,
-          arith::ConstantIndexOp::create(b, loc, kMinRowPerBlock));
+          b, loc, arith::CmpIPredicate::uge, rowLength, c(kMinRowPerWarp));
       auto choice = scf::IfOp::create(b, loc, longRows, /*withElse=*/true);
-      // One kernel in two variants: kernel counts take the else branch.
+      // One kernel in three variants: kernel counts take the else branch.
       choice->setAttr(disc::cuda::kRowVariantsAttr, b.getUnitAttr());
       OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
-      perBlock(thenBuilder);
+      // A warp per row: rows of up to kMaxRowPerWarp elements, or of up
+      // to kMaxRowPerWarpWhenMany when there are enough rows to fill the
+      // GPU a warp each.
+      Value numRows = arith::ConstantIndexOp::create(thenBuilder, loc, 1);
+      for (auto [lb, ub, step] :
+           llvm::zip(loop.getLowerBound(), loop.getUpperBound(),
+                     loop.getStep()))
+        numRows = thenBuilder.createOrFold<arith::MulIOp>(
+            loc, numRows, tripCount(thenBuilder, loc, lb, ub, step));
+      auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, int64_t rhs) {
+        return arith::CmpIOp::create(
+            thenBuilder, loc, predicate, lhs,
+            arith::ConstantIndexOp::create(thenBuilder, loc, rhs));
+      };
+      Value shortRows =
+          cmp(arith::CmpIPredicate::ule, rowLength, kMaxRowPerWarp);
+      Value manyRows = arith::AndIOp::create(
+          thenBuilder, loc,
+          cmp(arith::CmpIPredicate::ule, rowLength, kMaxRowPerWarpWhenMany),
+          cmp(arith::CmpIPredicate::uge, numRows, kManyRows));
+      Value warpRows =
+          arith::OrIOp::create(thenBuilder, loc, shortRows, manyRows);
+      auto warpOrBlock =
+          scf::IfOp::create(thenBuilder, loc, warpRows, /*withElse=*/true);
+      OpBuilder warpBuilder(warpOrBlock.thenBlock()->getTerminator());
+      perWarp(warpBuilder);
+      OpBuilder blockBuilder(warpOrBlock.elseBlock()->getTerminator());
+      perBlock(blockBuilder);
       loop->moveBefore(choice.elseBlock()->getTerminator());
     }
     OpBuilder at(loop);
@@ -194,7 +231,15 @@ struct MapLoopsToGpuPass
   }
 
   /// Rows shorter than this run one per thread.
-  static constexpr int64_t kMinRowPerBlock = 32;
+  static constexpr int64_t kMinRowPerWarp = 32;
+  /// Rows up to this long run one per warp (a block per row would be one
+  /// warp: 32 threads of about 4 elements each).
+  static constexpr int64_t kMaxRowPerWarp = 128;
+  /// Rows up to this long run one per warp when there are at least
+  /// kManyRows of them (65536 threads, a warp each); fewer rows run one
+  /// per block, where each row has more threads.
+  static constexpr int64_t kMaxRowPerWarpWhenMany = 1024;
+  static constexpr int64_t kManyRows = 2048;
 
   /// `disc_ral_note_variant(id)`: counts the variant chosen for this call.
   void noteVariant(OpBuilder &b, Location loc, disc::cuda::RowVariant variant) {

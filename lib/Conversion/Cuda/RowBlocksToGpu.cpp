@@ -1,4 +1,4 @@
-//===- RowBlocksToGpu.cpp - block-per-row nests -> gpu.launch -------------===//
+//===- RowBlocksToGpu.cpp - block- and warp-per-row nests -> gpu.launch ---===//
 //
 // See DiscRowBlocksToGpu in include/disc/Conversion/Cuda/Passes.td.
 //
@@ -9,6 +9,7 @@
 #include "RowKernels.h"
 
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace disc {
@@ -55,16 +56,164 @@ Value convert(OpBuilder &b, Location loc, Value value, Type to) {
              : (Value)arith::TruncFOp::create(b, loc, to, value);
 }
 
+/// Combines `value` (of the combiner's type `type`) across the threads
+/// that reduce it: the block (gpu.all_reduce: shuffles within each warp,
+/// then shared memory) or the warp (a butterfly of xor shuffles, every
+/// lane left with the total). `combiner` is the scf.reduce region's block.
+Value combineAcrossThreads(OpBuilder &b, Location loc, Value value,
+                           Block &combiner, bool warp) {
+  Type type = value.getType();
+  Type wide = shuffleType(type);
+  auto ret = cast<scf::ReduceReturnOp>(combiner.getTerminator());
+  // combine(lhs, rhs) in `wide`, the combiner computing in `type`.
+  auto combine = [&](OpBuilder &at, Value lhs, Value rhs) {
+    IRMapping inner;
+    inner.map(combiner.getArgument(0), convert(at, loc, lhs, type));
+    inner.map(combiner.getArgument(1), convert(at, loc, rhs, type));
+    for (Operation &step : combiner.without_terminator())
+      at.clone(step, inner);
+    return convert(at, loc, inner.lookupOrDefault(ret.getResult()), wide);
+  };
+  Value partial = convert(b, loc, value, wide);
+  if (warp) {
+    // Each step combines lanes `offset` apart; every lane combines the same
+    // two values (in the other order: the combiners are commutative), so
+    // all lanes end with the same result.
+    for (int32_t offset = disc::cuda::kWarpSize / 2; offset >= 1;
+         offset /= 2) {
+      auto shuffle =
+          gpu::ShuffleOp::create(b, loc, partial, offset,
+                                 disc::cuda::kWarpSize, gpu::ShuffleMode::XOR);
+      partial = combine(b, partial, shuffle.getShuffleResult());
+    }
+    return convert(b, loc, partial, type);
+  }
+  auto allReduce = gpu::AllReduceOp::create(
+      b, loc, partial, gpu::AllReduceOperationAttr(), /*uniform=*/true);
+  Block *body = new Block();
+  allReduce.getBody().push_back(body);
+  Value lhs = body->addArgument(wide, loc);
+  Value rhs = body->addArgument(wide, loc);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    gpu::YieldOp::create(b, loc, combine(b, lhs, rhs));
+  }
+  return convert(b, loc, allReduce.getResult(), type);
+}
+
+/// Lowers the ops of one row's body (`body`, without its terminator) at
+/// `b`: row-level ops as they are, each thread loop as its body with the
+/// loop's thread the given `thread` and its reductions combined across
+/// the block or the warp. Memory written before a thread loop, or by one,
+/// is made visible to the threads of the next: a block barrier, or a warp
+/// barrier (bar.warp.sync, which also orders the lanes' memory accesses).
+void lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
+                  Value thread, bool warp) {
+  auto synchronize = [&]() {
+    if (!warp) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    Value allLanes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), -1);
+    NVVM::SyncWarpOp::create(b, loc, allLanes);
+  };
+  // Row-level stores since the last barrier: the next thread loop may
+  // read what they wrote.
+  bool pendingStores = false;
+  for (Operation &op : body.without_terminator()) {
+    if (!isThreadLoop(&op)) {
+      b.clone(op, mapping);
+      pendingStores |= disc::cuda::writesMemory(&op);
+      continue;
+    }
+    auto loop = cast<scf::ParallelOp>(op);
+    if (pendingStores)
+      synchronize();
+    pendingStores = false;
+    mapping.map(loop.getInductionVars()[0], thread);
+    for (Operation &inner : loop.getBody()->without_terminator())
+      b.clone(inner, mapping);
+    auto reduce = cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+    for (auto [i, operand] : llvm::enumerate(reduce.getOperands()))
+      mapping.map(loop.getResult(i),
+                  combineAcrossThreads(b, loc, mapping.lookup(operand),
+                                       reduce.getReductions()[i].front(),
+                                       warp));
+    // What this loop wrote may be read by other threads next.
+    if (disc::cuda::writesMemory(loop))
+      synchronize();
+  }
+}
+
+/// Checks that the region-holding ops of `body` (in a nest marked `mark`)
+/// are thread loops running 0 to `threads` step 1 (one `threads` for all;
+/// null: any, returned).
+LogicalResult checkThreadLoops(Block &body, StringRef mark, Value &threads) {
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    if (!isThreadLoop(&op))
+      return op.emitOpError("in a ")
+             << mark
+             << " nest must be a thread loop (scf.parallel mapped to "
+                "thread_x)";
+    auto loop = cast<scf::ParallelOp>(op);
+    if (!isConstantIntValue(loop.getLowerBound()[0], 0) ||
+        !isConstantIntValue(loop.getStep()[0], 1) ||
+        (threads && loop.getUpperBound()[0] != threads))
+      return op.emitOpError("thread loops of a ")
+             << mark << " nest must all run 0 to the same thread count step 1";
+    threads = loop.getUpperBound()[0];
+  }
+  return success();
+}
+
+/// The one op with regions in `block` if it is an OpTy, else null.
+template <typename OpTy> OpTy onlyRegionOp(Block &block) {
+  OpTy found;
+  for (Operation &op : block.without_terminator()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    auto typed = dyn_cast<OpTy>(op);
+    if (found || !typed)
+      return nullptr;
+    found = typed;
+  }
+  return found;
+}
+
+/// A gpu.launch in place of `nest` (one block per iteration) with blocks
+/// of `threadsX` x `threadsY` threads; `b` is left inside it, before its
+/// terminator, and `mapping` maps the nest's induction variable to the
+/// block id.
+gpu::LaunchOp createLaunch(OpBuilder &b, scf::ParallelOp nest, Value threadsX,
+                           int64_t threadsY, IRMapping &mapping) {
+  Location loc = nest.getLoc();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value y = threadsY == 1 ? one
+                          : arith::ConstantIndexOp::create(b, loc, threadsY);
+  auto launch = gpu::LaunchOp::create(b, loc, nest.getUpperBound()[0], one,
+                                      one, threadsX, y, one);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  auto terminator = gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPoint(terminator);
+  mapping.map(nest.getInductionVars()[0], launch.getBlockIds().x);
+  return launch;
+}
+
 struct RowBlocksToGpuPass
     : public disc::impl::DiscRowBlocksToGpuBase<RowBlocksToGpuPass> {
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> nests;
     getOperation().walk([&](scf::ParallelOp loop) {
-      if (loop->hasAttr(disc::cuda::kRowBlockAttr))
+      if (loop->hasAttr(disc::cuda::kRowBlockAttr) ||
+          loop->hasAttr(disc::cuda::kRowWarpAttr))
         nests.push_back(loop);
     });
     for (scf::ParallelOp nest : nests)
-      if (failed(lower(nest)))
+      if (failed(nest->hasAttr(disc::cuda::kRowWarpAttr) ? lowerWarps(nest)
+                                                          : lower(nest)))
         return signalPassFailure();
   }
 
@@ -74,80 +223,80 @@ struct RowBlocksToGpuPass
       return nest.emitOpError("marked disc.row_block must run 0 to rows "
                               "step 1");
     Value threads;
-    for (Operation &op : nest.getBody()->without_terminator()) {
-      if (op.getNumRegions() == 0)
-        continue;
-      if (!isThreadLoop(&op))
-        return op.emitOpError("in a disc.row_block nest must be a thread "
-                              "loop (scf.parallel mapped to thread_x)");
-      auto loop = cast<scf::ParallelOp>(op);
-      if (!isConstantIntValue(loop.getLowerBound()[0], 0) ||
-          !isConstantIntValue(loop.getStep()[0], 1) ||
-          (threads && loop.getUpperBound()[0] != threads))
-        return op.emitOpError("thread loops of a disc.row_block nest must all "
-                              "run 0 to the same thread count step 1");
-      threads = loop.getUpperBound()[0];
-    }
+    if (failed(checkThreadLoops(*nest.getBody(), disc::cuda::kRowBlockAttr,
+                                threads)))
+      return failure();
     if (!threads)
       return nest.emitOpError("marked disc.row_block has no thread loop");
 
     OpBuilder b(nest);
-    Location loc = nest.getLoc();
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, nest.getUpperBound()[0], one,
-                                        one, threads, one, one);
-    b.setInsertionPointToEnd(&launch.getBody().front());
-    auto terminator = gpu::TerminatorOp::create(b, loc);
-    b.setInsertionPoint(terminator);
     IRMapping mapping;
-    mapping.map(nest.getInductionVars()[0], launch.getBlockIds().x);
-    Value thread = launch.getThreadIds().x;
-    // Row-level stores since the last barrier: the next thread loop may
-    // read what they wrote.
-    bool pendingStores = false;
-    for (Operation &op : nest.getBody()->without_terminator()) {
-      if (!isThreadLoop(&op)) {
+    gpu::LaunchOp launch = createLaunch(b, nest, threads, 1, mapping);
+    lowerRowBody(b, nest.getLoc(), *nest.getBody(), mapping,
+                 launch.getThreadIds().x, /*warp=*/false);
+    nest.erase();
+    return success();
+  }
+
+  /// A warp-per-row nest (RowKernels.h, buildRowWarpNest): blocks of
+  /// 32 x R threads, thread_y the warp (row) and thread_x its lane. The
+  /// row guard is the same for the 32 lanes of a warp, so each warp's
+  /// shuffles and barriers run with all its lanes.
+  LogicalResult lowerWarps(scf::ParallelOp nest) {
+    auto malformed = [&]() {
+      return nest.emitOpError(
+          "marked disc.row_warp must run 0 to blocks step 1 around one "
+          "scf.parallel over its warps (thread_y, 0 to a constant, step 1) "
+          "around one scf.if whose then block holds thread loops of 32 "
+          "threads");
+    };
+    if (nest.getNumLoops() != 1 ||
+        !isConstantIntValue(nest.getLowerBound()[0], 0) ||
+        !isConstantIntValue(nest.getStep()[0], 1))
+      return malformed();
+    auto warps = onlyRegionOp<scf::ParallelOp>(*nest.getBody());
+    if (!warps || warps.getNumLoops() != 1 || warps.getNumResults() != 0 ||
+        !isConstantIntValue(warps.getLowerBound()[0], 0) ||
+        !isConstantIntValue(warps.getStep()[0], 1))
+      return malformed();
+    std::optional<int64_t> perBlock =
+        getConstantIntValue(warps.getUpperBound()[0]);
+    if (!perBlock || *perBlock < 1 ||
+        *perBlock * disc::cuda::kWarpSize > 1024)
+      return malformed();
+    auto guard = onlyRegionOp<scf::IfOp>(*warps.getBody());
+    if (!guard || guard.getNumResults() != 0 ||
+        !guard.getElseRegion().empty())
+      return malformed();
+    Value threads;
+    if (failed(checkThreadLoops(*guard.thenBlock(), disc::cuda::kRowWarpAttr,
+                                threads)))
+      return failure();
+    if (!threads || !isConstantIntValue(threads, disc::cuda::kWarpSize))
+      return malformed();
+
+    OpBuilder b(nest);
+    Location loc = nest.getLoc();
+    IRMapping mapping;
+    gpu::LaunchOp launch = createLaunch(
+        b, nest,
+        arith::ConstantIndexOp::create(b, loc, disc::cuda::kWarpSize),
+        *perBlock, mapping);
+    mapping.map(warps.getInductionVars()[0], launch.getThreadIds().y);
+    for (Operation &op : nest.getBody()->without_terminator())
+      if (&op != warps.getOperation())
         b.clone(op, mapping);
-        pendingStores |= disc::cuda::writesMemory(&op);
+    for (Operation &op : warps.getBody()->without_terminator()) {
+      if (&op != guard.getOperation()) {
+        b.clone(op, mapping);
         continue;
       }
-      auto loop = cast<scf::ParallelOp>(op);
-      if (pendingStores)
-        gpu::BarrierOp::create(b, loc);
-      pendingStores = false;
-      mapping.map(loop.getInductionVars()[0], thread);
-      for (Operation &inner : loop.getBody()->without_terminator())
-        b.clone(inner, mapping);
-      auto reduce = cast<scf::ReduceOp>(loop.getBody()->getTerminator());
-      for (auto [i, operand] : llvm::enumerate(reduce.getOperands())) {
-        Type type = operand.getType();
-        Type wide = shuffleType(type);
-        Value partial = convert(b, loc, mapping.lookup(operand), wide);
-        auto allReduce = gpu::AllReduceOp::create(
-            b, loc, partial, gpu::AllReduceOperationAttr(), /*uniform=*/true);
-        Block *body = new Block();
-        allReduce.getBody().push_back(body);
-        Value lhs = body->addArgument(wide, loc);
-        Value rhs = body->addArgument(wide, loc);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(body);
-          Block &combiner = reduce.getReductions()[i].front();
-          IRMapping inner;
-          inner.map(combiner.getArgument(0), convert(b, loc, lhs, type));
-          inner.map(combiner.getArgument(1), convert(b, loc, rhs, type));
-          for (Operation &step : combiner.without_terminator())
-            b.clone(step, inner);
-          auto ret = cast<scf::ReduceReturnOp>(combiner.getTerminator());
-          gpu::YieldOp::create(
-              b, loc, convert(b, loc, inner.lookupOrDefault(ret.getResult()), wide));
-        }
-        mapping.map(loop.getResult(i),
-                    convert(b, loc, allReduce.getResult(), type));
-      }
-      // What this loop wrote may be read by other threads next.
-      if (disc::cuda::writesMemory(loop))
-        gpu::BarrierOp::create(b, loc);
+      auto row = scf::IfOp::create(b, loc, mapping.lookup(guard.getCondition()),
+                                   /*withElse=*/false);
+      OpBuilder::InsertionGuard inside(b);
+      b.setInsertionPoint(row.thenBlock()->getTerminator());
+      lowerRowBody(b, loc, *guard.thenBlock(), mapping,
+                   launch.getThreadIds().x, /*warp=*/true);
     }
     nest.erase();
     return success();

@@ -1,4 +1,4 @@
-//===- RowKernels.cpp - one row per block for row reductions --------------===//
+//===- RowKernels.cpp - a row per block or warp for row reductions --------===//
 //
 // See RowKernels.h and DiscMapLoopsToGpu in Passes.td.
 //
@@ -441,30 +441,28 @@ Value threadsForRow(OpBuilder &b, Location loc, Value rowLength) {
   return b.createOrFold<arith::MulIOp>(loc, warps, c(32));
 }
 
-void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads,
-                       unsigned unroll) {
-  scf::ParallelOp loop = kernel.loop;
+namespace {
+
+/// The row loop's trip counts, per dim, and their product (the rows).
+Value rowCounts(OpBuilder &b, scf::ParallelOp loop,
+                SmallVector<Value> &counts) {
   Location loc = loop.getLoc();
-  MLIRContext *ctx = b.getContext();
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> counts;
-  Value rows = one;
+  Value rows = arith::ConstantIndexOp::create(b, loc, 1);
   for (auto [lb, ub, step] : llvm::zip(
            loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
     counts.push_back(tripCount(b, loc, lb, ub, step));
     rows = b.createOrFold<arith::MulIOp>(loc, rows, counts.back());
   }
-  auto nest = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                      ValueRange{rows}, ValueRange{one});
-  nest->setAttr(gpu::getMappingAttrName(),
-                ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::BlockX)}));
-  nest->setAttr(kRowBlockAttr, b.getUnitAttr());
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(nest.getBody()->getTerminator());
-  SmallVector<Value> ivs =
-      delinearize(b, loc, nest.getInductionVars()[0], counts,
-                  loop.getLowerBound(), loop.getStep());
+  return rows;
+}
+
+/// The body of `kernel` for row `row` (linear) at `b`'s insertion point,
+/// its phases spread over `threads` threads (thread loops).
+void buildRowBody(OpBuilder &b, const RowKernel &kernel, Value row,
+                  ValueRange counts, Value threads, unsigned unroll) {
+  scf::ParallelOp loop = kernel.loop;
+  SmallVector<Value> ivs = delinearize(b, loop.getLoc(), row, counts,
+                                       loop.getLowerBound(), loop.getStep());
   IRMapping mapping;
   mapping.map(loop.getInductionVars(), ivs);
   for (Operation &op : loop.getBody()->without_terminator()) {
@@ -477,6 +475,59 @@ void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads,
     else
       buildStagePhase(b, cast<scf::ParallelOp>(op), mapping, threads, unroll);
   }
+}
+
+/// `scf.parallel (%i) = 0 to count` mapped to `processor`.
+scf::ParallelOp createMappedLoop(OpBuilder &b, Location loc, Value count,
+                                 gpu::Processor processor) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                      ValueRange{count}, ValueRange{one});
+  MLIRContext *ctx = b.getContext();
+  loop->setAttr(gpu::getMappingAttrName(),
+                ArrayAttr::get(ctx, {mappingFor(ctx, processor)}));
+  return loop;
+}
+
+} // namespace
+
+void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads,
+                       unsigned unroll) {
+  scf::ParallelOp loop = kernel.loop;
+  Location loc = loop.getLoc();
+  SmallVector<Value> counts;
+  Value rows = rowCounts(b, loop, counts);
+  auto nest = createMappedLoop(b, loc, rows, gpu::Processor::BlockX);
+  nest->setAttr(kRowBlockAttr, b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(nest.getBody()->getTerminator());
+  buildRowBody(b, kernel, nest.getInductionVars()[0], counts, threads, unroll);
+}
+
+void buildRowWarpNest(OpBuilder &b, const RowKernel &kernel, unsigned unroll) {
+  scf::ParallelOp loop = kernel.loop;
+  Location loc = loop.getLoc();
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  SmallVector<Value> counts;
+  Value rows = rowCounts(b, loop, counts);
+  Value perBlock = c(kRowsPerWarpBlock);
+  Value blocks = b.createOrFold<arith::CeilDivUIOp>(loc, rows, perBlock);
+  auto nest = createMappedLoop(b, loc, blocks, gpu::Processor::BlockX);
+  nest->setAttr(kRowWarpAttr, b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(nest.getBody()->getTerminator());
+  auto warps = createMappedLoop(b, loc, perBlock, gpu::Processor::ThreadY);
+  b.setInsertionPoint(warps.getBody()->getTerminator());
+  Value row = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, nest.getInductionVars()[0],
+                                    perBlock),
+      warps.getInductionVars()[0]);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
+  auto guardRow = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+  b.setInsertionPoint(guardRow.thenBlock()->getTerminator());
+  buildRowBody(b, kernel, row, counts, c(kWarpSize), unroll);
 }
 
 void sequentializeParallelLoopsIn(Operation *root) {

@@ -1,7 +1,8 @@
-//===- RowKernels.h - one row per block for row reductions ------*- C++ -*-===//
+//===- RowKernels.h - a row per block or warp for row reductions -*- C++ -*-===//
 //
-// The block-per-row variant of a row kernel, built by disc-map-loops-to-gpu
-// and turned into a gpu.launch by disc-row-blocks-to-gpu.
+// The block-per-row and warp-per-row variants of a row kernel, built by
+// disc-map-loops-to-gpu and turned into gpu.launch ops by
+// disc-row-blocks-to-gpu.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_LIB_CONVERSION_CUDA_ROWKERNELS_H
@@ -17,6 +18,13 @@ namespace disc::cuda {
 /// The attribute that marks a block-per-row nest.
 constexpr llvm::StringLiteral kRowBlockAttr = "disc.row_block";
 
+/// The attribute that marks a warp-per-row nest.
+constexpr llvm::StringLiteral kRowWarpAttr = "disc.row_warp";
+
+/// Threads of a warp, and the rows (warps) of a warp-per-row block.
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kRowsPerWarpBlock = 8;
+
 /// The attribute that marks the host's `scf.if` choosing between two
 /// variants of one kernel (a row kernel's then: one row per block, else:
 /// one row per thread; an elementwise grid's then: four iterations per
@@ -29,6 +37,7 @@ constexpr llvm::StringLiteral kRowVariantsAttr = "disc.row_variants";
 enum class RowVariant : int64_t {
   PerThread = 0,
   PerBlock = 1,
+  PerWarp = 6,
   // Elementwise grids that have a vector variant (VectorGrids.h).
   Vector = 2,
   Scalar = 3,
@@ -82,6 +91,26 @@ mlir::Value threadsForRow(mlir::OpBuilder &b, mlir::Location loc,
 /// does; disc-row-blocks-to-gpu makes it a gpu.launch.
 void buildRowBlockNest(mlir::OpBuilder &b, const RowKernel &kernel,
                        mlir::Value threads, unsigned unroll);
+
+/// Builds the warp-per-row nest of `kernel` at `b`'s insertion point: a
+/// block of kRowsPerWarpBlock warps, one row each,
+///   scf.parallel (%g) = 0 to ceildiv(rows, R)  {block_x, disc.row_warp} {
+///     scf.parallel (%w) = 0 to R  {thread_y} {
+///       scf.if %g * R + %w < rows {
+///         row-level ops (every lane of the warp runs them)
+///         scf.parallel (%lane) = 0 to 32  {thread_x} [...] {
+///           a phase's iterations lane, lane + 32, ... (as the block
+///           variant's, with the warp for the block)
+///         }
+///         ...
+///       }
+///     }
+///   }
+/// Run as ordinary loops (the CPU), it computes what `kernel` does;
+/// disc-row-blocks-to-gpu makes it a gpu.launch whose reductions are warp
+/// shuffles, without shared memory or block barriers.
+void buildRowWarpNest(mlir::OpBuilder &b, const RowKernel &kernel,
+                      unsigned unroll);
 
 /// Parallel loops nested in `op`'s regions become sequential `scf.for`
 /// nests (innermost first).

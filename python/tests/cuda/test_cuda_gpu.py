@@ -84,11 +84,13 @@ def test_program_on_gpu_matches_pytorch(name):
     assert compilations() == before
 
 
-@pytest.mark.parametrize("variant", ["thread", "block", "auto"])
+@pytest.mark.parametrize("variant", ["thread", "warp", "block", "auto"])
 def test_row_kernel_variants_on_gpu(variant, monkeypatch):
     """Row reductions and the softmax stitch kernel in each variant
-    (docs/cuda.md, "Row kernels"): block-wide gpu.all_reduce, barriers,
-    and the host's per-call choice counted in disc.stats()."""
+    (docs/cuda.md, "Row kernels"): block-wide gpu.all_reduce and barriers,
+    warp shuffles and warp barriers with 8 rows per block (row counts that
+    leave the last block part-full), and the host's per-call choice counted
+    in disc.stats()."""
     from cuda.test_cuda_row_kernels import PROGRAM as ROWS
 
     monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
@@ -96,7 +98,8 @@ def test_row_kernel_variants_on_gpu(variant, monkeypatch):
     softmax = disc.compile_mlir(PROGRAMS["softmax"][0], target="cuda")
     rows = disc.compile_mlir(ROWS, target="cuda")
     before = disc.stats()
-    for shape in [(3, 5), (1, 1), (64, 130), (257, 1000), (16 * 128, 3072), (5, 31), (5, 32)]:
+    for shape in [(3, 5), (1, 1), (64, 130), (257, 1000), (16 * 128, 3072), (5, 31), (5, 32),
+                  (9, 64), (4099, 300), (2048, 1025)]:
         x = torch.randn(shape, device="cuda")
         b = torch.rand(shape, device="cuda") > 0.99
         (got,) = softmax(x)
@@ -106,14 +109,12 @@ def test_row_kernel_variants_on_gpu(variant, monkeypatch):
         torch.testing.assert_close(m, x.amax(1))
         assert torch.equal(a, b.any(1))
     after = disc.stats()
-    per_thread = after["rows_per_thread"] - before["rows_per_thread"]
-    per_block = after["rows_per_block"] - before["rows_per_block"]
-    if variant == "thread":
-        assert per_block == 0 and per_thread > 0
-    elif variant == "block":
-        assert per_thread == 0 and per_block > 0
+    counts = {v: after[f"rows_per_{v}"] - before[f"rows_per_{v}"]
+              for v in ("thread", "warp", "block")}
+    if variant == "auto":
+        assert all(counts.values()), counts
     else:
-        assert per_thread > 0 and per_block > 0
+        assert counts[variant] > 0 and sum(counts.values()) == counts[variant], counts
 
 
 def test_torch_compile_on_cuda_tensors_compiles_once_for_all_shapes():

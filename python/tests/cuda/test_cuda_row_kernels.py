@@ -1,10 +1,10 @@
-"""Row kernels on the cuda target without a GPU: both variants (one row per
-thread, one row per block; docs/cuda.md, "Row kernels") run through target
-cuda-emulated (the block and thread loops executed on the CPU, the block's
-reductions as ordinary reductions) against eager PyTorch, and compile for
-target cuda (ptxas accepts the block variant's shuffles and barriers).
-`DISC_CUDA_ROW_VARIANT` forces a variant; `auto` picks per call from the row
-length, which disc.stats() counts."""
+"""Row kernels on the cuda target without a GPU: the three variants (one row
+per thread, per warp, per block; docs/cuda.md, "Row kernels") run through
+target cuda-emulated (the block, warp and thread loops executed on the CPU,
+the reductions as ordinary reductions) against eager PyTorch, and compile
+for target cuda (ptxas accepts the warp and block variants' shuffles and
+barriers). `DISC_CUDA_ROW_VARIANT` forces a variant; `auto` picks per call
+from the row length and the number of rows, which disc.stats() counts."""
 import re
 
 import pytest
@@ -52,8 +52,8 @@ def _compile_and_check(width, shapes, monkeypatch, variant):
                                            equal_nan=True)
     assert compilations() == before + 1, "one compilation for every shape"
     after = disc.stats()
-    return (after["rows_per_thread"] - stats["rows_per_thread"],
-            after["rows_per_block"] - stats["rows_per_block"])
+    return tuple(after[k] - stats[k] for k in ("rows_per_thread", "rows_per_block",
+                                               "rows_per_warp"))
 
 
 SHAPES = [(2, 3), (5, 7), (4, 2)]
@@ -61,8 +61,17 @@ SHAPES = [(2, 3), (5, 7), (4, 2)]
 
 @pytest.mark.parametrize("width", [8, 33, 300, 1100])
 def test_rows_one_per_block(width, monkeypatch):
-    per_thread, per_block = _compile_and_check(width, SHAPES, monkeypatch, "block")
-    assert per_thread == 0 and per_block > 0
+    per_thread, per_block, per_warp = _compile_and_check(width, SHAPES, monkeypatch, "block")
+    assert per_thread == 0 and per_warp == 0 and per_block > 0
+
+
+@pytest.mark.parametrize("width", [8, 33, 300, 1100])
+def test_rows_one_per_warp(width, monkeypatch):
+    """8 rows per block: row counts that leave a block part-full (6, 35)
+    or fill it (8), rows shorter and longer than the warp's 32 lanes."""
+    per_thread, per_block, per_warp = _compile_and_check(
+        width, [(2, 3), (5, 7), (4, 2)], monkeypatch, "warp")
+    assert per_thread == 0 and per_block == 0 and per_warp > 0
 
 
 @pytest.mark.parametrize("unroll,width", [("1", 300), ("3", 1100), ("8", 33), ("16", 2500)])
@@ -71,8 +80,9 @@ def test_rows_one_per_block_at_every_unroll_factor(unroll, width, monkeypatch):
     unrolled by the factor, a remainder loop after it (widths that leave
     one: 1100 = 256 threads x 4 + 76)."""
     monkeypatch.setenv("DISC_CUDA_ROW_UNROLL", unroll)
-    per_thread, per_block = _compile_and_check(width, SHAPES, monkeypatch, "block")
-    assert per_thread == 0 and per_block > 0
+    for variant in ("block", "warp"):
+        counts = _compile_and_check(width, SHAPES, monkeypatch, variant)
+        assert counts[0] == 0 and counts[1 if variant == "block" else 2] > 0
 
 
 @pytest.mark.parametrize("value", ["0", "17", "four", "-1"])
@@ -88,13 +98,15 @@ def test_bad_unroll_factor_is_a_clear_error(value, monkeypatch):
 
 @pytest.mark.parametrize("width", [8, 300])
 def test_rows_one_per_thread(width, monkeypatch):
-    per_thread, per_block = _compile_and_check(width, SHAPES, monkeypatch, "thread")
-    assert per_block == 0 and per_thread > 0
+    per_thread, per_block, per_warp = _compile_and_check(width, SHAPES, monkeypatch, "thread")
+    assert per_block == 0 and per_warp == 0 and per_thread > 0
 
 
 def test_auto_picks_per_call_from_the_row_length(monkeypatch):
-    """Rows of 32 or more elements run one per block, shorter ones one per
-    thread: with a dynamic width, both variants in one compilation."""
+    """Rows shorter than 32 elements run one per thread, rows of 32 to 128
+    one per warp, longer rows one per block, and rows of up to 1024 one per
+    warp again when there are 2048 rows or more: all three variants in one
+    compilation."""
     monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
     monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", "auto")
     monkeypatch.setenv("DISC_CACHE", "0")
@@ -106,20 +118,25 @@ def test_auto_picks_per_call_from_the_row_length(monkeypatch):
     compiled = torch.compile(rows, backend="disc", dynamic=True)
     before = compilations()
     g = torch.Generator().manual_seed(0)
+    cases = [(6, 4, "thread"), (6, 31, "thread"), (6, 32, "warp"), (6, 128, "warp"),
+             (6, 129, "block"), (6, 500, "block"), (2047, 300, "block"),
+             (2048, 300, "warp"), (2048, 1024, "warp"), (2048, 1025, "block"),
+             (3, 3, "thread"), (6, 64, "warp")]
     counts = []
     with torch.no_grad():
-        for width in (4, 31, 32, 500, 3, 64):
+        for n, width, _ in cases:
             stats = disc.stats()
-            x = torch.randn(6, width, generator=g)
+            x = torch.randn(n, width, generator=g)
             for got, want in zip(compiled(x), rows(x)):
                 torch.testing.assert_close(got, want, rtol=2e-5, atol=2e-5)
             after = disc.stats()
-            counts.append((after["rows_per_thread"] - stats["rows_per_thread"],
-                           after["rows_per_block"] - stats["rows_per_block"]))
+            counts.append(tuple(after[f"rows_per_{v}"] - stats[f"rows_per_{v}"]
+                                for v in ("thread", "warp", "block")))
     assert compilations() == before + 1
     kernels = counts[0][0]
     assert kernels > 0
-    expected = [(kernels, 0) if w < 32 else (0, kernels) for w in (4, 31, 32, 500, 3, 64)]
+    expected = [tuple(kernels if v == variant else 0 for v in ("thread", "warp", "block"))
+                for _, _, variant in cases]
     assert counts == expected
 
 
@@ -132,17 +149,19 @@ func.func @main(%x: tensor<?x?xf32>, %b: tensor<?x?xi1>) -> (tensor<?xf32>, tens
 }"""
 
 
-@pytest.mark.parametrize("variant", ["auto", "thread", "block"])
+@pytest.mark.parametrize("variant", ["auto", "thread", "warp", "block"])
 def test_edge_shapes_of_every_variant(variant, monkeypatch):
     """No rows, empty rows, one row, one element, rows longer than the
-    block's 256 threads, and lengths around the 32-element switch."""
+    block's 256 threads, lengths around the 32-element switch, and row
+    counts around the warp variant's 8 rows per block."""
     monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
     monkeypatch.setenv("DISC_CACHE", "0")
     before = compilations()
     exe = disc.compile_mlir(PROGRAM, target="cuda-emulated")
     assert compilations() == before + 1
     g = torch.Generator().manual_seed(1)
-    for shape in [(0, 5), (3, 0), (1, 1), (6, 1), (1, 31), (2, 32), (4, 257), (3, 1025), (7, 4)]:
+    for shape in [(0, 5), (3, 0), (1, 1), (6, 1), (1, 31), (2, 32), (4, 257), (3, 1025), (7, 4),
+                  (9, 40), (16, 33), (17, 129)]:
         x = torch.randn(shape, generator=g)
         b = torch.rand(shape, generator=g) > 0.9
         s, m, a = exe(x, b)
@@ -152,9 +171,10 @@ def test_edge_shapes_of_every_variant(variant, monkeypatch):
         assert torch.equal(a, b.any(1))
 
 
-def test_block_variant_compiles_for_cuda(tmp_path):
+def test_block_and_warp_variants_compile_for_cuda(tmp_path):
     """ptxas accepts the block-per-row kernels (warp shuffles, shared
-    memory, barriers) for sm_80 and sm_90; their gpu.all_reduce is lowered."""
+    memory, barriers) and the warp-per-row ones (blocks of 32 x 8 threads,
+    xor shuffles) for sm_80 and sm_90; their gpu.all_reduce is lowered."""
     if not disc._compiler().cuda_toolkit_path():
         pytest.skip("no CUDA toolkit (ptxas) on this machine")
     exe = disc.compile_mlir(PROGRAM, target="cuda", dump_dir=str(tmp_path))
@@ -164,6 +184,8 @@ def test_block_variant_compiles_for_cuda(tmp_path):
     assert "disc_ral_note_variant" in launched
     nvvm = "".join(p.read_text() for p in sorted(dump.glob("*convert-gpu-to-nvvm.mlir")))
     assert "nvvm.shfl.sync" in nvvm and "nvvm.barrier" in nvvm
+    (outlined,) = dump.glob("*gpu-kernel-outlining.mlir")
+    assert re.search(r"threads in \(%c32\w*, %c8\w*, %c1\w*\)", outlined.read_text())
     (merged,) = dump.glob("*disc-merge-gpu-modules.mlir")
     assert len(re.findall(r"gpu\.func @\w+\([^)]*\) kernel\b", merged.read_text())) >= 3
     assert len(list(dump.glob("*.sm_90.fatbin"))) == 1  # one module for all

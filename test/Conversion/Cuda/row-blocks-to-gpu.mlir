@@ -182,3 +182,162 @@ func.func @region_op(%acc: memref<?xf32>, %rows: index, %c: i1) {
   } {disc.row_block}
   return
 }
+
+// -----
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#warp = #gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#thread = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// A warp-per-row nest: blocks of 32 x 8 threads, the warp (row) thread_y
+// and its lane thread_x; the row guard stays; reductions are five xor
+// shuffles (16 to 1 lanes apart) with the combiner after each (an i1 flag
+// shuffled as i32); a warp barrier, not a block one, where lanes may read
+// what other lanes wrote. No shared memory, no gpu.all_reduce.
+// CHECK-LABEL: func.func @warp_rows
+// CHECK-SAME:    (%[[A:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>, %[[ROWS:.*]]: index, %[[GROUPS:.*]]: index)
+// CHECK:         gpu.launch blocks(%[[G:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GROUPS]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%[[LANE:.*]], %[[WARP:.*]], %{{.*}}) in (%{{.*}} = %c32{{.*}}, %{{.*}} = %c8{{.*}}, %{{.*}} = %c1
+// CHECK:           %[[BASE:.*]] = arith.muli %[[G]], %c8
+// CHECK:           %[[ROW:.*]] = arith.addi %[[BASE]], %[[WARP]]
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %[[ROWS]]
+// CHECK:           scf.if %[[IN]] {
+// CHECK:             %[[P:.*]]:2 = scf.for %{{.*}} = %[[LANE]] to
+// CHECK:             %[[S16:.*]], %{{.*}} = gpu.shuffle  xor %[[P]]#0, %c16_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK:             %[[M16:.*]] = arith.maximumf %[[P]]#0, %[[S16]]
+// CHECK:             %[[S8:.*]], %{{.*}} = gpu.shuffle  xor %[[M16]], %c8_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK:             %[[M8:.*]] = arith.maximumf %[[M16]], %[[S8]]
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c4_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c2_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK:             %[[F:.*]] = arith.extui %[[P]]#1 : i1 to i32
+// CHECK:             gpu.shuffle  xor %[[F]], %c16_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK:             arith.ori
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c1_i32{{.*}}, %c32_i32{{.*}} : i32
+// CHECK:             arith.trunci %{{.*}} : i32 to i1
+// CHECK-NOT:         nvvm.bar.warp.sync
+// CHECK:             scf.for %{{.*}} = %[[LANE]] to
+// CHECK:               memref.store %{{.*}}, %[[OUT]][%[[ROW]],
+// CHECK:             }
+// CHECK-NEXT:        %[[ALL:.*]] = arith.constant -1 : i32
+// CHECK-NEXT:        nvvm.bar.warp.sync %[[ALL]] : i32
+// CHECK:             scf.for %{{.*}} = %[[LANE]] to
+// CHECK:               memref.load %[[OUT]][%[[ROW]],
+// CHECK:             gpu.shuffle  xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK:             arith.addf
+// CHECK:           }
+// CHECK:           gpu.terminator
+// CHECK-NOT:     gpu.all_reduce
+// CHECK-NOT:     gpu.barrier
+// CHECK-NOT:     scf.parallel
+func.func @warp_rows(%a: memref<?x?xf32>, %out: memref<?x?xf32>, %rows: index, %groups: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %n = memref.dim %a, %c1 : memref<?x?xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %false = arith.constant false
+  %zero = arith.constant -0.0 : f32
+  scf.parallel (%g) = (%c0) to (%groups) step (%c1) {
+    scf.parallel (%w) = (%c0) to (%c8) step (%c1) {
+      %base = arith.muli %g, %c8 : index
+      %i = arith.addi %base, %w : index
+      %in = arith.cmpi ult, %i, %rows : index
+      scf.if %in {
+        %mx:2 = scf.parallel (%lane) = (%c0) to (%c32) step (%c1) init (%ninf, %false) -> (f32, i1) {
+          %p:2 = scf.for %j = %lane to %n step %c32 iter_args(%x = %ninf, %f = %false) -> (f32, i1) {
+            %v = memref.load %a[%i, %j] : memref<?x?xf32>
+            %y = arith.maximumf %x, %v : f32
+            %u = arith.cmpf uno, %v, %v : f32
+            %h = arith.ori %f, %u : i1
+            scf.yield %y, %h : f32, i1
+          }
+          scf.reduce(%p#0, %p#1 : f32, i1) {
+          ^bb0(%l: f32, %r: f32):
+            %m = arith.maximumf %l, %r : f32
+            scf.reduce.return %m : f32
+          }, {
+          ^bb0(%l: i1, %r: i1):
+            %o = arith.ori %l, %r : i1
+            scf.reduce.return %o : i1
+          }
+        } {mapping = [#thread]}
+        scf.parallel (%lane) = (%c0) to (%c32) step (%c1) {
+          scf.for %j = %lane to %n step %c32 {
+            %v = memref.load %a[%i, %j] : memref<?x?xf32>
+            %d = arith.subf %v, %mx#0 : f32
+            memref.store %d, %out[%i, %j] : memref<?x?xf32>
+          }
+          scf.reduce
+        } {mapping = [#thread]}
+        %s = scf.parallel (%lane) = (%c0) to (%c32) step (%c1) init (%zero) -> f32 {
+          %p = scf.for %j = %lane to %n step %c32 iter_args(%x = %zero) -> (f32) {
+            %v = memref.load %out[%i, %j] : memref<?x?xf32>
+            %y = arith.addf %x, %v fastmath<reassoc> : f32
+            scf.yield %y : f32
+          }
+          scf.reduce(%p : f32) {
+          ^bb0(%l: f32, %r: f32):
+            %q = arith.addf %l, %r fastmath<reassoc> : f32
+            scf.reduce.return %q : f32
+          }
+        } {mapping = [#thread]}
+        memref.store %s, %out[%i, %c0] : memref<?x?xf32>
+      }
+      scf.reduce
+    } {mapping = [#warp]}
+    scf.reduce
+  } {disc.row_warp, mapping = [#block]}
+  return
+}
+
+// -----
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#warp = #gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#thread = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// A warp nest whose lanes are not 32 threads is an error naming the op.
+func.func @warp_of_16(%acc: memref<?xf32>, %groups: index, %rows: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{marked disc.row_warp must run 0 to blocks step 1 around one scf.parallel over its warps}}
+  scf.parallel (%g) = (%c0) to (%groups) step (%c1) {
+    scf.parallel (%w) = (%c0) to (%c8) step (%c1) {
+      %i = arith.addi %g, %w : index
+      %in = arith.cmpi ult, %i, %rows : index
+      scf.if %in {
+        scf.parallel (%lane) = (%c0) to (%c16) step (%c1) {
+          memref.store %zero, %acc[%i] : memref<?xf32>
+          scf.reduce
+        } {mapping = [#thread]}
+      }
+      scf.reduce
+    } {mapping = [#warp]}
+    scf.reduce
+  } {disc.row_warp, mapping = [#block]}
+  return
+}
+
+// -----
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// A warp count that is not a constant is an error too.
+func.func @dynamic_warps(%acc: memref<?xf32>, %groups: index, %warps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{marked disc.row_warp must run 0 to blocks step 1}}
+  scf.parallel (%g) = (%c0) to (%groups) step (%c1) {
+    scf.parallel (%w) = (%c0) to (%warps) step (%c1) {
+      memref.store %zero, %acc[%w] : memref<?xf32>
+      scf.reduce
+    }
+    scf.reduce
+  } {disc.row_warp, mapping = [#block]}
+  return
+}

@@ -1,34 +1,48 @@
 // RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=auto row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,AUTO
 // RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=block row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,BLOCK
 // RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,THREAD
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=warp row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,WARP
 // RUN: not disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=bogus})' 2>&1 | FileCheck %s --check-prefix=BOGUS
 
 // Row-kernel variants of disc-map-loops-to-gpu (RowKernels.h).
 
 // A row sum (the initial value comes from the accumulator): auto picks per
-// call from the row length; block forces one row per block; thread keeps
-// one row per thread. Every call notes its variant.
+// call from the row length and the number of rows; block forces one row per
+// block, warp one row per warp, thread one row per thread. Every call notes
+// its variant.
 // CHECK-LABEL: func.func @row_sum
+// AUTO:          %[[M:.*]] = memref.dim %{{.*}}, %c0
 // AUTO:          %[[N:.*]] = memref.dim %{{.*}}, %c1
 // AUTO:          %[[LEN:.*]] = arith.maxsi %[[N]]
 // AUTO:          %[[LONG:.*]] = arith.cmpi uge, %[[LEN]], %c32
 // AUTO:          scf.if %[[LONG]] {
-// AUTO:            call @disc_ral_note_variant(%c1_i64)
-// AUTO:            arith.ceildivui %[[LEN]], %c4
-// AUTO:            %[[T:.*]] = arith.muli %{{.*}}, %c32
-// AUTO:            scf.parallel (%[[ROW:.*]]) =
-// AUTO:              %[[INIT:.*]] = memref.load %{{.*}}[%[[ROW]]]
-// AUTO:              %[[ID:.*]] = arith.constant -0.000000e+00 : f32
-// AUTO:              %[[S:.*]] = scf.parallel (%[[TID:.*]]) = (%{{.*}}) to (%[[T]]) step (%{{.*}}) init (%[[ID]]) -> f32 {
-// AUTO:                %[[START:.*]] = arith.addi %c0, %{{.*}}
-// AUTO:                %[[STRIDE:.*]] = arith.muli %[[T]], %c1
-// AUTO:                %[[P:.*]] = scf.for %{{.*}} = %[[START]] to %[[N]] step %[[STRIDE]] iter_args(%{{.*}} = %[[ID]])
-// AUTO:                scf.reduce(%[[P]] : f32) {
-// AUTO:                  arith.addf {{.*}} fastmath<reassoc>
-// AUTO:              } {mapping = [#gpu.loop_dim_map<processor = thread_x
-// AUTO:              %[[R:.*]] = arith.addf %[[INIT]], %[[S]] fastmath<reassoc>
-// AUTO:              memref.store %[[R]], %{{.*}}[%[[ROW]]]
-// AUTO:            } {disc.row_block, mapping = [#gpu.loop_dim_map<processor = block_x
+// AUTO:            %[[ROWS:.*]] = arith.maxsi %[[M]]
+// AUTO:            %[[SHORT:.*]] = arith.cmpi ule, %[[LEN]], %c128
+// AUTO:            %[[MANY:.*]] = arith.cmpi uge, %[[ROWS]], %c2048
+// AUTO:            %[[UPTO1K:.*]] = arith.cmpi ule, %[[LEN]], %c1024
+// AUTO:            %[[BOTH:.*]] = arith.andi %[[UPTO1K]], %[[MANY]]
+// AUTO:            %[[BYWARP:.*]] = arith.ori %[[SHORT]], %[[BOTH]]
+// AUTO:            scf.if %[[BYWARP]] {
+// AUTO:              call @disc_ral_note_variant(%c6_i64)
+// AUTO:              disc.row_warp
+// AUTO:            } else {
+// AUTO:              call @disc_ral_note_variant(%c1_i64)
+// AUTO:              arith.ceildivui %[[LEN]], %c4
+// AUTO:              %[[T:.*]] = arith.muli %{{.*}}, %c32
+// AUTO:              scf.parallel (%[[ROW:.*]]) =
+// AUTO:                %[[INIT:.*]] = memref.load %{{.*}}[%[[ROW]]]
+// AUTO:                %[[ID:.*]] = arith.constant -0.000000e+00 : f32
+// AUTO:                %[[S:.*]] = scf.parallel (%[[TID:.*]]) = (%{{.*}}) to (%[[T]]) step (%{{.*}}) init (%[[ID]]) -> f32 {
+// AUTO:                  %[[START:.*]] = arith.addi %c0, %{{.*}}
+// AUTO:                  %[[STRIDE:.*]] = arith.muli %[[T]], %c1
+// AUTO:                  %[[P:.*]] = scf.for %{{.*}} = %[[START]] to %[[N]] step %[[STRIDE]] iter_args(%{{.*}} = %[[ID]])
+// AUTO:                  scf.reduce(%[[P]] : f32) {
+// AUTO:                    arith.addf {{.*}} fastmath<reassoc>
+// AUTO:                } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// AUTO:                %[[R:.*]] = arith.addf %[[INIT]], %[[S]] fastmath<reassoc>
+// AUTO:                memref.store %[[R]], %{{.*}}[%[[ROW]]]
+// AUTO:              } {disc.row_block, mapping = [#gpu.loop_dim_map<processor = block_x
+// AUTO:            }
 // AUTO:          } else {
 // AUTO:            call @disc_ral_note_variant(%c0_i64)
 // AUTO:            scf.parallel
@@ -36,6 +50,31 @@
 // AUTO:                scf.if
 // AUTO:                  scf.for
 // AUTO:          } {disc.row_variants}
+// The warp variant: blocks of 8 rows, a loop over the block's warps, the
+// row guard, then the row with 32 lanes: lane, lane + 32, ...
+// WARP-NOT:      scf.if
+// WARP:          call @disc_ral_note_variant(%c6_i64)
+// WARP:          %[[WROWS:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
+// WARP:          %[[GROUPS:.*]] = arith.ceildivui %[[WROWS]], %c8
+// WARP:          scf.parallel (%[[G:.*]]) = (%{{.*}}) to (%[[GROUPS]])
+// WARP:            scf.parallel (%[[W:.*]]) = (%{{.*}}) to (%c8)
+// WARP:              %[[BASE:.*]] = arith.muli %[[G]], %c8
+// WARP:              %[[WROW:.*]] = arith.addi %[[BASE]], %[[W]]
+// WARP:              %[[IN:.*]] = arith.cmpi ult, %[[WROW]], %[[WROWS]]
+// WARP:              scf.if %[[IN]] {
+// WARP:                %[[WINIT:.*]] = memref.load %{{.*}}[%[[WROW]]]
+// WARP:                %[[WS:.*]] = scf.parallel (%[[LANE:.*]]) = (%{{.*}}) to (%[[C32:.*]]) step
+// WARP:                  %[[WSTART:.*]] = arith.muli %[[LANE]], %c1
+// WARP:                  %[[WSTRIDE:.*]] = arith.muli %[[C32]], %c1
+// WARP:                  scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[WSTRIDE]]
+// WARP:                  scf.reduce
+// WARP:                } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// WARP:                %[[WR:.*]] = arith.addf %[[WINIT]], %[[WS]] fastmath<reassoc>
+// WARP:                memref.store %[[WR]], %{{.*}}[%[[WROW]]]
+// WARP:              }
+// WARP:            } {mapping = [#gpu.loop_dim_map<processor = thread_y
+// WARP:          } {disc.row_warp, mapping = [#gpu.loop_dim_map<processor = block_x
+// WARP-NOT:      call @disc_ral_note_variant
 // BLOCK-NOT:     scf.if
 // BLOCK:         call @disc_ral_note_variant(%c1_i64)
 // BLOCK:         scf.parallel
@@ -44,7 +83,7 @@
 // THREAD-NOT:    disc.row_block
 // THREAD:        call @disc_ral_note_variant(%c0_i64)
 // THREAD-NOT:    disc.row_block
-// BOGUS:         row-variant must be auto, thread or block, got 'bogus'
+// BOGUS:         row-variant must be auto, thread, warp or block, got 'bogus'
 func.func @row_sum(%a: memref<?x?xf32>, %acc: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -60,10 +60,16 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
       the longest phase's trip count. With `row-variant=auto` the host
       picks per call: rows of 32 elements or more one per block, shorter
       ones one per thread (a row length that depends on the row: one per
-      thread). `thread` and `block` force a variant (tests). Each call of
-      a row kernel calls `disc_ral_note_variant(0 | 1)`, counted in
-      `disc.stats()`. `disc-row-blocks-to-gpu` lowers the block variant;
-      run as ordinary loops (the CPU), it computes what the original does.
+      thread). A third variant runs one row per warp, 8 rows per block
+      (`disc.row_warp`: blocks over groups of 8 rows, `scf.parallel` over
+      the warps mapped to `thread_y`, a row guard, thread loops of 32
+      lanes); `auto` takes it for rows of 32 to 128 elements, and of up to
+      1024 when there are 2048 rows or more. `thread`, `warp` and `block`
+      force a variant (tests, A/B runs). Each call of a row kernel calls
+      `disc_ral_note_variant(0 | 1 | 6)` (thread, block, warp), counted in
+      `disc.stats()`. `disc-row-blocks-to-gpu` lowers the block and warp
+      variants; run as ordinary loops (the CPU), they compute what the
+      original does.
     - A `memref.copy` of the host code becomes a parallel copy nest.
     - Memory accesses of the host code outside any parallel loop (a
       reduction of a whole tensor to a scalar: `memref.store`, `scf.for`,
@@ -89,7 +95,7 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block of the mapped grids">,
     Option<"rowVariant", "row-variant", "std::string", /*default=*/"\"auto\"",
-           "Row kernels: auto (chosen per call), thread or block">,
+           "Row kernels: auto (chosen per call), thread, warp or block">,
     Option<"rowUnroll", "row-unroll", "int64_t", /*default=*/"4",
            "Block-per-row kernels: each thread's loop over its part of a "
            "phase unrolled by this factor (1: not unrolled)">,
@@ -115,7 +121,8 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
 }
 
 def DiscRowBlocksToGpu : Pass<"disc-row-blocks-to-gpu", "mlir::func::FuncOp"> {
-  let summary = "Lower block-per-row nests to gpu.launch with block-wide reductions";
+  let summary = "Lower block- and warp-per-row nests to gpu.launch with "
+                "block- or warp-wide reductions";
   let description = [{
     Upstream `convert-parallel-loops-to-gpu` accepts side effects only in
     the innermost loop and no reductions, so the block-per-row nests of
@@ -134,12 +141,22 @@ def DiscRowBlocksToGpu : Pass<"disc-row-blocks-to-gpu", "mlir::func::FuncOp"> {
     - `gpu.barrier` separates a thread loop that writes memory from what
       follows, and row-level stores from the next thread loop.
 
+    A warp-per-row nest (`disc.row_warp`: blocks over row groups, an
+    `scf.parallel` over the group's warps mapped to `thread_y`, a row guard
+    `scf.if`, thread loops of 32 lanes inside it) becomes `gpu.launch` with
+    32 x R threads per block: `thread_y` the warp, `thread_x` its lane. The
+    guard stays (it is the same for all lanes of a warp); each `scf.reduce`
+    becomes a butterfly of five `gpu.shuffle xor` steps with the combiner
+    (every lane ends with the row's result), and `nvvm.bar.warp.sync`
+    takes the place of `gpu.barrier` (no shared memory, no block barrier).
+
     Run on the CPU (target cuda-emulated) the nest stays loops; this pass
     is only for the GPU.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::gpu::GPUDialect",
                            "mlir::memref::MemRefDialect",
+                           "mlir::NVVM::NVVMDialect",
                            "mlir::scf::SCFDialect"];
 }
 
