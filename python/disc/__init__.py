@@ -158,14 +158,19 @@ def _tf32_settings(torch) -> tuple:
     and cuDNN convolutions (torch.backends.cudnn.allow_tf32, True by default)
     use TF32 now. A cuda program's library calls follow them, read on every
     call as eager's kernels read them."""
+    # PyTorch 2.9+ refuses the legacy questions when the legacy flags and
+    # the per-op settings (the newer API) disagree, or cuDNN's convolution
+    # and RNN settings do: then the per-op setting answers, as it does for
+    # eager's kernels.
+    try:
+        matmul = torch._C._get_cublas_allow_tf32()
+    except RuntimeError:
+        matmul = _fp32_precision(torch, "cuda", "matmul") == "tf32"
     try:
         convolution = torch._C._get_cudnn_allow_tf32()
     except RuntimeError:
-        # PyTorch 2.9+ refuses the question when cuDNN's convolution and RNN
-        # settings differ (the newer per-op API was used): ask for
-        # convolutions alone.
         convolution = _fp32_precision(torch, "cudnn", "conv") == "tf32"
-    return torch._C._get_cublas_allow_tf32(), convolution
+    return matmul, convolution
 
 
 class Executable:

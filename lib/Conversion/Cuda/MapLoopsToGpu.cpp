@@ -131,17 +131,18 @@ struct MapLoopsToGpuPass
     Value rowLength = rowVariant == "thread"
                           ? Value()
                           : disc::cuda::hostRowLength(b, *rows);
+    using disc::cuda::RowVariant;
     auto perBlock = [&](OpBuilder &at) {
-      noteVariant(at, loc, disc::cuda::RowVariant::PerBlock);
       Value threads = disc::cuda::threadsForRow(at, loc, rowLength);
       disc::cuda::buildRowBlockNest(at, *rows, threads, rowUnroll);
     };
     auto perWarp = [&](OpBuilder &at) {
-      noteVariant(at, loc, disc::cuda::RowVariant::PerWarp);
       disc::cuda::buildRowWarpNest(at, *rows, rowUnroll);
     };
     if (rowVariant == "block" || rowVariant == "warp") {
-      if (rowVariant == "block")
+      const bool block = rowVariant == "block";
+      noteVariant(b, loc, block ? RowVariant::PerBlock : RowVariant::PerWarp);
+      if (block)
         perBlock(b);
       else
         perWarp(b);
@@ -150,14 +151,11 @@ struct MapLoopsToGpuPass
     }
     if (rowVariant == "auto" && rowLength) {
       // Rows of 32 elements or more: a warp or a block per row.
-      auto c = [&](int64_t v) {
-        return arith::ConstantIndexOp::create(b, loc, v);
-      };
       Value longRows = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::uge, rowLength, c(kMinRowPerWarp));
-      auto choice = scf::IfOp::create(b, loc, longRows, /*withElse=*/true);
-      // One kernel in three variants: kernel counts take the else branch.
-      choice->setAttr(disc::cuda::kRowVariantsAttr, b.getUnitAttr());
+          b, loc, arith::CmpIPredicate::uge, rowLength,
+          arith::ConstantIndexOp::create(b, loc, kMinRowPerWarp));
+      scf::IfOp choice = variantChoice(b, loc, longRows, std::nullopt,
+                                       RowVariant::PerThread);
       OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
       // A warp per row: rows of up to kMaxRowPerWarp elements, or of up
       // to kMaxRowPerWarpWhenMany when there are enough rows to fill the
@@ -181,16 +179,16 @@ struct MapLoopsToGpuPass
           cmp(arith::CmpIPredicate::uge, numRows, kManyRows));
       Value warpRows =
           arith::OrIOp::create(thenBuilder, loc, shortRows, manyRows);
-      auto warpOrBlock =
-          scf::IfOp::create(thenBuilder, loc, warpRows, /*withElse=*/true);
+      scf::IfOp warpOrBlock = variantChoice(
+          thenBuilder, loc, warpRows, RowVariant::PerWarp, RowVariant::PerBlock);
       OpBuilder warpBuilder(warpOrBlock.thenBlock()->getTerminator());
       perWarp(warpBuilder);
       OpBuilder blockBuilder(warpOrBlock.elseBlock()->getTerminator());
       perBlock(blockBuilder);
       loop->moveBefore(choice.elseBlock()->getTerminator());
+    } else {
+      noteVariant(b, loc, RowVariant::PerThread);
     }
-    OpBuilder at(loop);
-    noteVariant(at, loc, disc::cuda::RowVariant::PerThread);
     disc::cuda::sequentializeParallelLoopsIn(loop);
     return mapToGrid(loop);
   }
@@ -215,16 +213,13 @@ struct MapLoopsToGpuPass
     Value split = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::uge, parts,
         arith::ConstantIndexOp::create(b, loc, 2));
-    auto choice = scf::IfOp::create(b, loc, split, /*withElse=*/true);
-    // One kernel in two variants: kernel counts take the else branch.
-    choice->setAttr(disc::cuda::kRowVariantsAttr, b.getUnitAttr());
+    scf::IfOp choice =
+        variantChoice(b, loc, split, disc::cuda::RowVariant::ColumnSplit,
+                      disc::cuda::RowVariant::ColumnPerThread);
     OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
-    noteVariant(thenBuilder, loc, disc::cuda::RowVariant::ColumnSplit);
     auto [partial, combine] =
         disc::cuda::splitColumnNest(thenBuilder, loop, rows, parts);
     loop->moveBefore(choice.elseBlock()->getTerminator());
-    OpBuilder elseBuilder(loop);
-    noteVariant(elseBuilder, loc, disc::cuda::RowVariant::ColumnPerThread);
     if (failed(mapToGrid(partial)) || failed(mapToGrid(combine)))
       return failure();
     return mapToGrid(loop);
@@ -240,6 +235,23 @@ struct MapLoopsToGpuPass
   /// per block, where each row has more threads.
   static constexpr int64_t kMaxRowPerWarpWhenMany = 1024;
   static constexpr int64_t kManyRows = 2048;
+
+  /// The host's per-call choice between variants of one kernel: `scf.if
+  /// %condition` marked disc.row_variants (kernel counts take its else
+  /// branch), each branch starting with its variant's note, if any.
+  scf::IfOp variantChoice(OpBuilder &b, Location loc, Value condition,
+                          std::optional<disc::cuda::RowVariant> thenNote,
+                          std::optional<disc::cuda::RowVariant> elseNote) {
+    auto choice = scf::IfOp::create(b, loc, condition, /*withElse=*/true);
+    choice->setAttr(disc::cuda::kRowVariantsAttr, b.getUnitAttr());
+    for (auto [block, note] : {std::make_pair(choice.thenBlock(), thenNote),
+                               std::make_pair(choice.elseBlock(), elseNote)})
+      if (note) {
+        OpBuilder at(block->getTerminator());
+        noteVariant(at, loc, *note);
+      }
+    return choice;
+  }
 
   /// `disc_ral_note_variant(id)`: counts the variant chosen for this call.
   void noteVariant(OpBuilder &b, Location loc, disc::cuda::RowVariant variant) {
@@ -943,14 +955,12 @@ struct MapLoopsToGpuPass
     }
     Value vectorOk = disc::cuda::vectorGridCondition(b, loc, tripCounts.back(),
                                                      *plan);
-    auto choice = scf::IfOp::create(b, loc, vectorOk, /*withElse=*/true);
-    // One kernel in two variants: kernel counts take the else branch.
-    choice->setAttr(disc::cuda::kRowVariantsAttr, b.getUnitAttr());
+    scf::IfOp choice =
+        variantChoice(b, loc, vectorOk, disc::cuda::RowVariant::Vector,
+                      disc::cuda::RowVariant::Scalar);
     OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
-    noteVariant(thenBuilder, loc, disc::cuda::RowVariant::Vector);
     buildGrid(thenBuilder, loop, tripCounts, &*plan);
     OpBuilder elseBuilder(choice.elseBlock()->getTerminator());
-    noteVariant(elseBuilder, loc, disc::cuda::RowVariant::Scalar);
     buildGrid(elseBuilder, loop, tripCounts, nullptr);
     loop.erase();
     return success();

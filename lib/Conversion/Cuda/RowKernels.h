@@ -25,12 +25,12 @@ constexpr llvm::StringLiteral kRowWarpAttr = "disc.row_warp";
 constexpr int64_t kWarpSize = 32;
 constexpr int64_t kRowsPerWarpBlock = 8;
 
-/// The attribute that marks the host's `scf.if` choosing between two
-/// variants of one kernel (a row kernel's then: one row per block, else:
-/// one row per thread; an elementwise grid's then: four iterations per
-/// thread with vector accesses, else: one; a column nest's then: rows split
-/// into parts, two grids, else: one thread per column). Kernel counts take
-/// the else branch.
+/// The attribute that marks the host's `scf.if` choosing between variants
+/// of one kernel (a row kernel's then: another such `scf.if`, one row per
+/// warp or one per block, else: one row per thread; an elementwise grid's
+/// then: four iterations per thread with vector accesses, else: one; a
+/// column nest's then: rows split into parts, two grids, else: one thread
+/// per column). Kernel counts take the else branch.
 constexpr llvm::StringLiteral kRowVariantsAttr = "disc.row_variants";
 
 /// Variant ids passed to `disc_ral_note_variant` (counted in disc.stats()).

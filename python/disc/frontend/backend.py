@@ -14,6 +14,8 @@ from typing import Callable, Optional
 import torch
 import torch.fx as fx
 
+import disc as _disc
+
 from .. import _log
 from .emitter import ImportError_, shape_of
 from .importer import fake_value, import_graph, symint_carrier
@@ -628,6 +630,14 @@ class DiscPartition(torch.nn.Module):
         # values): each call moves them to the device.
         self.host_scalars = _cpu_scalar_inputs(eager, plan) \
             if executable.target == "cuda" else []
+        self._update_plain_call()
+
+    def _update_plain_call(self) -> None:
+        """Whether a call is the plain one (forward's short path): inputs
+        passed as they are, none moved to the device, none written in
+        place, no verification."""
+        self.plain_call = (self.placeholders is not None and not self.host_scalars
+                           and not self.results_into and self.reference is None)
 
     def write_result_into(self, output: int, placeholder: int) -> None:
         """Output `output` is no longer returned: each call writes it into
@@ -638,6 +648,7 @@ class DiscPartition(torch.nn.Module):
             raise AssertionError(f"{self.partition_name}: placeholder {placeholder} is not "
                                  f"one executable input")
         self.results_into.append((output, placeholder, inputs[0]))
+        self._update_plain_call()
 
     def _apply_in_eager(self, args, outs, pairs):
         """The input mutations `pairs` done with copy_ (the runtime did
@@ -648,6 +659,17 @@ class DiscPartition(torch.nn.Module):
         return outs
 
     def forward(self, *args):
+        if self.plain_call:
+            # The common call, kept short (it is per-call overhead): every
+            # executable input a graph input as it is, nothing to move to
+            # the device, nothing written in place, no verification.
+            exe = self.executable
+            try:
+                outs = exe._run(_disc._as_arguments([args[i] for i in self.placeholders]),
+                                [], exe._cuda_device(), self.share_groups)
+            except _disc.InvocationError as e:
+                return self._rejected(args, e)
+            return outs[0] if self.single_output else outs
         expected = self.reference(*args) if self.reference is not None else None
         inputs = [args[i] for i in self.placeholders] if self.placeholders is not None else []
         exe = self.executable
@@ -668,10 +690,8 @@ class DiscPartition(torch.nn.Module):
             on_device = torch.device("cuda", device)
             for i in self.host_scalars:
                 inputs[i] = inputs[i].to(on_device, non_blocking=True)
-        import disc
-
         try:
-            arguments = disc._as_arguments(inputs)
+            arguments = _disc._as_arguments(inputs)
             # The runtime writes into an input only when the call reads it in
             # place; any other (a non-contiguous parameter, say) is updated
             # here from the returned result.
@@ -679,35 +699,37 @@ class DiscPartition(torch.nn.Module):
             if self.results_into:
                 into = [-1] * self.num_outputs
                 for pair in self.results_into:
-                    if disc._is_zero_copy(arguments[pair[2]]):
+                    if _disc._is_zero_copy(arguments[pair[2]]):
                         into[pair[0]] = pair[2]
                     else:
                         in_eager.append(pair)
             outs = list(exe._run(arguments, into, device, self.share_groups))
-        except disc.InvocationError as e:
-            # The compiled code checks every relation it relies on before it
-            # runs (dims that must agree, sizes read from data, index
-            # bounds). A call that breaks one is not the user's error when
-            # eager PyTorch accepts it (a relation the trace assumed but the
-            # model does not need): this call runs the partition's FX graph
-            # in eager instead, loudly. Eager raises its own error when the
-            # inputs are wrong for the model too. DISC_STRICT=1 raises
-            # instead (tests, bug reports).
-            if os.environ.get("DISC_STRICT") == "1":
-                raise
-            _count(eager_calls=1)
-            message = (f"{self.partition_name}: the compiled code rejected this call "
-                       f"({str(e).splitlines()[0]}); it runs in eager PyTorch")
-            _log.log("fallback", message)
-            if not _log.enabled("fallback"):
-                _warn_once(message)
-            outs = self.eager(*args)
-            outs = [outs] if self.single_output else list(outs)
-            self._apply_in_eager(args, outs, self.results_into)
-            return outs[0] if self.single_output else tuple(outs)
+        except _disc.InvocationError as e:
+            return self._rejected(args, e)
         self._apply_in_eager(args, outs, in_eager)
         if expected is not None:
             self._verify(args, inputs, outs, expected)
+        return outs[0] if self.single_output else tuple(outs)
+
+    def _rejected(self, args, error):
+        """The compiled code checks every relation it relies on before it
+        runs (dims that must agree, sizes read from data, index bounds). A
+        call that breaks one is not the user's error when eager PyTorch
+        accepts it (a relation the trace assumed but the model does not
+        need): this call runs the partition's FX graph in eager instead,
+        loudly. Eager raises its own error when the inputs are wrong for the
+        model too. DISC_STRICT=1 raises instead (tests, bug reports)."""
+        if os.environ.get("DISC_STRICT") == "1":
+            raise error
+        _count(eager_calls=1)
+        message = (f"{self.partition_name}: the compiled code rejected this call "
+                   f"({str(error).splitlines()[0]}); it runs in eager PyTorch")
+        _log.log("fallback", message)
+        if not _log.enabled("fallback"):
+            _warn_once(message)
+        outs = self.eager(*args)
+        outs = [outs] if self.single_output else list(outs)
+        self._apply_in_eager(args, outs, self.results_into)
         return outs[0] if self.single_output else tuple(outs)
 
     def _verify(self, args, inputs, outs, expected) -> None:
@@ -907,8 +929,21 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
              f"{compiled_nodes} compiled nodes, {fallback_nodes} fallback nodes")
     _emit_report(report)
     _realign_eager_attention_masks(fused, graph_id)
+    _call_partitions_directly(fused)
     fused.recompile()
     return fused.forward
+
+
+def _call_partitions_directly(gm: fx.GraphModule) -> None:
+    """Each compiled partition's node calls its forward as a function: the
+    generated code skips nn.Module.__call__ (hook checks, about 0.6 us a
+    partition per call). The module stays a child of `gm` (what
+    introspection and the tests look up)."""
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            module = gm.get_submodule(node.target)
+            if isinstance(module, DiscPartition):
+                node.op, node.target = "call_function", module.forward
 
 
 # PyTorch's efficient-attention ops and the position of their mask.

@@ -62,13 +62,15 @@ def test_compiles_to_fatbins_for_sm80_and_sm90(tmp_path):
     # row max (and its initial value), exp, the whole sum and its initial
     # value: one gpu.launch each, plus a kernel per run-time variant (the
     # row max's warp- and block-per-row variants, the elementwise grids'
-    # vector variant; a call runs one of them, counted once).
+    # vector variant; a call runs one of them, counted once). Each
+    # variant's choice is an scf.if marked disc.row_variants (a row
+    # kernel's two: long rows or not, then a warp or a block per row).
     loops = exe.kernel_counts["loops"]
     assert loops >= 3
     (mapped,) = tmp_path.glob("*disc-map-loops-to-gpu.mlir")
     mapped_text = mapped.read_text()
-    variants = mapped_text.count("{disc.row_variants}") + mapped_text.count("{disc.row_warp,")
-    assert variants >= 3
+    variants = mapped_text.count("{disc.row_variants}")
+    assert variants >= 3 and "disc.row_warp" in mapped_text
     (merged,) = tmp_path.glob("*disc-merge-gpu-modules.mlir")
     # (A kernel with a constant grid carries attributes: `kernel attributes
     # {known_grid_size ...}`.)
@@ -161,15 +163,23 @@ def saved_tf32_settings():
     back after it: the per-op strings hold the whole state, the legacy
     flags included. (PyTorch's test utilities, which other test files
     import, freeze the flags outside their `flags()` context managers.)"""
-    nodes = [torch.backends, torch.backends.cudnn, torch.backends.cudnn.conv,
-             torch.backends.cudnn.rnn, torch.backends.cuda.matmul]
-    with getattr(torch.backends, "__allow_nonbracketed_mutation")():
+    backends = torch.backends
+    nodes = [backends, backends.cudnn, backends.cudnn.conv, backends.cudnn.rnn,
+             backends.cuda.matmul]
+    with getattr(backends, "__allow_nonbracketed_mutation")():
         saved = [node.fp32_precision for node in nodes]
+        legacy = backends.cudnn.allow_tf32, backends.cuda.matmul.allow_tf32
         try:
             yield
         finally:
+            # The legacy flags first (PyTorch keeps them apart from the
+            # strings and refuses to answer when the two disagree), then the
+            # per-op strings.
+            backends.cudnn.allow_tf32, backends.cuda.matmul.allow_tf32 = legacy
             for node, precision in zip(nodes, saved):
                 node.fp32_precision = precision
+            assert (torch._C._get_cudnn_allow_tf32(),
+                    torch._C._get_cublas_allow_tf32()) == legacy
 
 
 def test_tf32_settings_follow_pytorch(saved_tf32_settings):
