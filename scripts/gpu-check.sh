@@ -12,7 +12,9 @@
 #   run(command="scripts/gpu-check.sh", carry=["dist/disc-portable-cp312.tar.xz"])
 #
 # It installs the package into /tmp/disc-site (no network, no LLVM needed),
-# runs `pytest -m cuda` (python/tests/cuda: programs, models, training),
+# runs the canaries (the GPU tests of the newest kernel variants; a failing
+# one switches its variant off for the rest of the run), `pytest -m cuda`
+# (python/tests/cuda: programs, models, training),
 # the kernel benchmark, an A/B of DISC_CUDA_DEPTHWISE on three samples
 # (GPU_CHECK_AB_SECONDS, default 100; into run.log), then the GraphNet harness with --device cuda
 # --dynamic true on the shared dev set (eager, Inductor and DISC in one run;
@@ -70,6 +72,41 @@ PY
 status=0
 DEADLINE=$((SECONDS + ${GPU_CHECK_SECONDS:-480}))   # the device call's limit, less slack
 left() { echo $((DEADLINE - SECONDS)); }
+
+# 0. Canaries: the GPU tests of kernel variants that had not run on a GPU
+# when they were written, first, in one short process. A variant whose test
+# fails is switched off for the rest of the run (its setting exported with
+# the earlier behaviour), so that one broken variant does not spoil every
+# later figure; run.log says which, and the run's status is a failure.
+# GPU_CHECK_CANARIES=0 skips this. "NODE_ID SETTING" per canary:
+CANARIES=(
+  "cuda/test_cuda_gpu.py::test_row_kernel_variants_on_gpu[warp] DISC_CUDA_ROW_VARIANT=block"
+  "cuda/test_cuda_gpu.py::test_row_kernel_variants_on_gpu[auto] DISC_CUDA_ROW_VARIANT=block"
+  "cuda/test_cuda_gpu.py::test_depthwise_block_on_the_gpu[generated] DISC_CUDA_DEPTHWISE=cudnn"
+  "cuda/test_cuda_gpu.py::test_column_reductions_on_the_gpu[65536] DISC_CUDA_COLUMN_THREADS=0"
+)
+if [[ "${GPU_CHECK_CANARIES:-1}" == "1" ]]; then
+  nodes=(); for c in "${CANARIES[@]}"; do nodes+=("${c%% *}"); done
+  (cd python/tests && timeout "${GPU_CHECK_CANARY_SECONDS:-150}" \
+     "$PY" -m pytest -q -rA -m cuda -p no:cacheprovider "${nodes[@]}") > /tmp/gpu-check-canaries.log 2>&1
+  verdicts=/tmp/gpu-check-canary-verdicts.log; : > "$verdicts"
+  for c in "${CANARIES[@]}"; do
+    node=${c%% *}; setting=${c#* }
+    if grep -qF -- "FAILED $node" /tmp/gpu-check-canaries.log ||
+       grep -qF -- "ERROR $node" /tmp/gpu-check-canaries.log; then
+      echo "[gpu-check] canary $node failed: $setting for the rest of the run" >> "$verdicts"
+      export "${setting?}"
+      status=1
+    elif ! grep -qF -- "PASSED $node" /tmp/gpu-check-canaries.log; then
+      echo "[gpu-check] canary $node did not run (time?): nothing switched off" >> "$verdicts"
+    fi
+  done
+  {
+    cat "$verdicts"
+    grep -E "^(FAILED|ERROR) " /tmp/gpu-check-canaries.log | cut -c1-300
+    tail -1 /tmp/gpu-check-canaries.log
+  } | tee -a "$OUT/run.log"
+fi
 
 # 1. pytest -m cuda: programs, stream, memory, errors (test_cuda_gpu.py), every
 # claimed op's OpInfo samples and every zoo model on the device
