@@ -179,8 +179,9 @@ struct MapLoopsToGpuPass
           cmp(arith::CmpIPredicate::uge, numRows, kManyRows));
       Value warpRows =
           arith::OrIOp::create(thenBuilder, loc, shortRows, manyRows);
-      scf::IfOp warpOrBlock = variantChoice(
-          thenBuilder, loc, warpRows, RowVariant::PerWarp, RowVariant::PerBlock);
+      scf::IfOp warpOrBlock =
+          variantChoice(thenBuilder, loc, warpRows, RowVariant::PerWarp,
+                        RowVariant::PerBlock);
       OpBuilder warpBuilder(warpOrBlock.thenBlock()->getTerminator());
       perWarp(warpBuilder);
       OpBuilder blockBuilder(warpOrBlock.elseBlock()->getTerminator());

@@ -1,4 +1,4 @@
-//===- RowKernels.h - a row per block or warp for row reductions -*- C++ -*-===//
+//===- RowKernels.h - a row per block or warp: row reductions --*- C++ -*-===//
 //
 // The block-per-row and warp-per-row variants of a row kernel, built by
 // disc-map-loops-to-gpu and turned into gpu.launch ops by

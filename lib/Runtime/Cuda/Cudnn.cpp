@@ -18,7 +18,8 @@
 // (Float32Math::tf32Convolution: PyTorch's torch.backends.cudnn.allow_tf32,
 // True by default), tensor cores for f16/bf16. The algorithm is cuDNN's
 // heuristic choice (cudnnGet*Algorithm_v7) with the math type it returns,
-// kept per context and problem. A 1-d convolution runs as a 2-d one of height 1.
+// kept per context and problem. A 1-d convolution runs as a 2-d one of
+// height 1.
 // Not supported (OpError naming the call): padding that differs between
 // the low and high side (other than a transposed convolution's output
 // padding), empty reductions.
