@@ -10,6 +10,7 @@
 #include "FakeCudaDriver.h"
 
 #include "disc/Compiler/Executable.h"
+#include "disc/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -171,6 +172,72 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   EXPECT_EQ(covered[128], 1);                     // into 128 slots
   EXPECT_EQ(covered[-1], 1);                      // then added up
   EXPECT_EQ(s.lastAllocStream, kStream);
+}
+
+TEST_F(CudaHost, RowKernelsLaunchAWarpOrABlockPerRowByLengthAndCount) {
+  // The host's per-call choice for a row sum, seen in its launches: rows
+  // of 32-128 elements, or of up to 1024 with 2048 rows or more, one per
+  // warp (ceil(rows / 8) blocks of 32 x 8 threads); longer rows, or fewer
+  // rows of more than 128, one per block (rows blocks of a multiple of 32
+  // threads, about 4 elements each); shorter ones one per thread (256-thread
+  // blocks).
+  resetFake();
+  CompileOptions options;
+  options.target = "cuda";
+  auto exe = Executable::compile(R"(
+func.func @main(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %0 = disc.reduce %x, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+})",
+                                 options);
+  enum Variant { Thread, Warp, Block };
+  struct Case {
+    int64_t rows, cols;
+    Variant variant;
+    unsigned grid, blockX, blockY;
+  };
+  const Case cases[] = {
+      {8800, 40, Warp, 1100, 32, 8},  // short rows: a warp each
+      {13, 128, Warp, 2, 32, 8},      // up to 128, however few rows
+      {13, 129, Block, 13, 64, 1},    // longer and few: a block each
+      {2048, 1024, Warp, 256, 32, 8}, // up to 1024 and many: a warp each
+      {2047, 1024, Block, 2047, 256, 1},
+      {2048, 1025, Block, 2048, 256, 1},
+      {1000, 31, Thread, 4, 256, 1}, // shorter than 32: a thread each
+  };
+  for (const Case &c : cases) {
+    resetFake();
+    const ral::RowVariantStats before = ral::rowVariantStats();
+    std::vector<float> x(c.rows * c.cols, 1.0f);
+    ral::TensorView view;
+    view.data = x.data(), view.shape = {c.rows, c.cols};
+    auto outputs = exe->run({view}, kStream);
+    ASSERT_EQ(outputs.size(), 1u);
+    FakeCudaState &s = fake();
+    // The sum's launch among the call's (its initial value has one too).
+    bool found = false;
+    for (int i = 0; i < s.numLaunches; ++i) {
+      const FakeLaunch &l = s.launches[i];
+      if (l.grid[0] == c.grid && l.block[0] == c.blockX &&
+          l.block[1] == c.blockY)
+        found = true;
+    }
+    std::string seen;
+    for (int i = 0; i < s.numLaunches; ++i)
+      seen += " [" + std::to_string(s.launches[i].grid[0]) + " x (" +
+              std::to_string(s.launches[i].block[0]) + ", " +
+              std::to_string(s.launches[i].block[1]) + ")]";
+    EXPECT_TRUE(found) << c.rows << " rows of " << c.cols << ": expected "
+                       << c.grid << " blocks of (" << c.blockX << ", "
+                       << c.blockY << "), launched" << seen;
+    const ral::RowVariantStats after = ral::rowVariantStats();
+    EXPECT_EQ(after.rowsPerThread - before.rowsPerThread, c.variant == Thread)
+        << c.rows << " rows of " << c.cols;
+    EXPECT_EQ(after.rowsPerWarp - before.rowsPerWarp, c.variant == Warp)
+        << c.rows << " rows of " << c.cols;
+    EXPECT_EQ(after.rowsPerBlock - before.rowsPerBlock, c.variant == Block)
+        << c.rows << " rows of " << c.cols;
+  }
 }
 
 TEST_F(CudaHost, ModulesLoadOncePerExecutable) {
