@@ -237,19 +237,28 @@ void unrollThreadLoop(OpBuilder &b, scf::ForOp loop, unsigned factor) {
   loop.getInitArgsMutable().assign(main.getResults());
 }
 
-/// `scf.parallel (%t) = 0 to threads` mapped to thread_x, with `inits` as
-/// reduction initial values (the caller adds the scf.reduce then).
-scf::ParallelOp createThreadLoop(OpBuilder &b, Location loc, Value threads,
-                                 ValueRange inits) {
+/// `scf.parallel (%i) = 0 to count` mapped to `processor`, with `inits` as
+/// reduction initial values (the caller adds the scf.reduce then; without
+/// them the body has its terminator).
+scf::ParallelOp createMappedLoop(OpBuilder &b, Location loc, Value count,
+                                 gpu::Processor processor,
+                                 ValueRange inits = {}) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                      ValueRange{threads}, ValueRange{one},
+                                      ValueRange{count}, ValueRange{one},
                                       inits, nullptr);
   MLIRContext *ctx = b.getContext();
   loop->setAttr(gpu::getMappingAttrName(),
-                ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::ThreadX)}));
+                ArrayAttr::get(ctx, {mappingFor(ctx, processor)}));
   return loop;
+}
+
+/// The thread loop of a phase: `scf.parallel (%t) = 0 to threads` mapped
+/// to thread_x.
+scf::ParallelOp createThreadLoop(OpBuilder &b, Location loc, Value threads,
+                                 ValueRange inits) {
+  return createMappedLoop(b, loc, threads, gpu::Processor::ThreadX, inits);
 }
 
 /// A reduction phase: each thread reduces iterations t, t + threads, ...
@@ -475,19 +484,6 @@ void buildRowBody(OpBuilder &b, const RowKernel &kernel, Value row,
     else
       buildStagePhase(b, cast<scf::ParallelOp>(op), mapping, threads, unroll);
   }
-}
-
-/// `scf.parallel (%i) = 0 to count` mapped to `processor`.
-scf::ParallelOp createMappedLoop(OpBuilder &b, Location loc, Value count,
-                                 gpu::Processor processor) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                      ValueRange{count}, ValueRange{one});
-  MLIRContext *ctx = b.getContext();
-  loop->setAttr(gpu::getMappingAttrName(),
-                ArrayAttr::get(ctx, {mappingFor(ctx, processor)}));
-  return loop;
 }
 
 } // namespace
