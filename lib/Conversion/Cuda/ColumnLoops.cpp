@@ -448,17 +448,7 @@ scf::ForOp splittableColumnLoop(scf::ParallelOp nest) {
   if (!llvm::all_of(nest.getUpperBound(),
                     [&](Value ub) { return definedOutside(ub, nest); }))
     return {};
-  scf::ForOp loop;
-  for (Operation &op : nest.getBody()->without_terminator()) {
-    if (auto candidate = dyn_cast<scf::ForOp>(op)) {
-      if (loop)
-        return {};
-      loop = candidate;
-      continue;
-    }
-    if (op.getNumRegions() != 0)
-      return {};
-  }
+  auto loop = onlyRegionOp<scf::ForOp>(*nest.getBody());
   if (!loop || loop.getNumResults() == 0 ||
       !definedOutside(loop.getLowerBound(), nest) ||
       !definedOutside(loop.getUpperBound(), nest) ||

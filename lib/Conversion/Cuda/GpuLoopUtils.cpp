@@ -109,6 +109,19 @@ bool definedOutside(Value value, Operation *op) {
   return !op->isAncestor(owner);
 }
 
+scf::ParallelOp createMappedLoop(OpBuilder &b, Location loc, Value count,
+                                 gpu::Processor processor, ValueRange inits) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                      ValueRange{count}, ValueRange{one},
+                                      inits, nullptr);
+  MLIRContext *ctx = b.getContext();
+  loop->setAttr(gpu::getMappingAttrName(),
+                ArrayAttr::get(ctx, {mappingFor(ctx, processor)}));
+  return loop;
+}
+
 std::optional<arith::AtomicRMWKind> atomicKindOf(Operation *op) {
   if (op->getNumOperands() != 2 || op->getNumResults() != 1)
     return std::nullopt;

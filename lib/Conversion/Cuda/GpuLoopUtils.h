@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace disc::cuda {
@@ -50,6 +51,29 @@ std::optional<mlir::arith::AtomicRMWKind> atomicKindOf(mlir::Operation *op);
 
 /// Whether `value` is defined outside `op` (not in its regions).
 bool definedOutside(mlir::Value value, mlir::Operation *op);
+
+/// `scf.parallel (%i) = 0 to count` mapped to `processor`, with `inits` as
+/// reduction initial values (the caller adds the scf.reduce then; without
+/// them the body has its terminator).
+mlir::scf::ParallelOp createMappedLoop(mlir::OpBuilder &b, mlir::Location loc,
+                                       mlir::Value count,
+                                       mlir::gpu::Processor processor,
+                                       mlir::ValueRange inits = {});
+
+/// The one op with regions in `block` if it is an OpTy, else null (none,
+/// several, or one of another kind).
+template <typename OpTy> OpTy onlyRegionOp(mlir::Block &block) {
+  OpTy found;
+  for (mlir::Operation &op : block.without_terminator()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    auto typed = llvm::dyn_cast<OpTy>(op);
+    if (found || !typed)
+      return nullptr;
+    found = typed;
+  }
+  return found;
+}
 
 } // namespace disc::cuda
 

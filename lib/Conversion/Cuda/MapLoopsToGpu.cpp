@@ -411,17 +411,10 @@ struct MapLoopsToGpuPass
   static scf::ForOp collapseNestedReduction(scf::ForOp outer) {
     if (outer.getNumRegionIterArgs() != 1)
       return {};
-    scf::ForOp inner;
-    for (Operation &op : outer.getBody()->without_terminator()) {
-      if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        if (inner)
-          return {};
-        inner = loop;
-        continue;
-      }
-      if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+    auto inner = disc::cuda::onlyRegionOp<scf::ForOp>(*outer.getBody());
+    for (Operation &op : outer.getBody()->without_terminator())
+      if (&op != inner.getOperation() && !isMemoryEffectFree(&op))
         return {};
-    }
     auto yield = cast<scf::YieldOp>(outer.getBody()->getTerminator());
     if (!inner || inner.getNumRegionIterArgs() != 1 ||
         inner.getInitArgs()[0] != outer.getRegionIterArgs()[0] ||
@@ -974,7 +967,6 @@ struct MapLoopsToGpuPass
                  SmallVector<Value> tripCounts,
                  const disc::cuda::VectorPlan *plan) {
     Location loc = loop.getLoc();
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     if (plan)
       tripCounts.back() = b.createOrFold<arith::DivUIOp>(
@@ -990,21 +982,12 @@ struct MapLoopsToGpuPass
             : (int64_t)blockSize;
     Value blockDim = arith::ConstantIndexOp::create(b, loc, threads);
     Value numBlocks = arith::CeilDivUIOp::create(b, loc, total, blockDim);
-    MLIRContext *ctx = loop.getContext();
-    auto blocks = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                          ValueRange{numBlocks},
-                                          ValueRange{one});
-    blocks->setAttr(
-        gpu::getMappingAttrName(),
-        ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::BlockX)}));
+    auto blocks = disc::cuda::createMappedLoop(b, loc, numBlocks,
+                                               gpu::Processor::BlockX);
     OpBuilder::InsertionGuard keep(b);
     b.setInsertionPoint(blocks.getBody()->getTerminator());
-    auto threadLoop = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                              ValueRange{blockDim},
-                                              ValueRange{one});
-    threadLoop->setAttr(
-        gpu::getMappingAttrName(),
-        ArrayAttr::get(ctx, {mappingFor(ctx, gpu::Processor::ThreadX)}));
+    auto threadLoop = disc::cuda::createMappedLoop(b, loc, blockDim,
+                                                   gpu::Processor::ThreadX);
     b.setInsertionPoint(threadLoop.getBody()->getTerminator());
     Value blockStart = arith::MulIOp::create(
         b, loc, blocks.getInductionVars()[0], blockDim);

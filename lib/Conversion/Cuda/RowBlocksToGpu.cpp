@@ -169,20 +169,6 @@ LogicalResult checkThreadLoops(Block &body, StringRef mark, Value &threads) {
   return success();
 }
 
-/// The one op with regions in `block` if it is an OpTy, else null.
-template <typename OpTy> OpTy onlyRegionOp(Block &block) {
-  OpTy found;
-  for (Operation &op : block.without_terminator()) {
-    if (op.getNumRegions() == 0)
-      continue;
-    auto typed = dyn_cast<OpTy>(op);
-    if (found || !typed)
-      return nullptr;
-    found = typed;
-  }
-  return found;
-}
-
 /// A gpu.launch in place of `nest` (one block per iteration) with blocks
 /// of `threadsX` x `threadsY` threads; `b` is left inside it, before its
 /// terminator, and `mapping` maps the nest's induction variable to the
@@ -254,7 +240,7 @@ struct RowBlocksToGpuPass
         !isConstantIntValue(nest.getLowerBound()[0], 0) ||
         !isConstantIntValue(nest.getStep()[0], 1))
       return malformed();
-    auto warps = onlyRegionOp<scf::ParallelOp>(*nest.getBody());
+    auto warps = disc::cuda::onlyRegionOp<scf::ParallelOp>(*nest.getBody());
     if (!warps || warps.getNumLoops() != 1 || warps.getNumResults() != 0 ||
         !isConstantIntValue(warps.getLowerBound()[0], 0) ||
         !isConstantIntValue(warps.getStep()[0], 1))
@@ -264,7 +250,7 @@ struct RowBlocksToGpuPass
     if (!perBlock || *perBlock < 1 ||
         *perBlock * disc::cuda::kWarpSize > 1024)
       return malformed();
-    auto guard = onlyRegionOp<scf::IfOp>(*warps.getBody());
+    auto guard = disc::cuda::onlyRegionOp<scf::IfOp>(*warps.getBody());
     if (!guard || guard.getNumResults() != 0 ||
         !guard.getElseRegion().empty())
       return malformed();

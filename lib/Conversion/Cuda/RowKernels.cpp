@@ -237,23 +237,6 @@ void unrollThreadLoop(OpBuilder &b, scf::ForOp loop, unsigned factor) {
   loop.getInitArgsMutable().assign(main.getResults());
 }
 
-/// `scf.parallel (%i) = 0 to count` mapped to `processor`, with `inits` as
-/// reduction initial values (the caller adds the scf.reduce then; without
-/// them the body has its terminator).
-scf::ParallelOp createMappedLoop(OpBuilder &b, Location loc, Value count,
-                                 gpu::Processor processor,
-                                 ValueRange inits = {}) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                      ValueRange{count}, ValueRange{one},
-                                      inits, nullptr);
-  MLIRContext *ctx = b.getContext();
-  loop->setAttr(gpu::getMappingAttrName(),
-                ArrayAttr::get(ctx, {mappingFor(ctx, processor)}));
-  return loop;
-}
-
 /// The thread loop of a phase: `scf.parallel (%t) = 0 to threads` mapped
 /// to thread_x.
 scf::ParallelOp createThreadLoop(OpBuilder &b, Location loc, Value threads,
