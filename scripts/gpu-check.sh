@@ -86,6 +86,18 @@ CANARIES=(
   "cuda/test_cuda_gpu.py::test_column_reductions_on_the_gpu[65536] DISC_CUDA_COLUMN_THREADS=0"
 )
 if [[ "${GPU_CHECK_CANARIES:-1}" == "1" ]]; then
+  # PyTorch's caching allocator serves every call unless this fails: alone,
+  # first, and anything but a pass (a crash too) switches to the pool.
+  node=cuda/test_cuda_gpu.py::test_device_memory_comes_from_pytorchs_caching_allocator
+  (cd python/tests && timeout 90 "$PY" -m pytest -q -rA -m cuda -p no:cacheprovider "$node") \
+    > /tmp/gpu-check-allocator.log 2>&1
+  if ! grep -qF -- "PASSED $node" /tmp/gpu-check-allocator.log; then
+    echo "[gpu-check] canary $node did not pass: DISC_CUDA_ALLOCATOR=pool for the rest of the run" |
+      tee -a "$OUT/run.log"
+    tail -5 /tmp/gpu-check-allocator.log | cut -c1-300 | tee -a "$OUT/run.log"
+    export DISC_CUDA_ALLOCATOR=pool
+    status=1
+  fi
   nodes=(); for c in "${CANARIES[@]}"; do nodes+=("${c%% *}"); done
   (cd python/tests && timeout "${GPU_CHECK_CANARY_SECONDS:-150}" \
      "$PY" -m pytest -q -rA -m cuda -p no:cacheprovider "${nodes[@]}") > /tmp/gpu-check-canaries.log 2>&1

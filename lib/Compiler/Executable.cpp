@@ -75,8 +75,10 @@ const ral::Program &Executable::program() const { return *impl->program; }
 
 std::vector<ral::OutputTensor>
 Executable::run(const std::vector<ral::TensorView> &inputs, void *cudaStream,
-                ral::Float32Math float32Math) {
-  return impl->program->run(inputs, cudaStream, {}, {}, float32Math);
+                ral::Float32Math float32Math,
+                std::shared_ptr<ral::DeviceAllocator> deviceAllocator) {
+  return impl->program->run(inputs, cudaStream, {}, {}, float32Math,
+                            std::move(deviceAllocator));
 }
 
 std::string cudaToolkitPath() {

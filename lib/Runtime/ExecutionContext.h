@@ -50,12 +50,15 @@ struct ExecutionContext {
   /// nest, so one start time is enough.
   int64_t profileStartNs = 0;
   /// Where the call's buffers live (InvokeOptions::device). On Cuda,
-  /// `live` holds device pointers from the stream-ordered allocator.
+  /// `live` holds device pointers from `deviceAllocator`.
   Device device = Device::Cpu;
   /// The CUstream every launch, allocation and free of the call goes to.
   void *cudaStream = nullptr;
   /// Kernel modules of the executable being run (cuda only).
   CudaModuleCache *cudaModules = nullptr;
+  /// Where the call's device buffers come from (cuda only; the invocation
+  /// keeps it alive).
+  DeviceAllocator *deviceAllocator = nullptr;
   /// Whether the call's f32 library calls may use TF32 (cuda only).
   Float32Math float32Math;
   /// Kernels launched by this call.

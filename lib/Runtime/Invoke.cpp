@@ -283,6 +283,11 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
       throw RuntimeError("invoke: a cuda call needs the executable's module "
                          "cache");
   }
+  // Results on cuda keep their allocator alive until they are freed.
+  const std::shared_ptr<DeviceAllocator> deviceAllocator =
+      !onCuda                   ? nullptr
+      : options.deviceAllocator ? options.deviceAllocator
+                                : streamOrderedDevicePool();
   // Output deleters keep the Context (and so its allocator) alive.
   std::shared_ptr<Context> keepAlive = context.libraries().self.lock();
   if (!keepAlive)
@@ -308,6 +313,7 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
   ectx->cudaStream = options.cudaStream;
   ectx->cudaModules = options.cudaModules;
   ectx->float32Math = options.float32Math;
+  ectx->deviceAllocator = deviceAllocator.get();
   void *ctxArg = ectx.get();
   std::vector<void *> args;
   args.reserve(1 + numInputWords + 1);
@@ -358,11 +364,12 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
   // `ectx` goes away, after every copy out of them is done.
   Allocator &allocator = context.allocator();
   void *stream = options.cudaStream;
-  auto makeOwner = [&keepAlive, onCuda, stream](void *ptr) {
+  auto makeOwner = [&keepAlive, &deviceAllocator, onCuda, stream](void *ptr) {
     if (onCuda) // device memory, freed after the work queued on the stream
-      return std::shared_ptr<void>(ptr, [stream](void *p) {
-        freeDevice(stream, p);
-      });
+      return std::shared_ptr<void>(
+          ptr, [stream, allocator = deviceAllocator](void *p) {
+            allocator->deallocate(p, stream);
+          });
     return std::shared_ptr<void>(ptr, [context = keepAlive](void *p) {
       try {
         context->allocator().deallocate(p);

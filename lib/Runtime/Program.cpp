@@ -239,8 +239,11 @@ std::vector<OutputTensor> Program::run(const std::vector<TensorView> &inputs,
                                        void *cudaStream,
                                        const std::vector<int64_t> &resultsInto,
                                        const std::vector<int64_t> &shareGroups,
-                                       Float32Math float32Math) const {
+                                       Float32Math float32Math,
+                                       std::shared_ptr<DeviceAllocator>
+                                           deviceAllocator) const {
   InvokeOptions options;
+  options.deviceAllocator = std::move(deviceAllocator);
   options.device = impl->device;
   options.cudaStream = cudaStream;
   options.float32Math = float32Math;

@@ -31,7 +31,7 @@ namespace ral {
 void ExecutionContext::releaseAll() noexcept {
   if (device == Device::Cuda) {
     for (auto &entry : live)
-      freeDevice(cudaStream, entry.first);
+      deviceAllocator->deallocate(entry.first, cudaStream);
     live.clear();
     return;
   }

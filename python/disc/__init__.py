@@ -173,6 +173,41 @@ def _tf32_settings(torch) -> tuple:
     return matmul, convolution
 
 
+_cuda_allocator_resolved = []  # [allocator or None], once per process
+
+
+def _cuda_allocator(torch):
+    """Where a cuda call's device memory comes from. By default PyTorch's
+    caching allocator (torch.cuda.caching_allocator_alloc's entry points),
+    so that DISC's buffers and PyTorch's share one pool and count in
+    torch.cuda.memory_allocated(); DISC_CUDA_ALLOCATOR=pool: the device's
+    own stream-ordered pool (cuMemAllocAsync), as a standalone program
+    uses. None means the pool. Read once per process (the environment
+    costs half a microsecond per look)."""
+    if _cuda_allocator_resolved:
+        return _cuda_allocator_resolved[0]
+    choice = os.environ.get("DISC_CUDA_ALLOCATOR", "torch")
+    if choice not in ("torch", "pool"):
+        raise DiscError(f"DISC_CUDA_ALLOCATOR={choice!r}: expected 'torch' (PyTorch's "
+                        f"caching allocator, the default) or 'pool' (the device's "
+                        f"stream-ordered pool)")
+    allocator = None
+    allocate = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc", None)
+    free = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_delete", None)
+    if choice == "pool":
+        _log.log("memory", "cuda calls allocate from the device's stream-ordered pool "
+                           "(DISC_CUDA_ALLOCATOR=pool)")
+    elif allocate is None or free is None:
+        _log.log("memory", "this PyTorch has no caching-allocator entry points "
+                           "(torch._C._cuda_cudaCachingAllocator_raw_alloc): cuda calls "
+                           "allocate from the device's stream-ordered pool")
+    else:
+        allocator = _runtime.DeviceAllocator(allocate, free, "PyTorch's CUDA caching allocator")
+        _log.log("memory", "cuda calls allocate through PyTorch's CUDA caching allocator")
+    _cuda_allocator_resolved.append(allocator)
+    return allocator
+
+
 class Executable:
     """A compiled program. Call it with tensors; it returns a tuple of tensors."""
 
@@ -235,7 +270,7 @@ class Executable:
         torch = sys.modules["torch"]
         stream = torch._C._cuda_getCurrentRawStream(device)
         return tuple(self._impl.run(arguments, stream, device, into, share_groups,
-                                    *_tf32_settings(torch)))
+                                    *_tf32_settings(torch), _cuda_allocator(torch)))
 
     @property
     def target(self) -> str:

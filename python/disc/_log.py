@@ -8,7 +8,8 @@ stages; the epilogues fused into library calls), ``library`` (printed by
 the runtime: each oneDNN convolution primitive it builds, its
 implementation and how its epilogue runs), ``cache`` (compile cache hits,
 misses and unusable entries), ``recompiles`` (why disc.compile(mode="export")
-traced a model again), ``all``.
+traced a model again), ``memory`` (where cuda calls take device memory:
+PyTorch's caching allocator or the device's pool), ``all``.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import os
 import sys
 
 TOPICS = ("compile", "fallback", "partition", "import", "fusion", "library", "cache",
-          "recompiles")
+          "recompiles", "memory")
 
 
 def enabled(topic: str) -> bool:

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
@@ -269,6 +270,109 @@ TEST_F(CudaHost, DevicePoolKeepsFreedMemory) {
   EXPECT_GT(fake().allocations, 0);
   EXPECT_EQ(fake().poolReleaseThreshold, UINT64_MAX);
   EXPECT_EQ(fake().poolThresholdSets, 1);
+}
+
+/// A caller's device allocator (as PyTorch's caching allocator is passed
+/// from Python): host memory stands in for the device's, and every call is
+/// recorded in a state that outlives the allocator.
+struct AllocatorRecord {
+  int64_t allocations = 0, frees = 0;
+  int64_t failAt = -1; // the allocation (0-based) that throws
+  std::map<void *, size_t> live;
+  std::vector<void *> streams;
+  std::vector<size_t> sizes; // of each allocation
+  bool destroyed = false;
+};
+class RecordingAllocator final : public ral::DeviceAllocator {
+public:
+  explicit RecordingAllocator(AllocatorRecord &record) : record(record) {}
+  ~RecordingAllocator() override { record.destroyed = true; }
+  void *allocate(size_t bytes, void *stream) override {
+    if (record.allocations == record.failAt)
+      throw std::runtime_error("out of memory in the caller's pool");
+    ++record.allocations;
+    record.streams.push_back(stream);
+    record.sizes.push_back(bytes);
+    void *ptr = std::malloc(bytes);
+    record.live.emplace(ptr, bytes);
+    return ptr;
+  }
+  void deallocate(void *ptr, void *stream) noexcept override {
+    ++record.frees;
+    record.streams.push_back(stream);
+    record.live.erase(ptr);
+    std::free(ptr);
+  }
+
+private:
+  AllocatorRecord &record;
+};
+
+TEST_F(CudaHost, CallersAllocatorServesEveryDeviceBuffer) {
+  // Every buffer of the call and every result comes from the caller's
+  // allocator, on the call's stream; the device pool is not touched. The
+  // results keep the allocator alive after the caller lets it go.
+  resetFake();
+  auto exe = compileCuda();
+  AllocatorRecord record;
+  std::vector<float> storage(33 * 17, 1.0f);
+  ral::TensorView x;
+  x.data = storage.data();
+  x.dtype = ral::DType::F32;
+  x.shape = {33, 17};
+  std::vector<ral::OutputTensor> outputs;
+  {
+    auto allocator = std::make_shared<RecordingAllocator>(record);
+    outputs = exe->run({x}, kStream, {}, allocator);
+  }
+  EXPECT_EQ(fake().allocations, 0);
+  EXPECT_GE(record.allocations, 2); // the two results at least
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(record.live.size(), 2u);
+  EXPECT_EQ(record.live.count(outputs[0].data), 1u);
+  EXPECT_EQ(record.live.count(outputs[1].data), 1u);
+  EXPECT_GE(record.live[outputs[0].data], 33 * 17 * sizeof(float));
+  EXPECT_FALSE(record.destroyed);
+  outputs.clear();
+  EXPECT_EQ(record.frees, record.allocations);
+  EXPECT_TRUE(record.live.empty());
+  EXPECT_TRUE(record.destroyed);
+  for (void *stream : record.streams)
+    EXPECT_EQ(stream, kStream);
+  EXPECT_EQ(fake().allocations, 0);
+  EXPECT_EQ(fake().frees, 0);
+}
+
+TEST_F(CudaHost, CallersAllocatorFailingIsAnErrorThatFreesTheCallsBuffers) {
+  resetFake();
+  auto exe = compileCuda();
+  std::vector<float> storage(8 * 8, 1.0f);
+  ral::TensorView x;
+  x.data = storage.data();
+  x.dtype = ral::DType::F32;
+  x.shape = {8, 8};
+  AllocatorRecord counting;
+  exe->run({x}, kStream, {}, std::make_shared<RecordingAllocator>(counting));
+  ASSERT_GE(counting.allocations, 2);
+  // Fail each allocation in turn: a clear error, nothing left allocated.
+  for (int64_t failAt = 0; failAt < counting.allocations; ++failAt) {
+    AllocatorRecord record;
+    record.failAt = failAt;
+    try {
+      exe->run({x}, kStream, {}, std::make_shared<RecordingAllocator>(record));
+      ADD_FAILURE() << "allocation " << failAt << " failed silently";
+    } catch (const ral::InvocationError &e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("disc_ral_cuda_alloc: out of memory in the "
+                          "caller's pool"),
+                std::string::npos)
+          << what;
+    }
+    EXPECT_EQ(record.allocations, failAt);
+    EXPECT_EQ(record.frees, record.allocations) << "failing at " << failAt;
+    EXPECT_TRUE(record.destroyed);
+  }
+  EXPECT_EQ(fake().allocations, 0);
 }
 
 TEST_F(CudaHost, EmptyTensorsLaunchOnlyOneThreadGrids) {
@@ -797,6 +901,21 @@ func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<7x3x3x3xf32>, %a: tensor<?x1
       }
   }
   EXPECT_EQ(fake().convDescriptorSets, 2) << "FMA and default math";
+  // The library calls' workspaces come from the caller's allocator too
+  // (the fake cuBLASLt asks for 4096 bytes, cuDNN's tensor-core algorithm
+  // for 2048), returned before the call ends.
+  AllocatorRecord record;
+  {
+    int64_t before = fake().allocations;
+    auto outputs = exe->run({xv, wv, av, bv}, kStream, {true, true},
+                            std::make_shared<RecordingAllocator>(record));
+    EXPECT_EQ(fake().allocations, before);
+    EXPECT_EQ(record.live.size(), 2u); // the two results
+    EXPECT_EQ(record.frees, record.allocations - 2);
+  }
+  EXPECT_EQ(record.frees, record.allocations);
+  EXPECT_EQ(std::count(record.sizes.begin(), record.sizes.end(), 4096), 1);
+  EXPECT_EQ(std::count(record.sizes.begin(), record.sizes.end(), 2048), 1);
   EXPECT_EQ(fake().matmulDescriptors, 2) << "COMPUTE_32F and with TF32";
   EXPECT_EQ(fake().allocations, fake().frees);
 }

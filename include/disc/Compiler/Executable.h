@@ -72,10 +72,12 @@ public:
   /// executable takes device pointers of the current CUDA context and
   /// queues its work on `cudaStream` (a CUstream; null: the default stream)
   /// without synchronising; `float32Math` says whether its f32 matmuls
-  /// and convolutions may use TF32 (ral::Float32Math).
-  std::vector<ral::OutputTensor> run(const std::vector<ral::TensorView> &inputs,
-                                     void *cudaStream = nullptr,
-                                     ral::Float32Math float32Math = {});
+  /// and convolutions may use TF32 (ral::Float32Math); its device memory
+  /// comes from `deviceAllocator` (null: the device's stream-ordered pool).
+  std::vector<ral::OutputTensor>
+  run(const std::vector<ral::TensorView> &inputs, void *cudaStream = nullptr,
+      ral::Float32Math float32Math = {},
+      std::shared_ptr<ral::DeviceAllocator> deviceAllocator = nullptr);
   /// Where inputs and outputs live: Cpu, or Cuda for target "cuda".
   ral::Device device() const;
 

@@ -84,12 +84,14 @@ public:
   /// them when there are none). See invoke() for errors and cuda streams,
   /// and InvokeOptions::resultsInto for `resultsInto` (indices of `inputs`;
   /// a stored weight is never written) and InvokeOptions::resultShareGroups
-  /// for `shareGroups`, InvokeOptions::float32Math for `float32Math`.
-  std::vector<OutputTensor> run(const std::vector<TensorView> &inputs,
-                                void *cudaStream = nullptr,
-                                const std::vector<int64_t> &resultsInto = {},
-                                const std::vector<int64_t> &shareGroups = {},
-                                Float32Math float32Math = {}) const;
+  /// for `shareGroups`, InvokeOptions::float32Math for `float32Math` and
+  /// InvokeOptions::deviceAllocator for `deviceAllocator`.
+  std::vector<OutputTensor>
+  run(const std::vector<TensorView> &inputs, void *cudaStream = nullptr,
+      const std::vector<int64_t> &resultsInto = {},
+      const std::vector<int64_t> &shareGroups = {},
+      Float32Math float32Math = {},
+      std::shared_ptr<DeviceAllocator> deviceAllocator = nullptr) const;
   Device device() const;
   /// The full signature (weights included) and, separately, the arguments
   /// callers pass.

@@ -175,6 +175,31 @@ struct Float32Math {
   bool tf32Convolution = false; // convolution and its gradients (cuDNN)
 };
 
+/// Where a cuda call's device memory comes from: every buffer of the call
+/// (intermediates, library workspaces, results) is allocated and freed
+/// through one, ordered on the call's stream. The default is the device's
+/// stream-ordered pool (streamOrderedDevicePool). A caller with a memory
+/// manager of its own passes another (InvokeOptions::deviceAllocator), so
+/// that DISC's buffers and the caller's share one pool: DISC's Python
+/// binding passes PyTorch's caching allocator.
+class DeviceAllocator {
+public:
+  virtual ~DeviceAllocator() = default;
+  /// `bytes` (> 0) of device memory of the current CUDA context, usable by
+  /// work queued on `stream`. Throws on failure; the message reaches the
+  /// caller, prefixed with the entry point that asked.
+  virtual void *allocate(size_t bytes, void *stream) = 0;
+  /// Returns memory from allocate(): work queued on `stream` after this
+  /// point may reuse it. Called from whichever thread drops the last owner
+  /// of a result; never throws.
+  virtual void deallocate(void *ptr, void *stream) noexcept = 0;
+};
+
+/// The device's stream-ordered pool (cuMemAllocAsync / cuMemFreeAsync),
+/// whose release threshold is raised once per device so that freed memory
+/// stays in the pool. One per process.
+std::shared_ptr<DeviceAllocator> streamOrderedDevicePool();
+
 struct InvokeOptions {
   Device device = Device::Cpu;
   /// Cuda: the CUstream (null: the legacy default stream) every launch,
@@ -185,6 +210,9 @@ struct InvokeOptions {
   CudaModuleCache *cudaModules = nullptr;
   /// Cuda: whether f32 matmuls and convolutions may use TF32.
   Float32Math float32Math;
+  /// Cuda: where the call's device memory comes from; null: the device's
+  /// stream-ordered pool. Results keep it alive until they are freed.
+  std::shared_ptr<DeviceAllocator> deviceAllocator;
   /// Results written into inputs (an in-place update, e.g. an optimizer
   /// step's parameters): resultsInto[r] >= 0 writes result r into input
   /// resultsInto[r] once the whole call has run (every result is computed

@@ -18,6 +18,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
+
 namespace nb = nanobind;
 using namespace disc;
 
@@ -57,17 +59,101 @@ nb::handle torchFromDLPack() {
   return fn;
 }
 
+/// A device allocator made of two Python callables, `allocate(bytes,
+/// stream) -> address` and `free(address)`: PyTorch's caching allocator
+/// (torch._C._cuda_cudaCachingAllocator_raw_alloc / _raw_delete) when DISC
+/// runs from PyTorch, so that DISC's buffers and PyTorch's share one pool.
+/// The runtime calls it without the GIL (from the call, or from whichever
+/// thread drops a result), so each use takes the GIL.
+class PythonDeviceAllocator final : public ral::DeviceAllocator {
+public:
+  PythonDeviceAllocator(nb::object allocateFn, nb::object freeFn,
+                        std::string name)
+      : allocateFn(std::move(allocateFn)), freeFn(std::move(freeFn)),
+        name(std::move(name)) {}
+  ~PythonDeviceAllocator() override {
+    if (!nb::is_alive()) { // the interpreter is gone: leave the references
+      allocateFn.release();
+      freeFn.release();
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    allocateFn.reset();
+    freeFn.reset();
+  }
+
+  void *allocate(size_t bytes, void *stream) override {
+    if (!nb::is_alive())
+      throw ral::RuntimeError(name + ": the Python interpreter is gone");
+    nb::gil_scoped_acquire gil;
+    uintptr_t address = 0;
+    try {
+      address = nb::cast<uintptr_t>(
+          allocateFn(bytes, reinterpret_cast<uintptr_t>(stream)));
+    } catch (const nb::python_error &e) {
+      throw ral::RuntimeError(name + " (" + std::to_string(bytes) +
+                              " bytes): " + exceptionText(e));
+    } catch (const nb::cast_error &) {
+      throw ral::RuntimeError(name + " returned something other than an "
+                              "address");
+    }
+    if (!address)
+      throw ral::RuntimeError(name + " returned no memory for " +
+                              std::to_string(bytes) + " bytes");
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    return reinterpret_cast<void *>(address);
+  }
+
+  void deallocate(void *ptr, void *stream) noexcept override {
+    (void)stream; // the allocator remembers each block's stream
+    if (!ptr || !nb::is_alive())
+      return;
+    nb::gil_scoped_acquire gil;
+    try {
+      freeFn(reinterpret_cast<uintptr_t>(ptr));
+      frees.fetch_add(1, std::memory_order_relaxed);
+    } catch (nb::python_error &e) {
+      e.discard_as_unraisable(name.c_str());
+    } catch (...) {
+    }
+  }
+
+  std::atomic<int64_t> allocations{0}, frees{0};
+
+private:
+  static std::string exceptionText(const nb::python_error &e) {
+    nb::handle value = e.value();
+    std::string type = Py_TYPE(value.ptr())->tp_name;
+    try {
+      return type + ": " + nb::cast<std::string>(nb::str(value));
+    } catch (...) {
+      return type;
+    }
+  }
+
+  nb::object allocateFn, freeFn;
+  std::string name;
+};
+
+/// disc._runtime.DeviceAllocator: a Python handle on a
+/// PythonDeviceAllocator, which calls keep alive while their results live.
+struct DeviceAllocatorHandle {
+  std::shared_ptr<PythonDeviceAllocator> impl;
+};
+
 /// Runs `exe`. `into[r] >= 0` writes result r into argument into[r] after
 /// the call (ral::InvokeOptions::resultsInto); such a result comes back as
 /// None. Results may share memory only within one `shareGroups` group
 /// (ral::InvokeOptions::resultShareGroups). `tf32Matmul` and
 /// `tf32Convolution`: whether a cuda program's f32 matmuls and convolutions
 /// may use TF32 (ral::Float32Math; the caller's PyTorch settings).
+/// `allocator`: where a cuda program's device memory comes from (None: the
+/// device's stream-ordered pool).
 nb::list run(const ral::Program &exe, std::vector<Array> arrays,
              uintptr_t cudaStream, int32_t cudaDevice,
              const std::vector<int64_t> &into,
              const std::vector<int64_t> &shareGroups, bool tf32Matmul,
-             bool tf32Convolution) {
+             bool tf32Convolution, const DeviceAllocatorHandle *allocator) {
   const bool onCuda = exe.device() == ral::Device::Cuda;
   std::vector<ral::TensorView> inputs(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
@@ -104,7 +190,8 @@ nb::list run(const ral::Program &exe, std::vector<Array> arrays,
   {
     nb::gil_scoped_release release;
     outputs = exe.run(inputs, reinterpret_cast<void *>(cudaStream), into,
-                      shareGroups, {tf32Matmul, tf32Convolution});
+                      shareGroups, {tf32Matmul, tf32Convolution},
+                      allocator ? allocator->impl : nullptr);
   }
   nb::list results;
   nb::handle fromDLPack = outputs.empty() ? nb::handle() : torchFromDLPack();
@@ -224,7 +311,8 @@ NB_MODULE(_runtime, m) {
            nb::arg("cuda_device") = 0,
            nb::arg("into") = std::vector<int64_t>(),
            nb::arg("share_groups") = std::vector<int64_t>(),
-           nb::arg("tf32_matmul") = false, nb::arg("tf32_convolution") = false)
+           nb::arg("tf32_matmul") = false, nb::arg("tf32_convolution") = false,
+           nb::arg("allocator").none() = nb::none())
       .def_prop_ro("target",
                    [](const ral::Program &p) {
                      return p.device() == ral::Device::Cuda ? "cuda" : "cpu";
@@ -249,6 +337,38 @@ NB_MODULE(_runtime, m) {
         for (const ral::ResultSpec &r : p.callerSignature().results)
           into.push_back(r.intoArg);
         return into;
+      });
+
+  // allocate/deallocate call the allocator as the runtime does, without
+  // the GIL (tests; a caller's own use).
+  nb::class_<DeviceAllocatorHandle>(m, "DeviceAllocator")
+      .def(
+          "__init__",
+          [](DeviceAllocatorHandle *self, nb::callable allocate,
+             nb::callable free, std::string name) {
+            new (self) DeviceAllocatorHandle{
+                std::make_shared<PythonDeviceAllocator>(
+                    std::move(allocate), std::move(free), std::move(name))};
+          },
+          nb::arg("allocate"), nb::arg("free"), nb::arg("name"))
+      .def("allocate",
+           [](DeviceAllocatorHandle &h, size_t bytes, uintptr_t stream) {
+             nb::gil_scoped_release release;
+             return reinterpret_cast<uintptr_t>(
+                 h.impl->allocate(bytes, reinterpret_cast<void *>(stream)));
+           })
+      .def("deallocate",
+           [](DeviceAllocatorHandle &h, uintptr_t ptr, uintptr_t stream) {
+             nb::gil_scoped_release release;
+             h.impl->deallocate(reinterpret_cast<void *>(ptr),
+                                reinterpret_cast<void *>(stream));
+           })
+      .def_prop_ro("allocations",
+                   [](const DeviceAllocatorHandle &h) {
+                     return h.impl->allocations.load();
+                   })
+      .def_prop_ro("frees", [](const DeviceAllocatorHandle &h) {
+        return h.impl->frees.load();
       });
 
   m.def("load_program", &loadProgram, nb::arg("data"),

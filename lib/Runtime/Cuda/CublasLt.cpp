@@ -306,10 +306,7 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
   Status status = lib.matmul(handle, d.desc, &one, b.data, d.a, a.data, d.b,
                              &zero, c.data, d.c, c.data, d.c, &heuristic.algo,
                              workspace, heuristic.workspaceSize, stream);
-  if (workspace) {
-    ectx.live.erase(workspace);
-    freeDevice(stream, workspace); // stream-ordered after the matmul
-  }
+  releaseDeviceForCall(ectx, workspace); // stream-ordered after the matmul
   check(status, "cublasLtMatmul");
 }
 

@@ -141,27 +141,64 @@ cuda::CUfunction lookupKernel(ExecutionContext &ectx, const void *image,
 
 } // namespace
 
+namespace {
+
+/// cuMemAllocAsync's pool of the current device.
+class StreamOrderedDevicePool final : public DeviceAllocator {
+public:
+  void *allocate(size_t bytes, void *stream) override {
+    cuda::keepPoolMemory();
+    cuda::CUdeviceptr ptr = 0;
+    cuda::check(cuda::driver().cuMemAllocAsync(
+                    &ptr, bytes, static_cast<cuda::CUstream>(stream)),
+                "cuMemAllocAsync(" + std::to_string(bytes) + " bytes)");
+    return reinterpret_cast<void *>(ptr);
+  }
+  void deallocate(void *ptr, void *stream) noexcept override {
+    std::string why;
+    if (!ptr || !cuda::driverAvailable(&why))
+      return;
+    cuda::driver().cuMemFreeAsync(reinterpret_cast<cuda::CUdeviceptr>(ptr),
+                                  static_cast<cuda::CUstream>(stream));
+  }
+};
+
+} // namespace
+
+std::shared_ptr<DeviceAllocator> streamOrderedDevicePool() {
+  static std::shared_ptr<DeviceAllocator> pool =
+      std::make_shared<StreamOrderedDevicePool>();
+  return pool;
+}
+
 void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
   void *result = nullptr;
   bool ok = guardedCall(*ectx, "disc_ral_cuda_alloc", [&] {
     if (bytes < 0)
       throw RuntimeError("negative size " + std::to_string(bytes));
-    cuda::CUdeviceptr ptr = 0;
-    auto stream = static_cast<cuda::CUstream>(ectx->cudaStream);
-    cuda::keepPoolMemory();
-    // cuMemAllocAsync rejects 0 bytes; a 1-byte block keeps pointers unique.
-    cuda::check(cuda::driver().cuMemAllocAsync(
-                    &ptr, bytes == 0 ? 1 : (size_t)bytes, stream),
-                "cuMemAllocAsync(" + std::to_string(bytes) + " bytes)");
-    result = reinterpret_cast<void *>(ptr);
+    if (!ectx->deviceAllocator)
+      throw RuntimeError("the call has no device allocator");
+    // Allocators may reject 0 bytes; a 1-byte block keeps pointers unique.
+    result = ectx->deviceAllocator->allocate(bytes == 0 ? 1 : (size_t)bytes,
+                                             ectx->cudaStream);
+    if (!result)
+      throw RuntimeError("the device allocator returned null for " +
+                         std::to_string(bytes) + " bytes");
     try {
       ectx->live.emplace(result, bytes);
     } catch (...) {
-      cuda::driver().cuMemFreeAsync(ptr, stream);
+      ectx->deviceAllocator->deallocate(result, ectx->cudaStream);
       throw;
     }
   });
   return ok ? result : nullptr;
+}
+
+void releaseDeviceForCall(ExecutionContext &ectx, void *ptr) noexcept {
+  if (!ptr)
+    return;
+  ectx.live.erase(ptr);
+  ectx.deviceAllocator->deallocate(ptr, ectx.cudaStream);
 }
 
 void launchChecked(ExecutionContext &ectx, const void *image,
@@ -224,16 +261,8 @@ bool freeDeviceForCall(ExecutionContext &ectx, void *ptr) noexcept {
     return false;
   }
   ectx.live.erase(it);
-  freeDevice(ectx.cudaStream, ptr);
+  ectx.deviceAllocator->deallocate(ptr, ectx.cudaStream);
   return true;
-}
-
-void freeDevice(void *stream, void *ptr) noexcept {
-  std::string why;
-  if (!ptr || !cuda::driverAvailable(&why))
-    return;
-  cuda::driver().cuMemFreeAsync(reinterpret_cast<cuda::CUdeviceptr>(ptr),
-                                static_cast<cuda::CUstream>(stream));
 }
 
 } // namespace ral

@@ -28,11 +28,14 @@ KernelImage parseKernelImage(const void *data, int64_t bytes);
 const KernelImage::Object *selectObject(const KernelImage &image, int sm);
 } // namespace cuda
 
-/// A device buffer for the call (stream-ordered on its stream), recorded in
-/// its live set; null with the error message set on failure.
+/// A device buffer for the call from its allocator (stream-ordered on its
+/// stream), recorded in its live set; null with the error message set on
+/// failure.
 void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept;
-/// Returns a device buffer, stream-ordered after the work on `stream`.
-void freeDevice(void *stream, void *ptr) noexcept;
+/// Takes a buffer of allocateDeviceForCall out of the call's live set and
+/// returns it to the call's allocator, stream-ordered after the work queued
+/// so far (scratch of a library call).
+void releaseDeviceForCall(ExecutionContext &ectx, void *ptr) noexcept;
 /// Device-to-device copy on `stream` (throws RuntimeError).
 void copyDevice(void *stream, void *dst, const void *src, size_t bytes);
 

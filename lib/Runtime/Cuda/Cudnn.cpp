@@ -544,10 +544,8 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
     ExecutionContext &ectx;
     std::vector<void *> &scratch;
     ~FreeScratch() {
-      for (void *ptr : scratch) {
-        ectx.live.erase(ptr);
-        freeDevice(ectx.cudaStream, ptr);
-      }
+      for (void *ptr : scratch)
+        releaseDeviceForCall(ectx, ptr);
     }
   } freeScratch{ectx, scratch};
   void *workspace =

@@ -7,6 +7,7 @@ scripts/gpu-check.sh runs these on the GPU machine."""
 from __future__ import annotations
 
 import copy
+import os
 
 import pytest
 import torch
@@ -164,6 +165,39 @@ def test_repeated_calls_reuse_device_memory():
     torch.cuda.synchronize()
     # The stream-ordered pool reuses blocks: 50 calls do not take 50 x 4 MB.
     assert torch.cuda.mem_get_info()[0] > free_before - 64 * 2**20
+
+
+def test_device_memory_comes_from_pytorchs_caching_allocator():
+    """A call's buffers and results come from PyTorch's caching allocator
+    (unless DISC_CUDA_ALLOCATOR=pool): a result counts in
+    torch.cuda.memory_allocated() while it lives, every other buffer is
+    back when the call returns, and repeated calls reuse the cached blocks."""
+    if os.environ.get("DISC_CUDA_ALLOCATOR") == "pool":
+        pytest.skip("DISC_CUDA_ALLOCATOR=pool")
+    text, reference, tol = PROGRAMS["softmax"]
+    exe = disc.compile_mlir(text, target="cuda")
+    allocator = disc._cuda_allocator(torch)
+    assert isinstance(allocator, disc._runtime.DeviceAllocator)
+    x = torch.randn(1024, 1000, device="cuda")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    allocations, frees = allocator.allocations, allocator.frees
+    (y,) = exe(x)
+    assert torch.cuda.memory_allocated() >= before + y.numel() * 4
+    assert allocator.allocations > allocations
+    assert allocator.allocations - allocations == allocator.frees - frees + 1
+    torch.testing.assert_close(y, reference(x), rtol=tol, atol=tol)
+    del y
+    assert torch.cuda.memory_allocated() == before
+    results = [exe(x)[0] for _ in range(20)]
+    del results
+    torch.cuda.synchronize()
+    reserved = torch.cuda.memory_reserved()
+    for _ in range(50):  # the blocks those results held serve these
+        exe(x)
+    torch.cuda.synchronize()
+    assert torch.cuda.memory_reserved() == reserved
+    assert torch.cuda.memory_allocated() == before
 
 
 def test_constants_on_gpu():

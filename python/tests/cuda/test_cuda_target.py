@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 import pytest
 import torch
@@ -222,18 +223,123 @@ def test_a_cuda_call_passes_the_tf32_settings_of_the_moment(monkeypatch, saved_t
         target = "cuda"
 
         def run(self, arguments, stream, device, into, share_groups, tf32_matmul,
-                tf32_convolution):
+                tf32_convolution, allocator):
             calls.append((stream, device, tf32_matmul, tf32_convolution))
+            allocators.append(allocator)
             return []
 
+    allocators = []
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda device: 0x5157 + device,
                         raising=False)
+    _fake_caching_allocator(monkeypatch, {})
     exe = disc.Executable(Recorder())
     for matmul, conv in ((False, True), (True, False)):
         torch.backends.cuda.matmul.allow_tf32 = matmul
         torch.backends.cudnn.allow_tf32 = conv
         exe._run([], [], 1)
     assert calls == [(0x5158, 1, False, True), (0x5158, 1, True, False)]
+    # PyTorch's caching allocator, one object for the process.
+    assert isinstance(allocators[0], disc._runtime.DeviceAllocator)
+    assert allocators[1] is allocators[0]
+
+
+def _fake_caching_allocator(monkeypatch, blocks, fail=None):
+    """torch._C's caching-allocator entry points (absent from a CPU build),
+    handing out fake addresses recorded in `blocks` (address -> (bytes,
+    stream)); `fail`: an exception raised by the next allocations. The
+    process's resolved allocator is forgotten."""
+    addresses = iter(range(0x10000, 1 << 40, 0x1000))
+
+    def raw_alloc(size, stream):
+        if fail is not None:
+            raise fail
+        address = next(addresses)
+        blocks[address] = (size, stream)
+        return address
+
+    def raw_delete(address):
+        del blocks[address]
+
+    monkeypatch.setattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc", raw_alloc,
+                        raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_cudaCachingAllocator_raw_delete", raw_delete,
+                        raising=False)
+    monkeypatch.setattr(disc, "_cuda_allocator_resolved", [])
+
+
+def test_cuda_calls_allocate_through_pytorchs_caching_allocator(monkeypatch, capfd):
+    """The allocator a cuda call gets: PyTorch's caching allocator through
+    the Python entry points torch.cuda.caching_allocator_alloc uses, called
+    as the runtime calls it (without the GIL, which each use takes again)."""
+    blocks = {}
+    _fake_caching_allocator(monkeypatch, blocks)
+    monkeypatch.setenv("DISC_LOG", "memory")
+    allocator = disc._cuda_allocator(torch)
+    assert "through PyTorch's CUDA caching allocator" in capfd.readouterr().err
+    assert disc._cuda_allocator(torch) is allocator  # resolved once
+    a = allocator.allocate(100, 0x5157)
+    b = allocator.allocate(4096, 0x5157)
+    assert blocks == {a: (100, 0x5157), b: (4096, 0x5157)}
+    assert (allocator.allocations, allocator.frees) == (2, 0)
+    # A result dropped on another thread (autograd's) frees it there.
+    freeing = threading.Thread(target=allocator.deallocate, args=(a, 0x5157))
+    freeing.start()
+    freeing.join()
+    allocator.deallocate(b, 0x5157)
+    assert blocks == {}
+    assert (allocator.allocations, allocator.frees) == (2, 2)
+
+
+def test_the_device_pool_is_chosen_by_setting_or_by_an_older_pytorch(monkeypatch, capfd):
+    monkeypatch.setenv("DISC_LOG", "memory")
+    _fake_caching_allocator(monkeypatch, {})
+    monkeypatch.setenv("DISC_CUDA_ALLOCATOR", "pool")
+    assert disc._cuda_allocator(torch) is None
+    assert "stream-ordered pool (DISC_CUDA_ALLOCATOR=pool)" in capfd.readouterr().err
+    monkeypatch.setattr(disc, "_cuda_allocator_resolved", [])
+    monkeypatch.setenv("DISC_CUDA_ALLOCATOR", "cudaMalloc")
+    with pytest.raises(disc.DiscError, match="DISC_CUDA_ALLOCATOR='cudaMalloc': expected"):
+        disc._cuda_allocator(torch)
+    monkeypatch.delenv("DISC_CUDA_ALLOCATOR")
+    monkeypatch.delattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc")
+    assert disc._cuda_allocator(torch) is None
+    assert "no caching-allocator entry points" in capfd.readouterr().err
+
+
+def test_a_failing_caching_allocator_is_a_disc_error_naming_it(monkeypatch):
+    """PyTorch's out-of-memory error reaches the caller as a DiscError that
+    names the allocator, the size and PyTorch's message (the runtime then
+    frees the call's other buffers: CudaHost.CallersAllocatorFailingIs...)."""
+    _fake_caching_allocator(
+        monkeypatch, {}, fail=torch.OutOfMemoryError("CUDA out of memory. Tried to allocate"))
+    allocator = disc._cuda_allocator(torch)
+    with pytest.raises(disc.DiscError, match=r"PyTorch's CUDA caching allocator \(1024 bytes\): "
+                                             r"OutOfMemoryError: CUDA out of memory"):
+        allocator.allocate(1024, 0)
+    monkeypatch.setattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc",
+                        lambda size, stream: 0)
+    monkeypatch.setattr(disc, "_cuda_allocator_resolved", [])
+    with pytest.raises(disc.DiscError, match="returned no memory for 8 bytes"):
+        disc._cuda_allocator(torch).allocate(8, 0)
+    monkeypatch.setattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc",
+                        lambda size, stream: "0x1000")
+    monkeypatch.setattr(disc, "_cuda_allocator_resolved", [])
+    with pytest.raises(disc.DiscError, match="returned something other than an address"):
+        disc._cuda_allocator(torch).allocate(8, 0)
+
+
+def test_a_failing_free_is_reported_as_unraisable_not_a_crash(monkeypatch):
+    def raw_delete(address):
+        raise RuntimeError(f"unknown block {address:#x}")
+
+    _fake_caching_allocator(monkeypatch, {})
+    monkeypatch.setattr(torch._C, "_cuda_cudaCachingAllocator_raw_delete", raw_delete)
+    allocator = disc._cuda_allocator(torch)
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    allocator.deallocate(0x1234, 0)
+    assert len(seen) == 1 and "unknown block 0x1234" in str(seen[0].exc_value)
+    assert allocator.frees == 0
 
 
 @needs_toolkit
