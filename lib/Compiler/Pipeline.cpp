@@ -115,10 +115,16 @@ static std::string mapLoopsToGpuStep(bool logFusion) {
   // their rows for about this many threads (default 65536; 0: never).
   std::string columns =
       integerSetting("DISC_CUDA_COLUMN_THREADS", 65536, 0, 1ll << 24);
+  // DISC_CUDA_INDEX32_LIMIT: elementwise grids take their 32-bit index
+  // variant when every thread's linear index is at most this (default
+  // 2^31 - 1; 0: never; a small value makes tests take both).
+  std::string index32 = integerSetting("DISC_CUDA_INDEX32_LIMIT",
+                                       2147483647, 0, 2147483647);
   return "disc-map-loops-to-gpu{row-variant=" + variant +
          " row-unroll=" + unroll +
          " vectorize=" + (vectorGrids ? "true" : "false") +
          " reduction-slots=" + slots + " column-threads=" + columns +
+         " index32-limit=" + index32 +
          (logFusion ? " log=1" : "") + "}";
 }
 

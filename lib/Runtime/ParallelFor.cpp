@@ -33,6 +33,8 @@ std::atomic<int64_t> scalarGrids{0};
 std::atomic<int64_t> columnSplits{0};
 std::atomic<int64_t> columnsPerThread{0};
 std::atomic<int64_t> rowsPerWarp{0};
+std::atomic<int64_t> index32Grids{0};
+std::atomic<int64_t> index64Grids{0};
 
 /// Threads for loops launched on this thread: set per call by
 /// ThreadsForCall (the Context's numThreads), else OpenMP's default.
@@ -97,7 +99,7 @@ ParallelStats parallelStats() {
 RowVariantStats rowVariantStats() {
   return {rowsPerThread.load(), rowsPerBlock.load(), vectorGrids.load(),
           scalarGrids.load(), columnSplits.load(), columnsPerThread.load(),
-          rowsPerWarp.load()};
+          rowsPerWarp.load(), index32Grids.load(), index64Grids.load()};
 }
 
 } // namespace ral
@@ -120,6 +122,10 @@ extern "C" void disc_ral_note_variant(int64_t variant) {
     columnsPerThread.fetch_add(1, std::memory_order_relaxed);
   else if (variant == 6)
     rowsPerWarp.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 7)
+    index32Grids.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 8)
+    index64Grids.fetch_add(1, std::memory_order_relaxed);
 }
 
 extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),

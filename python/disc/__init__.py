@@ -460,6 +460,10 @@ def stats() -> dict:
                        each column's rows between threads: too few columns
                        to fill the GPU one thread each (docs/cuda.md)
     columns_per_thread ... that ran one thread per column
+    index32_grids      calls of GPU elementwise grids over two or more dims
+                       whose index arithmetic ran in 32 bits (every thread's
+                       linear index fits: DISC_CUDA_INDEX32_LIMIT)
+    index64_grids      ... that ran it in 64 bits (too many elements)
     cache_hits         compile_mlir calls served by the compile cache (local
                        or remote): nothing compiled (docs/artifacts.md)
     cache_misses       compile_mlir calls the cache could not serve
@@ -472,7 +476,8 @@ def stats() -> dict:
 
     launches, serial = _runtime.parallel_stats()
     (rows_per_thread, rows_per_block, vector_grids, scalar_grids, column_splits,
-     columns_per_thread, rows_per_warp) = _runtime.row_variant_stats()
+     columns_per_thread, rows_per_warp, index32_grids,
+     index64_grids) = _runtime.row_variant_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
@@ -483,7 +488,8 @@ def stats() -> dict:
               "rows_per_block": rows_per_block,
               "vector_grids": vector_grids, "scalar_grids": scalar_grids,
               "column_splits": column_splits,
-              "columns_per_thread": columns_per_thread}
+              "columns_per_thread": columns_per_thread,
+              "index32_grids": index32_grids, "index64_grids": index64_grids}
     result.update(_backend.stats())
     result.update(_cache.stats())
     return result

@@ -411,6 +411,7 @@ NB_MODULE(_runtime, m) {
     return nb::make_tuple(stats.rowsPerThread, stats.rowsPerBlock,
                           stats.vectorGrids, stats.scalarGrids,
                           stats.columnSplits, stats.columnsPerThread,
-                          stats.rowsPerWarp);
+                          stats.rowsPerWarp, stats.index32Grids,
+                          stats.index64Grids);
   });
 }

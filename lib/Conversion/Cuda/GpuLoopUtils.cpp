@@ -73,13 +73,20 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
                                ValueRange steps) {
   size_t rank = counts.size();
   SmallVector<Value> ivs(rank);
+  Type type = linear.getType();
+  const bool narrow = !type.isIndex();
   Value remaining = linear;
   for (size_t i = rank; i-- > 0;) {
     Value index = remaining;
     if (i > 0) {
-      index = arith::RemUIOp::create(b, loc, remaining, counts[i]);
-      remaining = arith::DivUIOp::create(b, loc, remaining, counts[i]);
+      Value count =
+          narrow ? b.createOrFold<arith::IndexCastUIOp>(loc, type, counts[i])
+                 : counts[i];
+      index = arith::RemUIOp::create(b, loc, remaining, count);
+      remaining = arith::DivUIOp::create(b, loc, remaining, count);
     }
+    if (narrow)
+      index = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), index);
     Value scaled = b.createOrFold<arith::MulIOp>(loc, index, steps[i]);
     ivs[i] = b.createOrFold<arith::AddIOp>(loc, lbs[i], scaled);
   }

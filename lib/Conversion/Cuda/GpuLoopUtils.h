@@ -24,7 +24,10 @@ mlir::Attribute mappingFor(mlir::MLIRContext *ctx,
 
 /// The induction variables lb[i] + index[i] * step[i] of the linear
 /// iteration `linear` of a nest with trip counts `counts` (innermost dim
-/// fastest: consecutive threads touch consecutive elements).
+/// fastest: consecutive threads touch consecutive elements). A `linear` of
+/// an integer type (i32: the 32-bit index variant) has its divisions and
+/// remainders done in that type, the counts truncated to it: the caller
+/// guarantees that they fit.
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b,
                                            mlir::Location loc,
                                            mlir::Value linear,

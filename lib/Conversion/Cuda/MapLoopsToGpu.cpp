@@ -67,6 +67,13 @@ struct MapLoopsToGpuPass
                        << static_cast<int64_t>(columnThreads);
       return failure();
     }
+    if (index32Limit != 0 &&
+        (index32Limit < blockSize || index32Limit > kMaxIndex32)) {
+      func.emitError() << "disc-map-loops-to-gpu: index32-limit must be 0 "
+                          "or in [block-size, 2147483647], got "
+                       << static_cast<int64_t>(index32Limit);
+      return failure();
+    }
     if (blockSize < 1 || blockSize > 1024) {
       func.emitError() << "disc-map-loops-to-gpu: block-size must be in "
                           "[1, 1024], got "
@@ -225,6 +232,9 @@ struct MapLoopsToGpuPass
       return failure();
     return mapToGrid(loop);
   }
+
+  /// The largest linear index a 32-bit grid may compute.
+  static constexpr int64_t kMaxIndex32 = (int64_t{1} << 31) - 1;
 
   /// Rows shorter than this run one per thread.
   static constexpr int64_t kMinRowPerWarp = 32;
@@ -931,7 +941,9 @@ struct MapLoopsToGpuPass
   /// One outermost parallel loop -> block loop around thread loop around a
   /// guarded, delinearised copy of the body. An elementwise nest whose
   /// innermost accesses are contiguous also gets the vector variant
-  /// (VectorGrids.h), chosen per call by the host.
+  /// (VectorGrids.h), and one over two or more dims the 32-bit index
+  /// variant, each chosen per call by the host:
+  ///   32-bit fits ? (vector fits ? vector-i32 : scalar-i32) : scalar-i64
   LogicalResult mapToGrid(scf::ParallelOp loop) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
@@ -942,20 +954,49 @@ struct MapLoopsToGpuPass
     std::optional<disc::cuda::VectorPlan> plan;
     if (vectorize)
       plan = disc::cuda::planVectorGrid(loop);
-    if (!plan) {
-      buildGrid(b, loop, tripCounts, nullptr);
+    // Every thread's linear index is below numBlocks * blockSize <=
+    // total + blockSize - 1, so a total of at most limit - blockSize + 1
+    // keeps them within the limit.
+    Value fits32;
+    if (index32Limit > 0 && tripCounts.size() >= 2) {
+      Value total = arith::ConstantIndexOp::create(b, loc, 1);
+      for (Value count : tripCounts)
+        total = b.createOrFold<arith::MulIOp>(loc, total, count);
+      fits32 = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ule, total,
+          arith::ConstantIndexOp::create(b, loc,
+                                         index32Limit - blockSize + 1));
+    }
+    // The vector/scalar choice (or the scalar grid alone) at `at`.
+    auto vectorOrScalar = [&](OpBuilder &at, bool index32) {
+      if (!plan) {
+        buildGrid(at, loop, tripCounts, nullptr, index32);
+        return;
+      }
+      Value vectorOk = disc::cuda::vectorGridCondition(
+          at, loc, tripCounts.back(), *plan);
+      scf::IfOp choice =
+          variantChoice(at, loc, vectorOk, disc::cuda::RowVariant::Vector,
+                        disc::cuda::RowVariant::Scalar);
+      OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
+      buildGrid(thenBuilder, loop, tripCounts, &*plan, index32);
+      OpBuilder elseBuilder(choice.elseBlock()->getTerminator());
+      buildGrid(elseBuilder, loop, tripCounts, nullptr, index32);
+    };
+    if (!fits32) {
+      vectorOrScalar(b, /*index32=*/false);
       loop.erase();
       return success();
     }
-    Value vectorOk = disc::cuda::vectorGridCondition(b, loc, tripCounts.back(),
-                                                     *plan);
     scf::IfOp choice =
-        variantChoice(b, loc, vectorOk, disc::cuda::RowVariant::Vector,
-                      disc::cuda::RowVariant::Scalar);
+        variantChoice(b, loc, fits32, disc::cuda::RowVariant::Index32,
+                      disc::cuda::RowVariant::Index64);
     OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
-    buildGrid(thenBuilder, loop, tripCounts, &*plan);
+    vectorOrScalar(thenBuilder, /*index32=*/true);
     OpBuilder elseBuilder(choice.elseBlock()->getTerminator());
-    buildGrid(elseBuilder, loop, tripCounts, nullptr);
+    if (plan)
+      noteVariant(elseBuilder, loc, disc::cuda::RowVariant::Scalar);
+    buildGrid(elseBuilder, loop, tripCounts, nullptr, /*index32=*/false);
     loop.erase();
     return success();
   }
@@ -963,9 +1004,11 @@ struct MapLoopsToGpuPass
   /// The grid of `loop` at `b`: one iteration per thread, or with `plan`
   /// kVectorWidth consecutive iterations of the innermost dim per thread
   /// (whose trip count the host checked is a multiple of it).
+  /// `index32`: the linear index, the guard and the delinearisation in
+  /// i32 (the host checked that every thread's linear index fits).
   void buildGrid(OpBuilder &b, scf::ParallelOp loop,
                  SmallVector<Value> tripCounts,
-                 const disc::cuda::VectorPlan *plan) {
+                 const disc::cuda::VectorPlan *plan, bool index32) {
     Location loc = loop.getLoc();
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     if (plan)
@@ -989,10 +1032,25 @@ struct MapLoopsToGpuPass
     auto threadLoop = disc::cuda::createMappedLoop(b, loc, blockDim,
                                                    gpu::Processor::ThreadX);
     b.setInsertionPoint(threadLoop.getBody()->getTerminator());
-    Value blockStart = arith::MulIOp::create(
-        b, loc, blocks.getInductionVars()[0], blockDim);
-    Value linear = arith::AddIOp::create(b, loc, blockStart,
-                                         threadLoop.getInductionVars()[0]);
+    Value block = blocks.getInductionVars()[0];
+    Value thread = threadLoop.getInductionVars()[0];
+    auto overflow = arith::IntegerOverflowFlags::none;
+    if (index32) {
+      // Fits (the host's condition): neither product nor sum wraps.
+      Type i32 = b.getI32Type();
+      auto narrow = [&](Value v) -> Value {
+        return b.createOrFold<arith::IndexCastUIOp>(loc, i32, v);
+      };
+      block = narrow(block);
+      thread = narrow(thread);
+      blockDim = narrow(blockDim);
+      total = narrow(total);
+      overflow = arith::IntegerOverflowFlags::nsw |
+                 arith::IntegerOverflowFlags::nuw;
+    }
+    Value blockStart =
+        arith::MulIOp::create(b, loc, block, blockDim, overflow);
+    Value linear = arith::AddIOp::create(b, loc, blockStart, thread, overflow);
     Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                           linear, total);
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);

@@ -44,7 +44,12 @@ enum class RowVariant : int64_t {
   // Column nests with a split variant (ColumnLoops.h): rows split into
   // parts, or one thread per column.
   ColumnSplit = 4,
-  ColumnPerThread = 5
+  ColumnPerThread = 5,
+  // Elementwise grids that have a 32-bit index variant: their grid's
+  // index arithmetic in 32 bits (every thread's linear index fits), or in
+  // 64 (MapLoopsToGpu.cpp, mapToGrid).
+  Index32 = 7,
+  Index64 = 8
 };
 
 /// A row kernel: an outermost `scf.parallel` over rows whose body is a

@@ -118,6 +118,47 @@ def test_row_kernel_variants_on_gpu(variant, monkeypatch):
         assert counts[variant] > 0 and sum(counts.values()) == counts[variant], counts
 
 
+BROADCAST_TRANSPOSE = """
+func.func @main(%x: tensor<?x?x?xf32>, %b: tensor<?xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %d2 = tensor.dim %x, %c2 : tensor<?x?x?xf32>
+  %s = tensor.from_elements %d0, %d1, %d2 : tensor<3xindex>
+  %bb = disc.dynamic_broadcast_in_dim %b, %s, dims = [1] : (tensor<?xf32>, tensor<3xindex>) -> tensor<?x?x?xf32>
+  %y = disc.add %x, %bb : tensor<?x?x?xf32>
+  %t = disc.transpose %y, dims = [2, 0, 1] : (tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %y, %t : tensor<?x?x?xf32>, tensor<?x?x?xf32>
+}"""
+
+
+@pytest.mark.parametrize("limit", ["2147483647", "1000"])
+def test_index32_grids_on_gpu(limit, monkeypatch):
+    """Elementwise grids' 32-bit index variant (docs/cuda.md, "32-bit index
+    arithmetic"): a broadcast and a transpose over three dims, vector and
+    scalar; with the limit at 1000 the larger shapes take the 64-bit grid,
+    so both kernels run, and the choice is counted."""
+    monkeypatch.setenv("DISC_CUDA_INDEX32_LIMIT", limit)
+    monkeypatch.setenv("DISC_CACHE", "0")
+    exe = disc.compile_mlir(BROADCAST_TRANSPOSE, target="cuda")
+    before = disc.stats()
+    for shape in [(2, 3, 5), (4, 33, 16), (5, 149, 1), (2, 373, 1), (64, 128, 768),
+                  (3, 1000, 257)]:
+        x = torch.randn(shape, device="cuda")
+        b = torch.randn(shape[1], device="cuda")
+        y, t = exe(x, b)
+        want = x + b[None, :, None]
+        torch.testing.assert_close(y, want)
+        torch.testing.assert_close(t, want.permute(2, 0, 1))
+    after = disc.stats()
+    i32 = after["index32_grids"] - before["index32_grids"]
+    i64 = after["index64_grids"] - before["index64_grids"]
+    assert i32 > 0, (i32, i64)
+    assert (i64 > 0) == (limit == "1000"), (i32, i64)
+
+
 def test_torch_compile_on_cuda_tensors_compiles_once_for_all_shapes():
     def f(x, w, b):
         y = torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b)

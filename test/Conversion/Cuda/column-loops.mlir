@@ -1,4 +1,4 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread column-threads=0})' | FileCheck %s
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread column-threads=0 index32-limit=0})' | FileCheck %s
 
 // Column reductions of disc-map-loops-to-gpu (ColumnLoops.h): a sequential
 // loop around a parallel loop that updates its own elements becomes one

@@ -1,4 +1,4 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread})' | FileCheck %s
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread index32-limit=0})' | FileCheck %s
 
 // The split variant of column reductions (disc-map-loops-to-gpu,
 // ColumnLoops.h): a column nest whose threads carry their accumulators

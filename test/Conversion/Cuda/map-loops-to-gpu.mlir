@@ -1,4 +1,4 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 row-variant=auto vectorize=false})' -verify-diagnostics | FileCheck %s
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 row-variant=auto vectorize=false index32-limit=0})' -verify-diagnostics | FileCheck %s
 
 // A 2-d elementwise nest: one grid over rows * cols, innermost dim fastest.
 // CHECK-LABEL: func.func @elementwise

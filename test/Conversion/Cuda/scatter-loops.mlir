@@ -1,4 +1,4 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{vectorize=false})' | FileCheck %s
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{vectorize=false index32-limit=0})' | FileCheck %s
 
 // A max scatter (scatter_reduce amax, include_self=False: a plain scatter of
 // the updates, then the max of all of them): both loops over the updates

@@ -1,5 +1,5 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128})' | FileCheck %s
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 vectorize=false})' | FileCheck %s --check-prefix=OFF
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 index32-limit=0})' | FileCheck %s
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 vectorize=false index32-limit=0})' | FileCheck %s --check-prefix=OFF
 
 // Bias + exp: the host picks, per call, four iterations per thread with
 // vector accesses (innermost extent a multiple of 4, every vectorised
