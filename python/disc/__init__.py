@@ -461,9 +461,9 @@ def stats() -> dict:
                        to fill the GPU one thread each (docs/cuda.md)
     columns_per_thread ... that ran one thread per column
     index32_grids      calls of GPU elementwise grids over two or more dims
-                       whose index arithmetic ran in 32 bits (every thread's
-                       linear index fits: DISC_CUDA_INDEX32_LIMIT)
-    index64_grids      ... that ran it in 64 bits (too many elements)
+                       that delinearised in 32 bits (every thread's linear
+                       index fits: DISC_CUDA_INDEX32_LIMIT; docs/cuda.md)
+    index64_grids      ... that did so in 64 bits (too many elements)
     cache_hits         compile_mlir calls served by the compile cache (local
                        or remote): nothing compiled (docs/artifacts.md)
     cache_misses       compile_mlir calls the cache could not serve

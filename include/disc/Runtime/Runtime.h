@@ -299,8 +299,8 @@ struct RowVariantStats {
   int64_t columnSplits = 0;
   int64_t columnsPerThread = 0;
   int64_t rowsPerWarp = 0;
-  /// Elementwise grids with a 32-bit index variant: calls that ran it, and
-  /// calls too large for it (64-bit index arithmetic).
+  /// Elementwise grids over two or more dims: calls that delinearised in
+  /// 32 bits, and calls too large for it (64 bits).
   int64_t index32Grids = 0;
   int64_t index64Grids = 0;
 };

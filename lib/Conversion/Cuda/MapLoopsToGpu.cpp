@@ -941,9 +941,10 @@ struct MapLoopsToGpuPass
   /// One outermost parallel loop -> block loop around thread loop around a
   /// guarded, delinearised copy of the body. An elementwise nest whose
   /// innermost accesses are contiguous also gets the vector variant
-  /// (VectorGrids.h), and one over two or more dims the 32-bit index
-  /// variant, each chosen per call by the host:
-  ///   32-bit fits ? (vector fits ? vector-i32 : scalar-i32) : scalar-i64
+  /// (VectorGrids.h), chosen per call by the host. A nest over two or more
+  /// dims delinearises in 32 bits when the host finds that every thread's
+  /// linear index fits (a uniform branch in the kernel, not a kernel of its
+  /// own: the two differ only in a few divisions).
   LogicalResult mapToGrid(scf::ParallelOp loop) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
@@ -951,64 +952,61 @@ struct MapLoopsToGpuPass
     for (auto [lb, ub, step] : llvm::zip(
              loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
       tripCounts.push_back(tripCount(b, loc, lb, ub, step));
+    Value index32 = index32Flag(b, loc, tripCounts);
     std::optional<disc::cuda::VectorPlan> plan;
     if (vectorize)
       plan = disc::cuda::planVectorGrid(loop);
-    // Every thread's linear index is below numBlocks * blockSize <=
-    // total + blockSize - 1, so a total of at most limit - blockSize + 1
-    // keeps them within the limit.
-    Value fits32;
-    if (index32Limit > 0 && tripCounts.size() >= 2) {
-      Value total = arith::ConstantIndexOp::create(b, loc, 1);
-      for (Value count : tripCounts)
-        total = b.createOrFold<arith::MulIOp>(loc, total, count);
-      fits32 = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ule, total,
-          arith::ConstantIndexOp::create(b, loc,
-                                         index32Limit - blockSize + 1));
-    }
-    // The vector/scalar choice (or the scalar grid alone) at `at`.
-    auto vectorOrScalar = [&](OpBuilder &at, bool index32) {
-      if (!plan) {
-        buildGrid(at, loop, tripCounts, nullptr, index32);
-        return;
-      }
-      Value vectorOk = disc::cuda::vectorGridCondition(
-          at, loc, tripCounts.back(), *plan);
-      scf::IfOp choice =
-          variantChoice(at, loc, vectorOk, disc::cuda::RowVariant::Vector,
-                        disc::cuda::RowVariant::Scalar);
-      OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
-      buildGrid(thenBuilder, loop, tripCounts, &*plan, index32);
-      OpBuilder elseBuilder(choice.elseBlock()->getTerminator());
-      buildGrid(elseBuilder, loop, tripCounts, nullptr, index32);
-    };
-    if (!fits32) {
-      vectorOrScalar(b, /*index32=*/false);
+    if (!plan) {
+      buildGrid(b, loop, tripCounts, nullptr, index32);
       loop.erase();
       return success();
     }
+    Value vectorOk = disc::cuda::vectorGridCondition(b, loc, tripCounts.back(),
+                                                     *plan);
     scf::IfOp choice =
-        variantChoice(b, loc, fits32, disc::cuda::RowVariant::Index32,
-                      disc::cuda::RowVariant::Index64);
+        variantChoice(b, loc, vectorOk, disc::cuda::RowVariant::Vector,
+                      disc::cuda::RowVariant::Scalar);
     OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
-    vectorOrScalar(thenBuilder, /*index32=*/true);
+    buildGrid(thenBuilder, loop, tripCounts, &*plan, index32);
     OpBuilder elseBuilder(choice.elseBlock()->getTerminator());
-    if (plan)
-      noteVariant(elseBuilder, loc, disc::cuda::RowVariant::Scalar);
-    buildGrid(elseBuilder, loop, tripCounts, nullptr, /*index32=*/false);
+    buildGrid(elseBuilder, loop, tripCounts, nullptr, index32);
     loop.erase();
     return success();
+  }
+
+  /// For a grid over two or more dims (`index32-limit` > 0): 1 when every
+  /// thread's linear index is at most the limit, else 0 (an index value,
+  /// which the kernel receives as an argument), the choice noted
+  /// (disc_ral_note_variant(7 | 8)). Threads reach at most numBlocks *
+  /// blockSize - 1 <= total + blockSize - 2, so a total of at most
+  /// limit - blockSize + 1 keeps them within it. Null otherwise.
+  Value index32Flag(OpBuilder &b, Location loc, ArrayRef<Value> tripCounts) {
+    if (index32Limit == 0 || tripCounts.size() < 2)
+      return Value();
+    Value total = arith::ConstantIndexOp::create(b, loc, 1);
+    for (Value count : tripCounts)
+      total = b.createOrFold<arith::MulIOp>(loc, total, count);
+    Value fits = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule, total,
+        arith::ConstantIndexOp::create(b, loc, index32Limit - blockSize + 1));
+    auto note = scf::IfOp::create(b, loc, fits, /*withElse=*/true);
+    OpBuilder thenBuilder(note.thenBlock()->getTerminator());
+    noteVariant(thenBuilder, loc, disc::cuda::RowVariant::Index32);
+    OpBuilder elseBuilder(note.elseBlock()->getTerminator());
+    noteVariant(elseBuilder, loc, disc::cuda::RowVariant::Index64);
+    return arith::SelectOp::create(b, loc, fits,
+                                   arith::ConstantIndexOp::create(b, loc, 1),
+                                   arith::ConstantIndexOp::create(b, loc, 0));
   }
 
   /// The grid of `loop` at `b`: one iteration per thread, or with `plan`
   /// kVectorWidth consecutive iterations of the innermost dim per thread
   /// (whose trip count the host checked is a multiple of it).
-  /// `index32`: the linear index, the guard and the delinearisation in
-  /// i32 (the host checked that every thread's linear index fits).
+  /// `index32` (index32Flag, or null): where it is 1 the delinearisation's
+  /// divisions and remainders run in i32.
   void buildGrid(OpBuilder &b, scf::ParallelOp loop,
                  SmallVector<Value> tripCounts,
-                 const disc::cuda::VectorPlan *plan, bool index32) {
+                 const disc::cuda::VectorPlan *plan, Value index32) {
     Location loc = loop.getLoc();
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     if (plan)
@@ -1032,33 +1030,21 @@ struct MapLoopsToGpuPass
     auto threadLoop = disc::cuda::createMappedLoop(b, loc, blockDim,
                                                    gpu::Processor::ThreadX);
     b.setInsertionPoint(threadLoop.getBody()->getTerminator());
-    Value block = blocks.getInductionVars()[0];
-    Value thread = threadLoop.getInductionVars()[0];
-    auto overflow = arith::IntegerOverflowFlags::none;
-    if (index32) {
-      // Fits (the host's condition): neither product nor sum wraps.
-      Type i32 = b.getI32Type();
-      auto narrow = [&](Value v) -> Value {
-        return b.createOrFold<arith::IndexCastUIOp>(loc, i32, v);
-      };
-      block = narrow(block);
-      thread = narrow(thread);
-      blockDim = narrow(blockDim);
-      total = narrow(total);
-      overflow = arith::IntegerOverflowFlags::nsw |
-                 arith::IntegerOverflowFlags::nuw;
-    }
-    Value blockStart =
-        arith::MulIOp::create(b, loc, block, blockDim, overflow);
-    Value linear = arith::AddIOp::create(b, loc, blockStart, thread, overflow);
+    Value blockStart = arith::MulIOp::create(
+        b, loc, blocks.getInductionVars()[0], blockDim);
+    Value linear = arith::AddIOp::create(b, loc, blockStart,
+                                         threadLoop.getInductionVars()[0]);
     Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                           linear, total);
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
     // Innermost dim fastest: consecutive threads touch consecutive
     // elements of a row-major buffer.
-    SmallVector<Value> ivs = disc::cuda::delinearize(
-        b, loc, linear, tripCounts, loop.getLowerBound(), loop.getStep());
+    SmallVector<Value> ivs =
+        index32 ? delinearizeEither(b, loc, index32, linear, tripCounts, loop)
+                : disc::cuda::delinearize(b, loc, linear, tripCounts,
+                                          loop.getLowerBound(),
+                                          loop.getStep());
     if (plan) {
       // The innermost dim starts at 0 with step 1 (planVectorGrid): the
       // group's first iteration is kVectorWidth times its index.
@@ -1072,6 +1058,34 @@ struct MapLoopsToGpuPass
     mapping.map(loop.getInductionVars(), ivs);
     for (Operation &op : loop.getBody()->without_terminator())
       b.clone(op, mapping);
+  }
+
+  /// `scf.if %index32 != 0` yielding the induction variables of `linear`,
+  /// delinearised in i32 (the host found that it fits) or in index.
+  SmallVector<Value> delinearizeEither(OpBuilder &b, Location loc,
+                                       Value index32, Value linear,
+                                       ValueRange tripCounts,
+                                       scf::ParallelOp loop) {
+    Value narrow = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, index32,
+        arith::ConstantIndexOp::create(b, loc, 0));
+    SmallVector<Type> types(tripCounts.size(), b.getIndexType());
+    auto either = scf::IfOp::create(b, loc, types, narrow, /*withElse=*/true);
+    {
+      OpBuilder at = either.getThenBodyBuilder();
+      Value linear32 =
+          arith::IndexCastUIOp::create(at, loc, at.getI32Type(), linear);
+      scf::YieldOp::create(
+          at, loc,
+          disc::cuda::delinearize(at, loc, linear32, tripCounts,
+                                  loop.getLowerBound(), loop.getStep()));
+    }
+    OpBuilder at = either.getElseBodyBuilder();
+    scf::YieldOp::create(at, loc,
+                         disc::cuda::delinearize(at, loc, linear, tripCounts,
+                                                 loop.getLowerBound(),
+                                                 loop.getStep()));
+    return SmallVector<Value>(either.getResults());
   }
 };
 

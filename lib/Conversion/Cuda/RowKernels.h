@@ -45,9 +45,9 @@ enum class RowVariant : int64_t {
   // parts, or one thread per column.
   ColumnSplit = 4,
   ColumnPerThread = 5,
-  // Elementwise grids that have a 32-bit index variant: their grid's
-  // index arithmetic in 32 bits (every thread's linear index fits), or in
-  // 64 (MapLoopsToGpu.cpp, mapToGrid).
+  // Elementwise grids over two or more dims: delinearised in 32 bits
+  // (every thread's linear index fits), or in 64 (MapLoopsToGpu.cpp,
+  // index32Flag).
   Index32 = 7,
   Index64 = 8
 };

@@ -1,8 +1,8 @@
-"""Elementwise grids' 32-bit index variant on the cuda target without a
-GPU (docs/cuda.md, "32-bit index arithmetic"): a grid over two or more
-dims computes its linear index, guard and delinearisation in i32 when
-every thread's linear index fits (DISC_CUDA_INDEX32_LIMIT, default
-2^31 - 1), else in 64 bits, chosen per call. Run through target
+"""Elementwise grids' 32-bit index arithmetic on the cuda target without
+a GPU (docs/cuda.md, "32-bit index arithmetic"): a grid over two or more
+dims delinearises in i32 when every thread's linear index fits
+(DISC_CUDA_INDEX32_LIMIT, default 2^31 - 1), else in 64 bits, chosen per
+call. Run through target
 cuda-emulated (the grids executed on the CPU, their i32 arithmetic
 included) against eager PyTorch; disc.stats() counts the choice. A small
 limit makes small tensors take the 64-bit grid, so both run here."""
@@ -79,19 +79,19 @@ def test_the_64_bit_grid_runs_past_the_limit(monkeypatch):
     assert [c[:2] != (0, 0) for c in counts] == [True] * len(shapes)
 
 
-def test_vector_grids_are_32_bit_and_huge_ones_scalar(monkeypatch):
-    """An elementwise grid with a vector variant: the 32-bit branch chooses
-    vector or scalar, the 64-bit branch runs the scalar grid (and counts
-    it so)."""
+def test_vector_and_scalar_grids_each_take_either(monkeypatch):
+    """The 32-bit choice is independent of the vector/scalar one: each grid
+    branches on it."""
     def bias_exp(x, b):
         return torch.exp(x + b)
 
-    shapes = [(6, 8), (6, 7), (300, 4)]
+    shapes = [(6, 8), (6, 7), (300, 4), (300, 3)]
     calls = [(_rand(*s), _rand(s[1], seed=1)) for s in shapes]
     counts = _run(bias_exp, calls, monkeypatch, limit=1000)
-    assert counts[0] == (1, 0, 1, 0), counts  # 48 elements, innermost 8
-    assert counts[1] == (1, 0, 0, 1), counts  # innermost 7: scalar
-    assert counts[2] == (0, 1, 0, 1), counts  # 1200 elements: 64-bit, scalar
+    assert counts == [(1, 0, 1, 0),   # 48 elements, innermost 8: vector
+                      (1, 0, 0, 1),   # innermost 7: scalar
+                      (0, 1, 1, 0),   # 1200 elements: 64-bit, vector
+                      (0, 1, 0, 1)], counts
 
 
 def test_a_grid_over_one_dim_has_no_32_bit_variant(monkeypatch):

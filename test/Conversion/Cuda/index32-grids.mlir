@@ -3,12 +3,13 @@
 // RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 index32-limit=0})' | FileCheck %s --check-prefix=OFF
 // RUN: not disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 index32-limit=100})' 2>&1 | FileCheck %s --check-prefix=BAD
 
-// An elementwise grid over two dims gets a 32-bit index variant, taken per
-// call when every thread's linear index fits in i32: the total at most
-// 2^31 - 1 - 128 + 1. Its linear index, guard, division and remainder are
-// i32 (no overflow: the host checked), its induction variables widened
-// back to index for the body. With the vector variant: the 32-bit branch
-// holds the vector/scalar choice, the 64-bit branch the scalar grid only.
+// An elementwise grid over two dims delinearises in 32 bits when every
+// thread's linear index fits in i32 (the total at most 2^31 - 1 - 128 + 1):
+// the host notes its choice and passes it as an index (1 or 0), and each
+// grid (vector and scalar) branches on it uniformly: i32 division and
+// remainder (the linear index truncated, the trip count too), widened back
+// to index, or the index ones. No kernel of its own: the body is cloned
+// once per grid.
 // CHECK-LABEL: func.func @bias_exp
 // CHECK:         %[[M:.*]] = arith.maxsi
 // CHECK:         %[[N:.*]] = arith.maxsi
@@ -16,45 +17,51 @@
 // CHECK:         %[[MAX:.*]] = arith.constant 2147483520 : index
 // CHECK:         %[[FITS:.*]] = arith.cmpi ule, %[[TOTAL]], %[[MAX]] : index
 // CHECK:         scf.if %[[FITS]] {
-// CHECK:           func.call @disc_ral_note_variant(%c7_i64)
-// CHECK:           scf.if %{{.*}} {
-// CHECK:             func.call @disc_ral_note_variant(%c2_i64)
+// CHECK-NEXT:      arith.constant 7 : i64
+// CHECK-NEXT:      func.call @disc_ral_note_variant
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      arith.constant 8 : i64
+// CHECK-NEXT:      func.call @disc_ral_note_variant
+// CHECK-NEXT:    }
+// CHECK:         %[[FLAG:.*]] = arith.select %[[FITS]], %{{.*}}, %{{.*}} : index
+// CHECK:         scf.if %{{.*}} {
+// CHECK:           func.call @disc_ral_note_variant(%c2_i64)
+// CHECK:           scf.parallel
 // CHECK:             scf.parallel
-// CHECK:               scf.parallel
-// CHECK:                 arith.muli %{{.*}}, %{{.*}} overflow<nsw, nuw> : i32
-// CHECK:                 arith.addi %{{.*}}, %{{.*}} overflow<nsw, nuw> : i32
-// CHECK:                 scf.if
+// CHECK:               scf.if
+// CHECK:                 %[[NARROW:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : index
+// CHECK:                 scf.if %[[NARROW]] -> (index, index) {
 // CHECK:                   arith.remui %{{.*}}, %{{.*}} : i32
 // CHECK:                   arith.divui %{{.*}}, %{{.*}} : i32
-// CHECK:                   vector.load
-// CHECK:           } else {
-// CHECK:             func.call @disc_ral_note_variant(%c3_i64)
-// CHECK:             %[[GRID:.*]] = arith.muli %[[M]], %[[N]] : index
+// CHECK:                 } else {
+// CHECK:                   arith.remui %{{.*}}, %{{.*}} : index
+// CHECK:                 }
+// CHECK:                 vector.load
+// CHECK:         } else {
+// CHECK:           func.call @disc_ral_note_variant(%c3_i64)
+// CHECK:           %[[GRID:.*]] = arith.muli %[[M]], %[[N]] : index
+// CHECK:           scf.parallel
 // CHECK:             scf.parallel
-// CHECK:               scf.parallel
-// CHECK:                 %[[BLOCK32:.*]] = arith.index_castui %{{.*}} : index to i32
-// CHECK:                 %[[THREAD32:.*]] = arith.index_castui %{{.*}} : index to i32
-// CHECK:                 %[[TOTAL32:.*]] = arith.index_castui %[[GRID]] : index to i32
-// CHECK:                 %[[START:.*]] = arith.muli %[[BLOCK32]], %c128_i32 overflow<nsw, nuw> : i32
-// CHECK:                 %[[LINEAR:.*]] = arith.addi %[[START]], %[[THREAD32]] overflow<nsw, nuw> : i32
-// CHECK:                 %[[IN:.*]] = arith.cmpi ult, %[[LINEAR]], %[[TOTAL32]] : i32
-// CHECK:                 scf.if %[[IN]] {
+// CHECK:               %[[LINEAR:.*]] = arith.addi
+// CHECK:               %[[IN:.*]] = arith.cmpi ult, %[[LINEAR]], %[[GRID]] : index
+// CHECK:               scf.if %[[IN]] {
+// CHECK:                 %[[NARROW:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : index
+// CHECK:                 %[[IVS:.*]]:2 = scf.if %[[NARROW]] -> (index, index) {
+// CHECK:                   %[[LINEAR32:.*]] = arith.index_castui %[[LINEAR]] : index to i32
 // CHECK:                   %[[N32:.*]] = arith.index_castui %[[N]] : index to i32
-// CHECK:                   %[[COL32:.*]] = arith.remui %[[LINEAR]], %[[N32]] : i32
-// CHECK:                   %[[ROW32:.*]] = arith.divui %[[LINEAR]], %[[N32]] : i32
+// CHECK:                   %[[COL32:.*]] = arith.remui %[[LINEAR32]], %[[N32]] : i32
+// CHECK:                   %[[ROW32:.*]] = arith.divui %[[LINEAR32]], %[[N32]] : i32
 // CHECK:                   %[[COL:.*]] = arith.index_castui %[[COL32]] : i32 to index
 // CHECK:                   %[[ROW:.*]] = arith.index_castui %[[ROW32]] : i32 to index
-// CHECK:                   memref.load %arg0[%[[ROW]], %[[COL]]]
-// CHECK:                   memref.load %arg1[%[[COL]]]
-// CHECK:                   memref.store %{{.*}}, %arg2[%[[ROW]], %[[COL]]]
-// CHECK:           } {disc.row_variants}
-// CHECK:         } else {
-// CHECK:           func.call @disc_ral_note_variant(%c8_i64)
-// CHECK:           func.call @disc_ral_note_variant(%c3_i64)
-// CHECK-NOT:       vector.
-// CHECK-NOT:       : i32
-// CHECK:           arith.remui %{{.*}}, %[[N]] : index
-// CHECK:           arith.divui %{{.*}}, %[[N]] : index
+// CHECK:                   scf.yield %[[ROW]], %[[COL]] : index, index
+// CHECK:                 } else {
+// CHECK:                   %[[COL64:.*]] = arith.remui %[[LINEAR]], %[[N]] : index
+// CHECK:                   %[[ROW64:.*]] = arith.divui %[[LINEAR]], %[[N]] : index
+// CHECK:                   scf.yield %[[ROW64]], %[[COL64]] : index, index
+// CHECK:                 }
+// CHECK:                 memref.load %arg0[%[[IVS]]#0, %[[IVS]]#1]
+// CHECK:                 memref.load %arg1[%[[IVS]]#1]
+// CHECK:                 memref.store %{{.*}}, %arg2[%[[IVS]]#0, %[[IVS]]#1]
 // CHECK:         } {disc.row_variants}
 // LIMIT-LABEL: func.func @bias_exp
 // LIMIT:         arith.constant 873 : index

@@ -71,15 +71,13 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
       variants; run as ordinary loops (the CPU), they compute what the
       original does.
     - An elementwise grid over two or more dims (its delinearisation
-      divides) also gets a variant whose grid arithmetic (linear index,
-      guard, divisions and remainders) is in i32, the induction variables
-      widened back to index for the body: 32-bit division is a fraction of
-      64-bit's on a GPU. The host takes it when every thread's linear index
-      is at most `index32-limit` (2^31 - 1), else the 64-bit grid; each
-      call notes its choice (`disc_ral_note_variant(7 | 8)`). With a vector
-      variant, the 32-bit branch holds the vector/scalar choice and the
-      64-bit branch the scalar grid only (a tensor of 2^31 elements or
-      more runs one element per thread).
+      divides) delinearises in i32 when every thread's linear index is at
+      most `index32-limit` (2^31 - 1): the host computes the choice, notes
+      it (`disc_ral_note_variant(7 | 8)`) and passes it to the grid as an
+      index (1 or 0), where an `scf.if` yields the induction variables
+      from i32 divisions and remainders (widened back to index) or from
+      index ones. A uniform branch, not a second kernel: on a GPU a 32-bit
+      division is a fraction of a 64-bit one.
     - A `memref.copy` of the host code becomes a parallel copy nest.
     - Memory accesses of the host code outside any parallel loop (a
       reduction of a whole tensor to a scalar: `memref.store`, `scf.for`,
@@ -123,9 +121,9 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
            "threads (0: one thread per column always)">,
     Option<"index32Limit", "index32-limit", "int64_t",
            /*default=*/"2147483647",
-           "Elementwise grids over two or more dims: a variant whose grid "
-           "index arithmetic is 32-bit, taken when every thread's linear "
-           "index is at most this (0: no such variant; at most 2^31 - 1)">
+           "Elementwise grids over two or more dims delinearise in 32 bits "
+           "when every thread's linear index is at most this (0: never; at "
+           "most 2^31 - 1)">
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
