@@ -241,6 +241,37 @@ func.func @main(%x: tensor<?x?xf32>) -> tensor<?xf32> {
   }
 }
 
+TEST_F(CudaHost, GridsDelinearizeIn32BitsWhenEveryIndexFits) {
+  // The compiled host code's per-call choice for the program's elementwise
+  // grids over [rows, cols] (subtract and exp), with the limit at 1000: a
+  // total of at most 1000 - 256 + 1 elements in 32 bits, more in 64; the
+  // same launches either way (a branch in the kernel, not another kernel).
+  setenv("DISC_CUDA_INDEX32_LIMIT", "1000", 1);
+  auto exe = compileCuda();
+  unsetenv("DISC_CUDA_INDEX32_LIMIT");
+  struct Case {
+    int64_t rows, cols;
+    bool index32;
+  };
+  const Case cases[] = {{5, 149, true}, {2, 373, false}, {40, 30, false},
+                        {3, 7, true}};
+  int launches = -1;
+  for (const Case &c : cases) {
+    resetFake();
+    const ral::RowVariantStats before = ral::rowVariantStats();
+    std::vector<float> storage;
+    runAt(*exe, storage, c.rows, c.cols);
+    const ral::RowVariantStats after = ral::rowVariantStats();
+    const int64_t i32 = after.index32Grids - before.index32Grids;
+    const int64_t i64 = after.index64Grids - before.index64Grids;
+    EXPECT_GT(c.index32 ? i32 : i64, 0) << c.rows << " x " << c.cols;
+    EXPECT_EQ(c.index32 ? i64 : i32, 0) << c.rows << " x " << c.cols;
+    if (launches < 0)
+      launches = fake().numLaunches;
+    EXPECT_EQ(fake().numLaunches, launches) << c.rows << " x " << c.cols;
+  }
+}
+
 TEST_F(CudaHost, ModulesLoadOncePerExecutable) {
   resetFake();
   auto exe = compileCuda();
