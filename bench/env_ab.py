@@ -1,8 +1,11 @@
-"""A/B of a compile-time environment switch on one GraphNet sample, in one
-process: the sample is compiled once per value of the variable (read by the
+"""A/B of an environment switch on one GraphNet sample, in one process:
+the sample is compiled once per value of the variable (read by the
 compiler at compile time, e.g. DISC_LIBRARY_EPILOGUES), then the variants
 are timed interleaved, call by call, so that the VM's drift hits both
-alike. Prints the median of each and their largest output difference.
+alike. Before each call the variable is set to its variant's value and
+DISC's run-time settings are read again, so a switch read when a call runs
+(DISC_CUDA_ALLOCATOR) is compared the same way. Prints the median of each
+and their largest output difference.
 
     .venv/bin/python bench/env_ab.py ../shared/graphnet/samples/torchvision/resnet18 \\
         --var DISC_LIBRARY_EPILOGUES --values 1,0 [--calls 40] [--dynamic]
@@ -20,6 +23,7 @@ import time
 
 import torch
 
+import disc
 from disc.bench.graphnet import load_sample
 
 
@@ -48,9 +52,13 @@ def main() -> None:
         if cuda:
             torch.cuda.synchronize()
 
+    def select(value):
+        os.environ[args.var] = value
+        disc._reset_runtime_settings()
+
     variants = []
     for value in args.values.split(","):
-        os.environ[args.var] = value
+        select(value)
         sample = load_sample(args.sample, device=args.device)
         compiled = torch.compile(sample.module, backend="disc",
                                  dynamic=True if args.dynamic else None)
@@ -61,7 +69,8 @@ def main() -> None:
     times = [[] for _ in variants]
     with torch.no_grad():
         for _ in range(args.calls):
-            for i, (_, compiled, inputs, _) in enumerate(variants):
+            for i, (value, compiled, inputs, _) in enumerate(variants):
+                select(value)
                 sync()
                 start = time.perf_counter()
                 compiled(*inputs)

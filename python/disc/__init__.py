@@ -176,6 +176,13 @@ def _tf32_settings(torch) -> tuple:
 _cuda_allocator_resolved = []  # [allocator or None], once per process
 
 
+def _reset_runtime_settings() -> None:
+    """Forgets the settings read once per process when a call runs
+    (DISC_CUDA_ALLOCATOR), so that the next call reads the environment
+    again: bench/env_ab.py A/Bs them within one process."""
+    _cuda_allocator_resolved.clear()
+
+
 def _cuda_allocator(torch):
     """Where a cuda call's device memory comes from. By default PyTorch's
     caching allocator (torch.cuda.caching_allocator_alloc's entry points),

@@ -296,7 +296,12 @@ def test_the_device_pool_is_chosen_by_setting_or_by_an_older_pytorch(monkeypatch
     monkeypatch.setenv("DISC_CUDA_ALLOCATOR", "pool")
     assert disc._cuda_allocator(torch) is None
     assert "stream-ordered pool (DISC_CUDA_ALLOCATOR=pool)" in capfd.readouterr().err
-    monkeypatch.setattr(disc, "_cuda_allocator_resolved", [])
+    # Read once per process, until reset (bench/env_ab.py's A/B).
+    monkeypatch.setenv("DISC_CUDA_ALLOCATOR", "torch")
+    assert disc._cuda_allocator(torch) is None
+    disc._reset_runtime_settings()
+    assert isinstance(disc._cuda_allocator(torch), disc._runtime.DeviceAllocator)
+    disc._reset_runtime_settings()
     monkeypatch.setenv("DISC_CUDA_ALLOCATOR", "cudaMalloc")
     with pytest.raises(disc.DiscError, match="DISC_CUDA_ALLOCATOR='cudaMalloc': expected"):
         disc._cuda_allocator(torch)
