@@ -12,8 +12,9 @@
 #   run(command="scripts/gpu-check.sh", carry=["dist/disc-portable-cp312.tar.xz"])
 #
 # It installs the package into /tmp/disc-site (no network, no LLVM needed),
-# runs the canaries (the GPU tests of the newest kernel variants; a failing
-# one switches its variant off for the rest of the run), `pytest -m cuda`
+# runs the canaries (the GPU tests of PyTorch's caching allocator as DISC's
+# device memory and of the newest kernel variants; a failing one switches
+# its feature off for the rest of the run), `pytest -m cuda`
 # (python/tests/cuda: programs, models, training),
 # the kernel benchmark, an A/B of DISC_CUDA_DEPTHWISE on three samples
 # (GPU_CHECK_AB_SECONDS, default 100; into run.log), then the GraphNet harness with --device cuda
