@@ -89,7 +89,8 @@ static std::string integerSetting(const char *name, long long fallback,
 /// row kernel pick one row per thread, warp or block from the row length
 /// and count; "thread", "warp" or "block" forces one (tests, benchmarks).
 /// DISC_CUDA_VECTORIZE=0 leaves elementwise grids without their vector
-/// variant. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
+/// variant, DISC_CUDA_ROW_VECTORS=0 row kernels without their vector
+/// path. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
 /// DISC_CUDA_REDUCTION_SLOTS bounds the slots of whole-range reductions.
 /// DISC_CUDA_COLUMN_THREADS sets when column reductions split their rows.
 static std::string mapLoopsToGpuStep(bool logFusion) {
@@ -120,11 +121,14 @@ static std::string mapLoopsToGpuStep(bool logFusion) {
   // 2^31 - 1; 0: never; a small value makes tests take both).
   std::string index32 = integerSetting("DISC_CUDA_INDEX32_LIMIT",
                                        2147483647, 0, 2147483647);
+  // DISC_CUDA_ROW_VECTORS=0: row kernels without their vector path.
+  std::string rowVectors = integerSetting("DISC_CUDA_ROW_VECTORS", 1, 0, 1);
   return "disc-map-loops-to-gpu{row-variant=" + variant +
          " row-unroll=" + unroll +
          " vectorize=" + (vectorGrids ? "true" : "false") +
          " reduction-slots=" + slots + " column-threads=" + columns +
          " index32-limit=" + index32 +
+         " row-vectors=" + (rowVectors == "1" ? "true" : "false") +
          (logFusion ? " log=1" : "") + "}";
 }
 

@@ -35,6 +35,8 @@ std::atomic<int64_t> columnsPerThread{0};
 std::atomic<int64_t> rowsPerWarp{0};
 std::atomic<int64_t> index32Grids{0};
 std::atomic<int64_t> index64Grids{0};
+std::atomic<int64_t> vectorRows{0};
+std::atomic<int64_t> scalarRows{0};
 
 /// Threads for loops launched on this thread: set per call by
 /// ThreadsForCall (the Context's numThreads), else OpenMP's default.
@@ -99,7 +101,8 @@ ParallelStats parallelStats() {
 RowVariantStats rowVariantStats() {
   return {rowsPerThread.load(), rowsPerBlock.load(), vectorGrids.load(),
           scalarGrids.load(), columnSplits.load(), columnsPerThread.load(),
-          rowsPerWarp.load(), index32Grids.load(), index64Grids.load()};
+          rowsPerWarp.load(), index32Grids.load(), index64Grids.load(),
+          vectorRows.load(), scalarRows.load()};
 }
 
 } // namespace ral
@@ -126,6 +129,10 @@ extern "C" void disc_ral_note_variant(int64_t variant) {
     index32Grids.fetch_add(1, std::memory_order_relaxed);
   else if (variant == 8)
     index64Grids.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 9)
+    vectorRows.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 10)
+    scalarRows.fetch_add(1, std::memory_order_relaxed);
 }
 
 extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),

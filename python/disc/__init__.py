@@ -471,6 +471,12 @@ def stats() -> dict:
                        that delinearised in 32 bits (every thread's linear
                        index fits: DISC_CUDA_INDEX32_LIMIT; docs/cuda.md)
     index64_grids      ... that did so in 64 bits (too many elements)
+    vector_rows        calls of GPU row kernels run one row per warp or
+                       block whose loops over the row have a vector path
+                       (docs/cuda.md) that ran it: four consecutive
+                       elements per thread and step, vector loads/stores
+    scalar_rows        ... that ran the scalar path: a row length not a
+                       multiple of 4, or a buffer not aligned for the vector
     cache_hits         compile_mlir calls served by the compile cache (local
                        or remote): nothing compiled (docs/artifacts.md)
     cache_misses       compile_mlir calls the cache could not serve
@@ -483,8 +489,8 @@ def stats() -> dict:
 
     launches, serial = _runtime.parallel_stats()
     (rows_per_thread, rows_per_block, vector_grids, scalar_grids, column_splits,
-     columns_per_thread, rows_per_warp, index32_grids,
-     index64_grids) = _runtime.row_variant_stats()
+     columns_per_thread, rows_per_warp, index32_grids, index64_grids,
+     vector_rows, scalar_rows) = _runtime.row_variant_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
@@ -496,7 +502,8 @@ def stats() -> dict:
               "vector_grids": vector_grids, "scalar_grids": scalar_grids,
               "column_splits": column_splits,
               "columns_per_thread": columns_per_thread,
-              "index32_grids": index32_grids, "index64_grids": index64_grids}
+              "index32_grids": index32_grids, "index64_grids": index64_grids,
+              "vector_rows": vector_rows, "scalar_rows": scalar_rows}
     result.update(_backend.stats())
     result.update(_cache.stats())
     return result

@@ -121,6 +121,32 @@ def assert_matches(actual, expected, *, rtol=None, atol=None, what=""):
             f"actual={actual}\nexpected={expected}")
 
 
+def compiled_stat_counts(fn, calls, keys, tolerance=lambda expected: 1e-5):
+    """Runs torch.compile(fn, backend="disc", dynamic=True) on each argument
+    tuple of `calls` against eager `fn` (rtol = atol = tolerance(expected),
+    NaNs equal), under no_grad, asserting one compilation for them all;
+    returns per call the increase of each disc.stats() counter in `keys`."""
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="disc", dynamic=True)
+    before = compilations()
+    counts = []
+    with torch.no_grad():
+        for args in calls:
+            stats = disc.stats()
+            got, want = compiled(*args), fn(*args)
+            if not isinstance(want, tuple):
+                got, want = (got,), (want,)
+            for g, w in zip(got, want, strict=True):
+                assert g.dtype == w.dtype and g.shape == w.shape
+                tol = tolerance(w)
+                torch.testing.assert_close(g, w, rtol=tol, atol=tol,
+                                           equal_nan=True)
+            after = disc.stats()
+            counts.append(tuple(after[k] - stats[k] for k in keys))
+    assert compilations() == before + 1, "one compilation for every shape"
+    return counts
+
+
 def run_shapes(exe, make_inputs, reference, shapes, **tolerance):
     """Runs `exe` at every shape in `shapes` (at least 3), comparing each
     result with `reference(*inputs)`; asserts nothing is recompiled."""

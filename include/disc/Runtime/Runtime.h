@@ -303,6 +303,11 @@ struct RowVariantStats {
   /// 32 bits, and calls too large for it (64 bits).
   int64_t index32Grids = 0;
   int64_t index64Grids = 0;
+  /// Block- and warp-per-row kernels with vector phases: calls that ran
+  /// them with vector accesses, and calls that could not (a row length
+  /// not a multiple of 4, or a buffer not aligned for the vector).
+  int64_t vectorRows = 0;
+  int64_t scalarRows = 0;
 };
 RowVariantStats rowVariantStats();
 

@@ -412,6 +412,7 @@ NB_MODULE(_runtime, m) {
                           stats.vectorGrids, stats.scalarGrids,
                           stats.columnSplits, stats.columnsPerThread,
                           stats.rowsPerWarp, stats.index32Grids,
-                          stats.index64Grids);
+                          stats.index64Grids, stats.vectorRows,
+                          stats.scalarRows);
   });
 }

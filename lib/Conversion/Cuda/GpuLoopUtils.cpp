@@ -109,6 +109,18 @@ Value rootBuffer(Value memref) {
   return memref;
 }
 
+Value accessedMemref(Operation *op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return load.getMemRef();
+  return cast<memref::StoreOp>(op).getMemRef();
+}
+
+ValueRange accessedIndices(Operation *op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return load.getIndices();
+  return cast<memref::StoreOp>(op).getIndices();
+}
+
 bool definedOutside(Value value, Operation *op) {
   Operation *owner = isa<BlockArgument>(value)
                          ? cast<BlockArgument>(value).getOwner()->getParentOp()

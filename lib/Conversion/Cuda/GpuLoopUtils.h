@@ -52,6 +52,10 @@ mlir::Value rootBuffer(mlir::Value memref);
 /// ones a GPU lacks (float max/min) into compare-and-swap loops.
 std::optional<mlir::arith::AtomicRMWKind> atomicKindOf(mlir::Operation *op);
 
+/// The memref and the indices of `op`, a memref.load or memref.store.
+mlir::Value accessedMemref(mlir::Operation *op);
+mlir::ValueRange accessedIndices(mlir::Operation *op);
+
 /// Whether `value` is defined outside `op` (not in its regions).
 bool definedOutside(mlir::Value value, mlir::Operation *op);
 

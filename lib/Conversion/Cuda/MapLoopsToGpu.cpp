@@ -139,12 +139,28 @@ struct MapLoopsToGpuPass
                           ? Value()
                           : disc::cuda::hostRowLength(b, *rows);
     using disc::cuda::RowVariant;
+    // Vector phases (RowKernels.h, RowVectorPlan) in the block and warp
+    // variants, chosen per call by the host: a uniform branch in each
+    // planned phase, not a kernel of its own.
+    std::optional<disc::cuda::RowVectorPlan> vectors;
+    Value vectorsOk;
+    if (rowVectors && rowVariant != "thread")
+      vectors = disc::cuda::planRowVectors(b, *rows);
+    if (vectors)
+      vectorsOk = disc::cuda::rowVectorCondition(b, loc, *vectors);
+    auto vectorChoice = [&](OpBuilder &at) -> disc::cuda::RowVectorChoice {
+      if (!vectors)
+        return {};
+      return {&*vectors, flagNoted(at, loc, vectorsOk, RowVariant::VectorRows,
+                                   RowVariant::ScalarRows)};
+    };
     auto perBlock = [&](OpBuilder &at) {
       Value threads = disc::cuda::threadsForRow(at, loc, rowLength);
-      disc::cuda::buildRowBlockNest(at, *rows, threads, rowUnroll);
+      disc::cuda::buildRowBlockNest(at, *rows, threads, rowUnroll,
+                                    vectorChoice(at));
     };
     auto perWarp = [&](OpBuilder &at) {
-      disc::cuda::buildRowWarpNest(at, *rows, rowUnroll);
+      disc::cuda::buildRowWarpNest(at, *rows, rowUnroll, vectorChoice(at));
     };
     if (rowVariant == "block" || rowVariant == "warp") {
       const bool block = rowVariant == "block";
@@ -989,12 +1005,21 @@ struct MapLoopsToGpuPass
     Value fits = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ule, total,
         arith::ConstantIndexOp::create(b, loc, index32Limit - blockSize + 1));
-    auto note = scf::IfOp::create(b, loc, fits, /*withElse=*/true);
+    return flagNoted(b, loc, fits, disc::cuda::RowVariant::Index32,
+                     disc::cuda::RowVariant::Index64);
+  }
+
+  /// `condition` as an index for a kernel argument (1 or 0: a uniform
+  /// branch in the kernel), the choice noted (`whenTrue` or `whenFalse`).
+  Value flagNoted(OpBuilder &b, Location loc, Value condition,
+                  disc::cuda::RowVariant whenTrue,
+                  disc::cuda::RowVariant whenFalse) {
+    auto note = scf::IfOp::create(b, loc, condition, /*withElse=*/true);
     OpBuilder thenBuilder(note.thenBlock()->getTerminator());
-    noteVariant(thenBuilder, loc, disc::cuda::RowVariant::Index32);
+    noteVariant(thenBuilder, loc, whenTrue);
     OpBuilder elseBuilder(note.elseBlock()->getTerminator());
-    noteVariant(elseBuilder, loc, disc::cuda::RowVariant::Index64);
-    return arith::SelectOp::create(b, loc, fits,
+    noteVariant(elseBuilder, loc, whenFalse);
+    return arith::SelectOp::create(b, loc, condition,
                                    arith::ConstantIndexOp::create(b, loc, 1),
                                    arith::ConstantIndexOp::create(b, loc, 0));
   }

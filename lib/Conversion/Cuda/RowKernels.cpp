@@ -6,14 +6,17 @@
 #include "RowKernels.h"
 
 #include "GpuLoopUtils.h"
+#include "VectorGrids.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
@@ -244,11 +247,108 @@ scf::ParallelOp createThreadLoop(OpBuilder &b, Location loc, Value threads,
   return createMappedLoop(b, loc, threads, gpu::Processor::ThreadX, inits);
 }
 
+/// `scf.if %flag != 0` at `b` with an else block and results of the types
+/// of `inits`, when `vectors` has a plan for `phase`; else null.
+scf::IfOp vectorBranch(OpBuilder &b, Location loc, Operation *phase,
+                       RowVectorChoice vectors, ValueRange inits) {
+  if (!vectors.plan || !vectors.plan->accesses.count(phase))
+    return nullptr;
+  Value isVector = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, vectors.flag,
+      arith::ConstantIndexOp::create(b, loc, 0));
+  return scf::IfOp::create(b, loc, TypeRange(inits), isVector,
+                           /*withElse=*/true);
+}
+
+/// A thread's vector loop over a phase from 0 to `ub` (a multiple of
+/// kVectorWidth: the host checked): iterations 4t .. 4t + 3, then
+/// 4(t + threads) .., with `inits` as its iteration arguments. `lanes` gets
+/// one copy of `mapping` per lane, `iv` mapped to the loop's induction
+/// variable plus the lane.
+scf::ForOp createVectorLoop(OpBuilder &b, Location loc, const IRMapping &mapping,
+                            Value iv, Value thread, Value threads, Value ub,
+                            ValueRange inits,
+                            SmallVectorImpl<IRMapping> &lanes) {
+  Value width = arith::ConstantIndexOp::create(b, loc, kVectorWidth);
+  Value start = arith::MulIOp::create(b, loc, thread, width);
+  Value stride = arith::MulIOp::create(b, loc, threads, width);
+  auto loop = scf::ForOp::create(b, loc, start, ub, stride, inits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  lanes.assign(kVectorWidth, mapping);
+  for (int64_t k = 0; k < kVectorWidth; ++k)
+    lanes[k].map(iv, k == 0 ? loop.getInductionVar()
+                            : (Value)arith::AddIOp::create(
+                                  b, loc, loop.getInductionVar(),
+                                  arith::ConstantIndexOp::create(b, loc, k)));
+  return loop;
+}
+
+/// The vector iterations of reduction `phase` for `thread`: a partial
+/// result per lane and iteration argument, from the identities, combined
+/// lane by lane after the loop. Returns the thread's partial results.
+SmallVector<Value> buildVectorReduction(OpBuilder &b, scf::ForOp phase,
+                                        const IRMapping &mapping, Value thread,
+                                        Value threads, Value ub,
+                                        ArrayRef<Operation *> combiners,
+                                        ArrayRef<Value> identities,
+                                        ArrayRef<Operation *> accesses) {
+  Location loc = phase.getLoc();
+  const unsigned n = identities.size();
+  SmallVector<Value> inits;
+  for (int64_t k = 0; k < kVectorWidth; ++k)
+    inits.append(identities.begin(), identities.end());
+  SmallVector<IRMapping> lanes;
+  scf::ForOp loop = createVectorLoop(b, loc, mapping, phase.getInductionVar(),
+                                     thread, threads, ub, inits, lanes);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    for (int64_t k = 0; k < kVectorWidth; ++k)
+      lanes[k].map(phase.getRegionIterArgs(),
+                   loop.getRegionIterArgs().slice(k * n, n));
+    llvm::DenseSet<Operation *> planned(accesses.begin(), accesses.end());
+    cloneLanesVectorized(b, loc, *phase.getBody(), lanes, planned);
+    SmallVector<Value> yielded;
+    for (int64_t k = 0; k < kVectorWidth; ++k)
+      for (Value value : phase.getYieldedValues())
+        yielded.push_back(lanes[k].lookupOrDefault(value));
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  SmallVector<Value> partials;
+  for (unsigned i = 0; i < n; ++i) {
+    Value acc = loop.getResult(i);
+    for (int64_t k = 1; k < kVectorWidth; ++k) {
+      Operation *step = b.clone(*combiners[i]);
+      step->setOperands({acc, loop.getResult(k * n + i)});
+      acc = step->getResult(0);
+    }
+    partials.push_back(acc);
+  }
+  return partials;
+}
+
+/// The vector iterations of the one-dim stage `phase` for `thread`.
+void buildVectorStage(OpBuilder &b, scf::ParallelOp phase,
+                      const IRMapping &mapping, Value thread, Value threads,
+                      Value ub, ArrayRef<Operation *> accesses) {
+  Location loc = phase.getLoc();
+  SmallVector<IRMapping> lanes;
+  scf::ForOp loop =
+      createVectorLoop(b, loc, mapping, phase.getInductionVars()[0], thread,
+                       threads, ub, {}, lanes);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  llvm::DenseSet<Operation *> planned(accesses.begin(), accesses.end());
+  cloneLanesVectorized(b, loc, *phase.getBody(), lanes, planned);
+}
+
 /// A reduction phase: each thread reduces iterations t, t + threads, ...
 /// from the identities; the block combines the threads' results and then
 /// the loop's initial values.
 void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
-                         Value threads, unsigned unroll) {
+                         Value threads, unsigned unroll,
+                         RowVectorChoice vectors) {
   Location loc = phase.getLoc();
   SmallVector<Operation *> combiners;
   SmallVector<Value> identities;
@@ -265,6 +365,15 @@ void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
     Value lb = mapping.lookupOrDefault(phase.getLowerBound());
     Value ub = mapping.lookupOrDefault(phase.getUpperBound());
     Value step = mapping.lookupOrDefault(phase.getStep());
+    scf::IfOp either = vectorBranch(b, loc, phase, vectors, identities);
+    if (either) {
+      b.setInsertionPointToStart(either.thenBlock());
+      SmallVector<Value> partials = buildVectorReduction(
+          b, phase, mapping, thread, threads, ub, combiners, identities,
+          vectors.plan->accesses.lookup(phase));
+      scf::YieldOp::create(b, loc, partials);
+      b.setInsertionPointToStart(either.elseBlock());
+    }
     Value start = arith::AddIOp::create(
         b, loc, lb, arith::MulIOp::create(b, loc, thread, step));
     Value stride = arith::MulIOp::create(b, loc, threads, step);
@@ -275,8 +384,14 @@ void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
     for (Operation &op : phase.getBody()->getOperations())
       b.clone(op, mapping);
     unrollThreadLoop(b, part, unroll);
+    ValueRange partials = part.getResults();
+    if (either) {
+      b.setInsertionPointToEnd(either.elseBlock());
+      scf::YieldOp::create(b, loc, partials);
+      partials = either.getResults();
+    }
     b.setInsertionPointToEnd(threadLoop.getBody());
-    auto reduce = scf::ReduceOp::create(b, loc, part.getResults());
+    auto reduce = scf::ReduceOp::create(b, loc, partials);
     for (auto [i, combine] : llvm::enumerate(combiners)) {
       Block &block = reduce.getReductions()[i].front();
       b.setInsertionPointToStart(&block);
@@ -299,7 +414,7 @@ void buildReductionPhase(OpBuilder &b, scf::ForOp phase, IRMapping &mapping,
 /// A stage over the row: each thread runs iterations t, t + threads, ...
 /// of the (linearised) iteration space.
 void buildStagePhase(OpBuilder &b, scf::ParallelOp phase, IRMapping &mapping,
-                     Value threads, unsigned unroll) {
+                     Value threads, unsigned unroll, RowVectorChoice vectors) {
   Location loc = phase.getLoc();
   SmallVector<Value> lbs, steps, counts;
   Value total;
@@ -317,6 +432,13 @@ void buildStagePhase(OpBuilder &b, scf::ParallelOp phase, IRMapping &mapping,
   Value thread = threadLoop.getInductionVars()[0];
   SmallVector<Value> ivs;
   scf::ForOp part;
+  if (scf::IfOp either = vectorBranch(b, loc, phase, vectors, {})) {
+    b.setInsertionPoint(either.thenBlock()->getTerminator());
+    buildVectorStage(b, phase, mapping, thread, threads,
+                     mapping.lookupOrDefault(phase.getUpperBound()[0]),
+                     vectors.plan->accesses.lookup(phase));
+    b.setInsertionPoint(either.elseBlock()->getTerminator());
+  }
   if (lbs.size() == 1) {
     Value start = arith::AddIOp::create(
         b, loc, lbs[0], arith::MulIOp::create(b, loc, thread, steps[0]));
@@ -422,6 +544,175 @@ Value hostRowLength(OpBuilder &b, const RowKernel &kernel) {
   return longest;
 }
 
+namespace {
+
+/// The induction variable of a one-dim phase.
+Value phaseInductionVar(Operation *phase) {
+  if (auto loop = dyn_cast<scf::ForOp>(phase))
+    return loop.getInductionVar();
+  return cast<scf::ParallelOp>(phase).getInductionVars()[0];
+}
+
+/// The buffer `memref` (a view of a row) is taken from, when the view
+/// keeps the buffer's last dim contiguous and starts a multiple of
+/// kVectorWidth elements into it, and the buffer has the identity layout
+/// and is defined outside `rowLoop`; else null. With the host's checks
+/// (the buffer's address aligned, its last dim a multiple of
+/// kVectorWidth), every row of such a view then starts aligned and its
+/// elements 4m, 4m + 1, ... are one aligned vector:
+///   - subview: the last dim kept, at a static offset that is a multiple
+///     of kVectorWidth, with stride 1 (other dims: any offset or stride,
+///     each a multiple of the last dim);
+///   - collapse_shape: its groups are contiguous, so the last one is too;
+///   - expand_shape of the last dim into [.., K]: K a multiple of
+///     kVectorWidth (static, or host code added to `multiples`), or the
+///     other dims of the group of static size 1;
+///   - cast.
+Value vectorRoot(OpBuilder &b, Value memref, Operation *rowLoop,
+                 SmallVectorImpl<Value> &multiples) {
+  for (int depth = 0; depth < 32; ++depth) {
+    Operation *def = memref.getDefiningOp();
+    if (auto subview = dyn_cast_or_null<memref::SubViewOp>(def)) {
+      int64_t last = subview.getSourceType().getRank() - 1;
+      if (last < 0 || subview.getDroppedDims().test(last))
+        return nullptr;
+      std::optional<int64_t> offset =
+          getConstantIntValue(subview.getMixedOffsets()[last]);
+      if (!offset || *offset % kVectorWidth != 0 ||
+          !isConstantIntValue(subview.getMixedStrides()[last], 1))
+        return nullptr;
+      memref = subview.getSource();
+      continue;
+    }
+    if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def)) {
+      memref = collapse.getSrc();
+      continue;
+    }
+    if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(def)) {
+      MemRefType type = expand.getResultType();
+      SmallVector<ReassociationIndices> groups =
+          expand.getReassociationIndices();
+      ArrayRef<int64_t> shape = type.getShape();
+      bool unitOuter = llvm::all_of(
+          ArrayRef<int64_t>(groups.back()).drop_back(),
+          [&](int64_t dim) { return shape[dim] == 1; });
+      if (!unitOuter) {
+        OpFoldResult inner = expand.getMixedOutputShape().back();
+        if (std::optional<int64_t> size = getConstantIntValue(inner)) {
+          if (*size % kVectorWidth != 0)
+            return nullptr;
+        } else {
+          Value host =
+              materializeOnHost(b, cast<Value>(inner), rowLoop, /*depth=*/0);
+          if (!host)
+            return nullptr;
+          multiples.push_back(host);
+        }
+      }
+      memref = expand.getSrc();
+      continue;
+    }
+    if (auto cast = dyn_cast_or_null<memref::CastOp>(def)) {
+      memref = cast.getSource();
+      continue;
+    }
+    if (def && isa<ViewLikeOpInterface>(def))
+      return nullptr; // reinterpret_cast, view, transpose: not followed
+    auto type = dyn_cast<MemRefType>(memref.getType());
+    if (!type || type.getRank() < 1 || !type.getLayout().isIdentity() ||
+        !definedOutside(memref, rowLoop))
+      return nullptr;
+    return memref;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+std::optional<RowVectorPlan> planRowVectors(OpBuilder &b,
+                                            const RowKernel &kernel) {
+  RowVectorPlan plan;
+  llvm::SetVector<Value> roots;
+  for (Operation *phase : kernel.phases) {
+    SmallVector<std::array<Value, 3>> bounds = phaseBounds(phase);
+    if (bounds.size() != 1 || !isConstantIntValue(bounds[0][0], 0) ||
+        !isConstantIntValue(bounds[0][2], 1))
+      continue;
+    Value iv = phaseInductionVar(phase);
+    Block &body = phase->getRegion(0).front();
+    // Lanes run in lockstep: straight-line bodies whose only memory
+    // effects are loads and stores.
+    if (llvm::any_of(body.without_terminator(), [](Operation &op) {
+          return op.getNumRegions() != 0 ||
+                 (!isMemoryEffectFree(&op) &&
+                  !isa<memref::LoadOp, memref::StoreOp>(op));
+        }))
+      continue;
+    SmallVector<Value> multiples;
+    llvm::DenseMap<Operation *, Value> candidates;
+    llvm::DenseSet<Value> read, written;
+    for (Operation &op : body.without_terminator()) {
+      if (!isa<memref::LoadOp, memref::StoreOp>(op))
+        continue;
+      Value memref = accessedMemref(&op);
+      (isa<memref::LoadOp>(op) ? read : written).insert(rootBuffer(memref));
+      auto type = cast<MemRefType>(memref.getType());
+      ValueRange indices = accessedIndices(&op);
+      if (indices.empty() || indices.back() != iv ||
+          vectorElementBytes(type) == 0 || !type.isLastDimUnitStride() ||
+          llvm::any_of(indices.drop_back(), [&](Value index) {
+            return !definedOutside(index, phase);
+          }))
+        continue;
+      if (Value root = vectorRoot(b, memref, kernel.loop, multiples))
+        candidates[&op] = root;
+    }
+    // A buffer both read and written by the phase: its accesses become
+    // vector accesses only when all of them can, through one view at the
+    // same indices (each lane then reads and writes only its own element).
+    SmallVector<Operation *> accesses;
+    for (Operation &op : body.without_terminator()) {
+      if (!candidates.count(&op))
+        continue;
+      Value root = rootBuffer(accessedMemref(&op));
+      if (read.contains(root) && written.contains(root)) {
+        bool sameAccess = llvm::all_of(
+            body.without_terminator(), [&](Operation &other) {
+              if (!isa<memref::LoadOp, memref::StoreOp>(other) ||
+                  rootBuffer(accessedMemref(&other)) != root)
+                return true;
+              return candidates.count(&other) &&
+                     accessedMemref(&other) == accessedMemref(&op) &&
+                     llvm::equal(accessedIndices(&other),
+                                 accessedIndices(&op));
+            });
+        if (!sameAccess)
+          continue;
+      }
+      accesses.push_back(&op);
+    }
+    if (accesses.empty())
+      continue;
+    Value trips = materializeOnHost(b, bounds[0][1], kernel.loop, 0);
+    if (!trips)
+      continue;
+    for (Operation *access : accesses)
+      roots.insert(candidates[access]);
+    plan.hostMultiples.push_back(trips);
+    plan.hostMultiples.append(multiples);
+    plan.accesses[phase] = std::move(accesses);
+  }
+  if (plan.accesses.empty())
+    return std::nullopt;
+  plan.roots.assign(roots.begin(), roots.end());
+  return plan;
+}
+
+Value rowVectorCondition(OpBuilder &b, Location loc,
+                         const RowVectorPlan &plan) {
+  return vectorAccessCondition(b, loc, plan.hostMultiples, plan.roots);
+}
+
 Value threadsForRow(OpBuilder &b, Location loc, Value rowLength) {
   if (!rowLength)
     return arith::ConstantIndexOp::create(b, loc, 256);
@@ -451,7 +742,8 @@ Value rowCounts(OpBuilder &b, scf::ParallelOp loop,
 /// The body of `kernel` for row `row` (linear) at `b`'s insertion point,
 /// its phases spread over `threads` threads (thread loops).
 void buildRowBody(OpBuilder &b, const RowKernel &kernel, Value row,
-                  ValueRange counts, Value threads, unsigned unroll) {
+                  ValueRange counts, Value threads, unsigned unroll,
+                  RowVectorChoice vectors) {
   scf::ParallelOp loop = kernel.loop;
   SmallVector<Value> ivs = delinearize(b, loop.getLoc(), row, counts,
                                        loop.getLowerBound(), loop.getStep());
@@ -463,16 +755,17 @@ void buildRowBody(OpBuilder &b, const RowKernel &kernel, Value row,
       continue;
     }
     if (auto reduction = dyn_cast<scf::ForOp>(op))
-      buildReductionPhase(b, reduction, mapping, threads, unroll);
+      buildReductionPhase(b, reduction, mapping, threads, unroll, vectors);
     else
-      buildStagePhase(b, cast<scf::ParallelOp>(op), mapping, threads, unroll);
+      buildStagePhase(b, cast<scf::ParallelOp>(op), mapping, threads, unroll,
+                      vectors);
   }
 }
 
 } // namespace
 
 void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads,
-                       unsigned unroll) {
+                       unsigned unroll, RowVectorChoice vectors) {
   scf::ParallelOp loop = kernel.loop;
   Location loc = loop.getLoc();
   SmallVector<Value> counts;
@@ -481,10 +774,12 @@ void buildRowBlockNest(OpBuilder &b, const RowKernel &kernel, Value threads,
   nest->setAttr(kRowBlockAttr, b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(nest.getBody()->getTerminator());
-  buildRowBody(b, kernel, nest.getInductionVars()[0], counts, threads, unroll);
+  buildRowBody(b, kernel, nest.getInductionVars()[0], counts, threads, unroll,
+               vectors);
 }
 
-void buildRowWarpNest(OpBuilder &b, const RowKernel &kernel, unsigned unroll) {
+void buildRowWarpNest(OpBuilder &b, const RowKernel &kernel, unsigned unroll,
+                      RowVectorChoice vectors) {
   scf::ParallelOp loop = kernel.loop;
   Location loc = loop.getLoc();
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
@@ -506,7 +801,7 @@ void buildRowWarpNest(OpBuilder &b, const RowKernel &kernel, unsigned unroll) {
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
   auto guardRow = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
   b.setInsertionPoint(guardRow.thenBlock()->getTerminator());
-  buildRowBody(b, kernel, row, counts, c(kWarpSize), unroll);
+  buildRowBody(b, kernel, row, counts, c(kWarpSize), unroll, vectors);
 }
 
 void sequentializeParallelLoopsIn(Operation *root) {

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 
@@ -49,7 +50,12 @@ enum class RowVariant : int64_t {
   // (every thread's linear index fits), or in 64 (MapLoopsToGpu.cpp,
   // index32Flag).
   Index32 = 7,
-  Index64 = 8
+  Index64 = 8,
+  // Block- and warp-per-row kernels with vector phases (RowVectorPlan):
+  // run with vector accesses, or with scalar ones (a trip count not a
+  // multiple of 4, or a buffer not aligned for the vector).
+  VectorRows = 9,
+  ScalarRows = 10
 };
 
 /// A row kernel: an outermost `scf.parallel` over rows whose body is a
@@ -64,6 +70,51 @@ enum class RowVariant : int64_t {
 struct RowKernel {
   mlir::scf::ParallelOp loop;
   llvm::SmallVector<mlir::Operation *> phases;
+};
+
+/// The vector variant of a row kernel's phases (in its block- and
+/// warp-per-row nests): each thread runs kVectorWidth consecutive
+/// iterations of a phase per step, 4t .. 4t + 3, then 4(t + T) .., and the
+/// phase's accesses of the row become vector accesses. A phase qualifies
+/// when it has one dim from 0 with step 1, a trip count known on the host,
+/// a body without regions whose memory effects are loads and stores, and
+/// at least one access that can be vectorised: a load or store whose last
+/// index is the phase's induction variable, whose other indices are
+/// defined outside the phase, of 8-, 16- or 32-bit elements, through views
+/// (subview, collapse_shape, expand_shape, cast) that keep the row's last
+/// dim contiguous and its start a multiple of kVectorWidth elements from
+/// an identity-layout buffer defined outside the row loop (the root).
+struct RowVectorPlan {
+  /// Per qualifying phase, the accesses made vector accesses.
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Operation *>>
+      accesses;
+  /// The roots of those accesses, each once.
+  llvm::SmallVector<mlir::Value> roots;
+  /// Host values that must be multiples of kVectorWidth: the qualifying
+  /// phases' trip counts, and the inner sizes of expand_shapes of a root's
+  /// last dim that are not static.
+  llvm::SmallVector<mlir::Value> hostMultiples;
+};
+
+/// The plan for `kernel`, or nullopt when no phase qualifies. Host code for
+/// the trip counts is created at `b` (before the row loop).
+std::optional<RowVectorPlan> planRowVectors(mlir::OpBuilder &b,
+                                            const RowKernel &kernel);
+
+/// Host code: whether this call can run the vector phases of `plan`: every
+/// value of hostMultiples a multiple of kVectorWidth, every root aligned to the
+/// vector's size with (above rank 1) its last dim a multiple of
+/// kVectorWidth.
+mlir::Value rowVectorCondition(mlir::OpBuilder &b, mlir::Location loc,
+                               const RowVectorPlan &plan);
+
+/// The phases of a block- or warp-per-row nest: with `plan`, each planned
+/// phase's thread loop branches on `flag` (an index the host computed from
+/// rowVectorCondition: 1 for the vector iterations, 0 for the scalar ones;
+/// uniform across the row's threads).
+struct RowVectorChoice {
+  const RowVectorPlan *plan = nullptr;
+  mlir::Value flag;
 };
 
 /// `loop` as a row kernel, or nullopt with the reason in `why`.
@@ -92,10 +143,16 @@ mlir::Value threadsForRow(mlir::OpBuilder &b, mlir::Location loc,
 /// Reduction phases then combine their initial values with the block's
 /// result. Each thread's loop over its part of a phase is unrolled by
 /// `unroll` (1: not unrolled), its loads before its stores where the body
-/// allows. Run as ordinary loops (the CPU), the nest computes what `kernel`
-/// does; disc-row-blocks-to-gpu makes it a gpu.launch.
+/// allows. With `vectors`, a planned phase's thread loop holds
+///   scf.if %flag != 0 {
+///     iterations 4t .. 4t + 3, 4(t + threads) .., vector accesses (a
+///     reduction: a partial result per lane, combined at the end)
+///   } else { the scalar iterations above }
+/// Run as ordinary loops (the CPU), the nest computes what `kernel` does;
+/// disc-row-blocks-to-gpu makes it a gpu.launch.
 void buildRowBlockNest(mlir::OpBuilder &b, const RowKernel &kernel,
-                       mlir::Value threads, unsigned unroll);
+                       mlir::Value threads, unsigned unroll,
+                       RowVectorChoice vectors = {});
 
 /// Builds the warp-per-row nest of `kernel` at `b`'s insertion point: a
 /// block of kRowsPerWarpBlock warps, one row each,
@@ -115,7 +172,7 @@ void buildRowBlockNest(mlir::OpBuilder &b, const RowKernel &kernel,
 /// disc-row-blocks-to-gpu makes it a gpu.launch whose reductions are warp
 /// shuffles, without shared memory or block barriers.
 void buildRowWarpNest(mlir::OpBuilder &b, const RowKernel &kernel,
-                      unsigned unroll);
+                      unsigned unroll, RowVectorChoice vectors = {});
 
 /// Parallel loops nested in `op`'s regions become sequential `scf.for`
 /// nests (innermost first).

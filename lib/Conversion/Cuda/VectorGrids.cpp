@@ -15,34 +15,13 @@ namespace disc::cuda {
 
 namespace {
 
-Value accessedBuffer(Operation *op) {
-  if (auto load = dyn_cast<memref::LoadOp>(op))
-    return load.getMemRef();
-  return cast<memref::StoreOp>(op).getMemRef();
-}
-
-ValueRange accessIndices(Operation *op) {
-  if (auto load = dyn_cast<memref::LoadOp>(op))
-    return load.getIndices();
-  return cast<memref::StoreOp>(op).getIndices();
-}
-
-/// Bytes of one element the vector variant can load in groups, or 0.
-int64_t elementBytes(MemRefType type) {
-  Type element = type.getElementType();
-  if (!element.isIntOrFloat())
-    return 0;
-  unsigned bits = element.getIntOrFloatBitWidth();
-  return bits == 8 || bits == 16 || bits == 32 ? bits / 8 : 0;
-}
-
 bool vectorizable(Operation *op, scf::ParallelOp loop) {
-  Value buffer = accessedBuffer(op);
+  Value buffer = accessedMemref(op);
   auto type = dyn_cast<MemRefType>(buffer.getType());
   if (!type || !type.getLayout().isIdentity() || type.getRank() < 1 ||
-      elementBytes(type) == 0 || !definedOutside(buffer, loop))
+      vectorElementBytes(type) == 0 || !definedOutside(buffer, loop))
     return false;
-  ValueRange indices = accessIndices(op);
+  ValueRange indices = accessedIndices(op);
   Value inner = loop.getInductionVars().back();
   if (indices.back() != inner)
     return false;
@@ -55,6 +34,14 @@ bool vectorizable(Operation *op, scf::ParallelOp loop) {
 }
 
 } // namespace
+
+int64_t vectorElementBytes(MemRefType type) {
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return 0;
+  unsigned bits = element.getIntOrFloatBitWidth();
+  return bits == 8 || bits == 16 || bits == 32 ? bits / 8 : 0;
+}
 
 std::optional<VectorPlan> planVectorGrid(scf::ParallelOp loop) {
   Block *body = loop.getBody();
@@ -82,11 +69,11 @@ std::optional<VectorPlan> planVectorGrid(scf::ParallelOp loop) {
   for (Operation &op : body->without_terminator()) {
     if (!isa<memref::LoadOp, memref::StoreOp>(op) || !vectorizable(&op, loop))
       continue;
-    Value root = rootBuffer(accessedBuffer(&op));
+    Value root = rootBuffer(accessedMemref(&op));
     if (read.contains(root) && written.contains(root))
       continue;
     plan.accesses.push_back(&op);
-    buffers.insert(accessedBuffer(&op));
+    buffers.insert(accessedMemref(&op));
   }
   if (plan.accesses.empty())
     return std::nullopt;
@@ -94,8 +81,8 @@ std::optional<VectorPlan> planVectorGrid(scf::ParallelOp loop) {
   return plan;
 }
 
-Value vectorGridCondition(OpBuilder &b, Location loc, Value innerCount,
-                          const VectorPlan &plan) {
+Value vectorAccessCondition(OpBuilder &b, Location loc, ValueRange counts,
+                            ValueRange buffers) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value width = arith::ConstantIndexOp::create(b, loc, kVectorWidth);
   auto multipleOf = [&](Value value, Value of) {
@@ -103,14 +90,16 @@ Value vectorGridCondition(OpBuilder &b, Location loc, Value innerCount,
     return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem,
                                          zero);
   };
-  Value ok = multipleOf(innerCount, width);
-  for (Value buffer : plan.buffers) {
+  Value ok = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  for (Value count : counts)
+    ok = b.createOrFold<arith::AndIOp>(loc, ok, multipleOf(count, width));
+  for (Value buffer : buffers) {
     auto type = cast<MemRefType>(buffer.getType());
     Value address =
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
     Value bytes = arith::ConstantIndexOp::create(
-        b, loc, kVectorWidth * elementBytes(type));
-    ok = arith::AndIOp::create(b, loc, ok, multipleOf(address, bytes));
+        b, loc, kVectorWidth * vectorElementBytes(type));
+    ok = b.createOrFold<arith::AndIOp>(loc, ok, multipleOf(address, bytes));
     if (type.getRank() > 1) {
       Value last = b.createOrFold<memref::DimOp>(loc, buffer,
                                                  type.getRank() - 1);
@@ -118,6 +107,11 @@ Value vectorGridCondition(OpBuilder &b, Location loc, Value innerCount,
     }
   }
   return ok;
+}
+
+Value vectorGridCondition(OpBuilder &b, Location loc, Value innerCount,
+                          const VectorPlan &plan) {
+  return vectorAccessCondition(b, loc, innerCount, plan.buffers);
 }
 
 void cloneBodyVectorized(OpBuilder &b, Location loc, scf::ParallelOp loop,
@@ -133,17 +127,24 @@ void cloneBodyVectorized(OpBuilder &b, Location loc, scf::ParallelOp loop,
   }
   llvm::DenseSet<Operation *> planned(plan.accesses.begin(),
                                       plan.accesses.end());
-  for (Operation &op : loop.getBody()->without_terminator()) {
+  cloneLanesVectorized(b, loc, *loop.getBody(), mappings, planned);
+}
+
+void cloneLanesVectorized(OpBuilder &b, Location loc, Block &body,
+                          MutableArrayRef<IRMapping> mappings,
+                          const llvm::DenseSet<Operation *> &planned) {
+  assert(mappings.size() == kVectorWidth && "one mapping per lane");
+  for (Operation &op : body.without_terminator()) {
     SmallVector<Operation *, kVectorWidth> clones;
     for (IRMapping &mapping : mappings)
       clones.push_back(b.clone(op, mapping));
     if (!planned.contains(&op))
       continue;
-    auto type = cast<MemRefType>(accessedBuffer(&op).getType());
+    auto type = cast<MemRefType>(accessedMemref(&op).getType());
     auto vectorType = VectorType::get({kVectorWidth}, type.getElementType());
-    // The host checked the address and row length (vectorGridCondition):
-    // the vector's size in bytes is its alignment.
-    llvm::MaybeAlign alignment(kVectorWidth * elementBytes(type));
+    // The caller checked the address and row length on the host
+    // (vectorAccessCondition): the vector's size in bytes is its alignment.
+    llvm::MaybeAlign alignment(kVectorWidth * vectorElementBytes(type));
     Operation *first = clones.front();
     OpBuilder::InsertionGuard keep(b);
     if (auto load = dyn_cast<memref::LoadOp>(first)) {

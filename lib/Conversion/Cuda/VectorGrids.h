@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <optional>
 
@@ -41,13 +42,38 @@ struct VectorPlan {
 /// four iterations, which are independent by scf.parallel's semantics).
 std::optional<VectorPlan> planVectorGrid(mlir::scf::ParallelOp loop);
 
+/// Bytes of one element of `type` that vector accesses group (8-, 16- and
+/// 32-bit integers and floats), or 0.
+int64_t vectorElementBytes(mlir::MemRefType type);
+
+/// Host code: whether every count of `counts` is a multiple of
+/// kVectorWidth and every buffer of `buffers` (identity layout) has its
+/// address aligned to the vector's size and, above rank 1, its last dim a
+/// multiple of kVectorWidth (so that each of its rows starts aligned).
+mlir::Value vectorAccessCondition(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::ValueRange counts,
+                                  mlir::ValueRange buffers);
+
 /// Host code, before `loop`: whether this call can run the vector variant
-/// (the innermost extent `innerCount` a multiple of kVectorWidth; every
-/// planned buffer's address aligned to the vector's size and, above rank
-/// 1, its last dim a multiple of kVectorWidth).
+/// (vectorAccessCondition of the innermost extent `innerCount` and the
+/// planned buffers).
 mlir::Value vectorGridCondition(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::Value innerCount,
                                 const VectorPlan &plan);
+
+/// Clones the ops of `body` (without its terminator) at `b` once per lane,
+/// lane k with `lanes[k]` (kVectorWidth lanes), in lockstep: each op for
+/// every lane before the next op. Then each access of `vectorized` (loads
+/// and stores of `body` whose lanes touch consecutive elements, the first
+/// lane's the lowest, aligned to the vector's size) becomes one vector
+/// access with the first lane's memref and indices: a load at its first
+/// lane's place, each lane's value extracted from it; a store after its
+/// last lane's, of the lanes' values. The lanes' iterations must be
+/// independent: their accesses are reordered.
+void cloneLanesVectorized(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Block &body,
+                          llvm::MutableArrayRef<mlir::IRMapping> lanes,
+                          const llvm::DenseSet<mlir::Operation *> &vectorized);
 
 /// Clones `loop`'s body at `b` for the iterations `ivs` (the innermost one
 /// the first of kVectorWidth consecutive ones): each op once per

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import disc
-from conftest import compilations
+from conftest import compiled_stat_counts
 
 BLOCK = 256  # disc-map-loops-to-gpu's block size
 
@@ -24,20 +24,8 @@ def _run(fn, calls, monkeypatch, limit=None):
         monkeypatch.delenv("DISC_CUDA_INDEX32_LIMIT", raising=False)
     else:
         monkeypatch.setenv("DISC_CUDA_INDEX32_LIMIT", str(limit))
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="disc", dynamic=True)
-    before = compilations()
     keys = ("index32_grids", "index64_grids", "vector_grids", "scalar_grids")
-    counts = []
-    with torch.no_grad():
-        for args in calls:
-            stats = disc.stats()
-            got, want = compiled(*args), fn(*args)
-            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
-            after = disc.stats()
-            counts.append(tuple(after[k] - stats[k] for k in keys))
-    assert compilations() == before + 1, "one compilation for every shape"
-    return counts
+    return compiled_stat_counts(fn, calls, keys)
 
 
 def _broadcast_transpose(x, b):

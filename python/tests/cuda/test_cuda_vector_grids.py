@@ -7,8 +7,7 @@ the CPU) against eager PyTorch; disc.stats() counts the choice."""
 import pytest
 import torch
 
-import disc
-from conftest import compilations
+from conftest import compiled_stat_counts
 
 
 def _run(fn, calls, monkeypatch, vectorize="1"):
@@ -17,21 +16,9 @@ def _run(fn, calls, monkeypatch, vectorize="1"):
     monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
     monkeypatch.setenv("DISC_CUDA_VECTORIZE", vectorize)
     monkeypatch.setenv("DISC_CACHE", "0")
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, backend="disc", dynamic=True)
-    before = compilations()
-    counts = []
-    with torch.no_grad():
-        for args in calls:
-            stats = disc.stats()
-            got, want = compiled(*args), fn(*args)
-            atol = 1e-2 if want.dtype in (torch.bfloat16, torch.float16) else 1e-5
-            torch.testing.assert_close(got, want, rtol=atol, atol=atol)
-            after = disc.stats()
-            counts.append((after["vector_grids"] - stats["vector_grids"],
-                           after["scalar_grids"] - stats["scalar_grids"]))
-    assert compilations() == before + 1, "one compilation for every shape"
-    return counts
+    return compiled_stat_counts(
+        fn, calls, ("vector_grids", "scalar_grids"),
+        lambda want: 1e-2 if want.dtype in (torch.bfloat16, torch.float16) else 1e-5)
 
 
 def _bias_gelu(x, b):

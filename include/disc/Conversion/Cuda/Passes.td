@@ -110,6 +110,10 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
     Option<"vectorize", "vectorize", "bool", /*default=*/"true",
            "Give elementwise grids a variant of four iterations per thread "
            "with vector loads and stores">,
+    Option<"rowVectors", "row-vectors", "bool", /*default=*/"true",
+           "Give the phases of block- and warp-per-row kernels a vector "
+           "path (four consecutive elements per thread and step, vector "
+           "loads and stores), chosen per call by the host">,
     Option<"reductionSlots", "reduction-slots", "int64_t", /*default=*/"128",
            "Whole-range reductions: the most slots their threads' atomics "
            "spread over (0: every atomic on the result itself)">,
