@@ -87,6 +87,8 @@ CANARIES=(
   "cuda/test_cuda_gpu.py::test_column_reductions_on_the_gpu[65536] DISC_CUDA_COLUMN_THREADS=0"
   "cuda/test_cuda_gpu.py::test_index32_grids_on_gpu[2147483647] DISC_CUDA_INDEX32_LIMIT=0"
   "cuda/test_cuda_gpu.py::test_index32_grids_on_gpu[1000] DISC_CUDA_INDEX32_LIMIT=0"
+  "cuda/test_cuda_gpu.py::test_row_vectors_on_gpu[warp] DISC_CUDA_ROW_VECTORS=0"
+  "cuda/test_cuda_gpu.py::test_row_vectors_on_gpu[block] DISC_CUDA_ROW_VECTORS=0"
 )
 if [[ "${GPU_CHECK_CANARIES:-1}" == "1" ]]; then
   # PyTorch's caching allocator serves every call unless this fails: alone,

@@ -96,6 +96,9 @@ def test_row_kernel_variants_on_gpu(variant, monkeypatch):
 
     monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
     monkeypatch.setenv("DISC_CACHE", "0")
+    # The variants' own mechanics; their vector path has a test (and a
+    # canary in gpu-check.sh) of its own, test_row_vectors_on_gpu.
+    monkeypatch.setenv("DISC_CUDA_ROW_VECTORS", "0")
     softmax = disc.compile_mlir(PROGRAMS["softmax"][0], target="cuda")
     rows = disc.compile_mlir(ROWS, target="cuda")
     before = disc.stats()
@@ -116,6 +119,51 @@ def test_row_kernel_variants_on_gpu(variant, monkeypatch):
         assert all(counts.values()), counts
     else:
         assert counts[variant] > 0 and sum(counts.values()) == counts[variant], counts
+
+
+@pytest.mark.parametrize("variant", ["warp", "block"])
+def test_row_vectors_on_gpu(variant, monkeypatch):
+    """Row kernels' vector path (docs/cuda.md, "Vector loads in row
+    kernels"): softmax, layer norm, a sum and a max over rows whose length
+    is a multiple of 4 (16-byte vector loads and stores) and over rows
+    whose length is not, and over an input 4 bytes past an aligned address
+    (the scalar path), against PyTorch with one compilation; the choice
+    counted in disc.stats()."""
+    monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
+    monkeypatch.setenv("DISC_CACHE", "0")
+    monkeypatch.delenv("DISC_CUDA_ROW_VECTORS", raising=False)
+
+    def rows(x, w, b):
+        return (torch.softmax(x, -1),
+                torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b),
+                x.sum(-1), x.amax(-1))
+
+    torch._dynamo.reset()
+    compiled = torch.compile(rows, backend="disc", dynamic=True)
+    before = compilations()
+    counts = []
+    # (rows, length, storage offset in elements): 4 is 16 bytes past the
+    # caching allocator's aligned start, 5 is misaligned for the vector.
+    cases = [(64, 128, 4), (16 * 128, 3072, 4), (5, 36, 4), (300, 1024, 4),
+             (7, 130, 4), (9, 301, 4), (64, 128, 5), (33, 8, 4)]
+    with torch.no_grad():
+        for n, length, offset in cases:
+            base = torch.randn(n * length + 8, device="cuda")
+            x = base[offset:offset + n * length].view(n, length)
+            w = torch.randn(length, device="cuda")
+            b = torch.randn(length, device="cuda")
+            stats = disc.stats()
+            for got, want in zip(compiled(x, w, b), rows(x, w, b)):
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+            after = disc.stats()
+            counts.append((after["vector_rows"] - stats["vector_rows"],
+                           after["scalar_rows"] - stats["scalar_rows"]))
+    assert compilations() == before + 1, "one compilation for every shape"
+    for (n, length, offset), (vector, scalar) in zip(cases, counts):
+        if length % 4 == 0 and offset == 4:
+            assert vector > 0 and scalar == 0, (cases, counts)
+        else:
+            assert vector == 0 and scalar > 0, (cases, counts)
 
 
 BROADCAST_TRANSPOSE = """

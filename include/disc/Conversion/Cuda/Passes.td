@@ -70,6 +70,17 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
       `disc.stats()`. `disc-row-blocks-to-gpu` lowers the block and warp
       variants; run as ordinary loops (the CPU), they compute what the
       original does.
+    - With `row-vectors`, each phase of the block and warp variants whose
+      accesses allow it (RowKernels.h, RowVectorPlan: one dim from 0 step
+      1, a host trip count, a straight-line body, loads/stores of the row
+      through views that keep it contiguous from an identity-layout
+      buffer) also gets a vector path: thread t runs elements 4t .. 4t + 3,
+      4(t + T) .., with `vector.load`/`vector.store`, a reduction one
+      partial result per lane combined after its loop. The host computes
+      per call whether every such trip count is a multiple of 4 and every
+      such buffer is aligned for the vector (rows too), notes it
+      (`disc_ral_note_variant(9 | 10)`) and passes it as an index; each
+      planned phase branches on it (uniform across the row's threads).
     - An elementwise grid over two or more dims (its delinearisation
       divides) delinearises in i32 when every thread's linear index is at
       most `index32-limit` (2^31 - 1): the host computes the choice, notes
