@@ -90,7 +90,8 @@ static std::string integerSetting(const char *name, long long fallback,
 /// and count; "thread", "warp" or "block" forces one (tests, benchmarks).
 /// DISC_CUDA_VECTORIZE=0 leaves elementwise grids without their vector
 /// variant, DISC_CUDA_ROW_VECTORS=0 row kernels without their vector
-/// path. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
+/// path. DISC_CUDA_ROW_CACHE_BYTES bounds row kernels' shared-memory row
+/// caches. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
 /// DISC_CUDA_REDUCTION_SLOTS bounds the slots of whole-range reductions.
 /// DISC_CUDA_COLUMN_THREADS sets when column reductions split their rows.
 static std::string mapLoopsToGpuStep(bool logFusion) {
@@ -123,12 +124,17 @@ static std::string mapLoopsToGpuStep(bool logFusion) {
                                        2147483647, 0, 2147483647);
   // DISC_CUDA_ROW_VECTORS=0: row kernels without their vector path.
   std::string rowVectors = integerSetting("DISC_CUDA_ROW_VECTORS", 1, 0, 1);
+  // DISC_CUDA_ROW_CACHE_BYTES: the shared memory a block's row caches may
+  // take (default 40960; 0: row kernels re-read their rows).
+  std::string rowCache =
+      integerSetting("DISC_CUDA_ROW_CACHE_BYTES", 40960, 0, 45056);
   return "disc-map-loops-to-gpu{row-variant=" + variant +
          " row-unroll=" + unroll +
          " vectorize=" + (vectorGrids ? "true" : "false") +
          " reduction-slots=" + slots + " column-threads=" + columns +
          " index32-limit=" + index32 +
          " row-vectors=" + (rowVectors == "1" ? "true" : "false") +
+         " row-cache-bytes=" + rowCache +
          (logFusion ? " log=1" : "") + "}";
 }
 

@@ -37,6 +37,8 @@ std::atomic<int64_t> index32Grids{0};
 std::atomic<int64_t> index64Grids{0};
 std::atomic<int64_t> vectorRows{0};
 std::atomic<int64_t> scalarRows{0};
+std::atomic<int64_t> cachedRows{0};
+std::atomic<int64_t> uncachedRows{0};
 
 /// Threads for loops launched on this thread: set per call by
 /// ThreadsForCall (the Context's numThreads), else OpenMP's default.
@@ -102,7 +104,8 @@ RowVariantStats rowVariantStats() {
   return {rowsPerThread.load(), rowsPerBlock.load(), vectorGrids.load(),
           scalarGrids.load(), columnSplits.load(), columnsPerThread.load(),
           rowsPerWarp.load(), index32Grids.load(), index64Grids.load(),
-          vectorRows.load(), scalarRows.load()};
+          vectorRows.load(), scalarRows.load(), cachedRows.load(),
+          uncachedRows.load()};
 }
 
 } // namespace ral
@@ -133,6 +136,10 @@ extern "C" void disc_ral_note_variant(int64_t variant) {
     vectorRows.fetch_add(1, std::memory_order_relaxed);
   else if (variant == 10)
     scalarRows.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 11)
+    cachedRows.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 12)
+    uncachedRows.fetch_add(1, std::memory_order_relaxed);
 }
 
 extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),

@@ -477,6 +477,11 @@ def stats() -> dict:
                        elements per thread and step, vector loads/stores
     scalar_rows        ... that ran the scalar path: a row length not a
                        multiple of 4, or a buffer not aligned for the vector
+    cached_rows        calls of GPU row kernels run one row per warp or
+                       block that have row caches (docs/cuda.md) and kept
+                       their rows in shared memory: a row read once
+    uncached_rows      ... whose rows were too long for it
+                       (DISC_CUDA_ROW_CACHE_BYTES)
     cache_hits         compile_mlir calls served by the compile cache (local
                        or remote): nothing compiled (docs/artifacts.md)
     cache_misses       compile_mlir calls the cache could not serve
@@ -490,7 +495,8 @@ def stats() -> dict:
     launches, serial = _runtime.parallel_stats()
     (rows_per_thread, rows_per_block, vector_grids, scalar_grids, column_splits,
      columns_per_thread, rows_per_warp, index32_grids, index64_grids,
-     vector_rows, scalar_rows) = _runtime.row_variant_stats()
+     vector_rows, scalar_rows, cached_rows,
+     uncached_rows) = _runtime.row_variant_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
@@ -503,7 +509,8 @@ def stats() -> dict:
               "column_splits": column_splits,
               "columns_per_thread": columns_per_thread,
               "index32_grids": index32_grids, "index64_grids": index64_grids,
-              "vector_rows": vector_rows, "scalar_rows": scalar_rows}
+              "vector_rows": vector_rows, "scalar_rows": scalar_rows,
+              "cached_rows": cached_rows, "uncached_rows": uncached_rows}
     result.update(_backend.stats())
     result.update(_cache.stats())
     return result

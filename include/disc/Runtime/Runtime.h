@@ -308,6 +308,10 @@ struct RowVariantStats {
   /// not a multiple of 4, or a buffer not aligned for the vector).
   int64_t vectorRows = 0;
   int64_t scalarRows = 0;
+  /// Block- and warp-per-row kernels with row caches: calls that kept the
+  /// rows in shared memory, and calls whose rows were too long for it.
+  int64_t cachedRows = 0;
+  int64_t uncachedRows = 0;
 };
 RowVariantStats rowVariantStats();
 

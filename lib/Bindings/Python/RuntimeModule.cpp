@@ -413,6 +413,7 @@ NB_MODULE(_runtime, m) {
                           stats.columnSplits, stats.columnsPerThread,
                           stats.rowsPerWarp, stats.index32Grids,
                           stats.index64Grids, stats.vectorRows,
-                          stats.scalarRows);
+                          stats.scalarRows, stats.cachedRows,
+                          stats.uncachedRows);
   });
 }

@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -96,7 +97,7 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
 bool writesMemory(Operation *op) {
   WalkResult result = op->walk([](Operation *nested) {
     if (isa<memref::StoreOp, memref::AtomicRMWOp, memref::GenericAtomicRMWOp,
-            memref::CopyOp>(nested))
+            memref::CopyOp, vector::StoreOp>(nested))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });

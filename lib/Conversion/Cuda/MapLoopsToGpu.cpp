@@ -67,6 +67,12 @@ struct MapLoopsToGpuPass
                        << static_cast<int64_t>(columnThreads);
       return failure();
     }
+    if (rowCacheBytes < 0 || rowCacheBytes > kMaxRowCacheBytes) {
+      func.emitError() << "disc-map-loops-to-gpu: row-cache-bytes must be "
+                          "in [0, 45056], got "
+                       << static_cast<int64_t>(rowCacheBytes);
+      return failure();
+    }
     if (index32Limit != 0 &&
         (index32Limit < blockSize || index32Limit > kMaxIndex32)) {
       func.emitError() << "disc-map-loops-to-gpu: index32-limit must be 0 "
@@ -139,28 +145,82 @@ struct MapLoopsToGpuPass
                           ? Value()
                           : disc::cuda::hostRowLength(b, *rows);
     using disc::cuda::RowVariant;
+    // Row caches (RowKernels.h, RowCachePlan) in the block and warp
+    // variants: a kernel of their own, taken per call when one block's
+    // caches fit in `row-cache-bytes` of shared memory.
+    std::optional<disc::cuda::RowCachePlan> cache;
+    if (rowCacheBytes > 0 && rowVariant != "thread")
+      cache = disc::cuda::planRowCache(b, *rows);
     // Vector phases (RowKernels.h, RowVectorPlan) in the block and warp
     // variants, chosen per call by the host: a uniform branch in each
-    // planned phase, not a kernel of its own.
-    std::optional<disc::cuda::RowVectorPlan> vectors;
-    Value vectorsOk;
-    if (rowVectors && rowVariant != "thread")
-      vectors = disc::cuda::planRowVectors(b, *rows);
-    if (vectors)
-      vectorsOk = disc::cuda::rowVectorCondition(b, loc, *vectors);
-    auto vectorChoice = [&](OpBuilder &at) -> disc::cuda::RowVectorChoice {
-      if (!vectors)
+    // planned phase, not a kernel of its own. Planned for the kernel and
+    // for its cached clone (whose accesses differ).
+    struct Vectors {
+      std::optional<disc::cuda::RowVectorPlan> plan;
+      Value ok;
+    } vectors, cachedVectors;
+    auto planVectors = [&](const disc::cuda::RowKernel &kernel,
+                           Vectors &into) {
+      if (!rowVectors || rowVariant == "thread")
+        return;
+      into.plan = disc::cuda::planRowVectors(b, kernel);
+      if (into.plan)
+        into.ok = disc::cuda::rowVectorCondition(b, loc, *into.plan);
+    };
+    planVectors(*rows, vectors);
+    if (cache)
+      planVectors(cache->kernel, cachedVectors);
+    auto vectorChoice = [&](OpBuilder &at,
+                            Vectors &from) -> disc::cuda::RowVectorChoice {
+      if (!from.plan)
         return {};
-      return {&*vectors, flagNoted(at, loc, vectorsOk, RowVariant::VectorRows,
-                                   RowVariant::ScalarRows)};
+      return {&*from.plan, flagNoted(at, loc, from.ok, RowVariant::VectorRows,
+                                     RowVariant::ScalarRows)};
+    };
+    // `build(at, kernel, vectors)` with the row caches when they fit,
+    // `rowsPerBlock` rows a block, else without.
+    auto withCache = [&](OpBuilder &at, int64_t rowsPerBlock, auto build) {
+      if (!cache) {
+        build(at, *rows, vectors);
+        return;
+      }
+      Value bytes = arith::MulIOp::create(
+          at, loc, cache->hostBytesPerRow,
+          arith::ConstantIndexOp::create(at, loc, rowsPerBlock));
+      Value fits = arith::CmpIOp::create(
+          at, loc, arith::CmpIPredicate::ule, bytes,
+          arith::ConstantIndexOp::create(at, loc, rowCacheBytes));
+      scf::IfOp choice = variantChoice(at, loc, fits, RowVariant::CachedRows,
+                                       RowVariant::UncachedRows);
+      OpBuilder cachedBuilder(choice.thenBlock()->getTerminator());
+      build(cachedBuilder, cache->kernel, cachedVectors);
+      OpBuilder plainBuilder(choice.elseBlock()->getTerminator());
+      build(plainBuilder, *rows, vectors);
     };
     auto perBlock = [&](OpBuilder &at) {
-      Value threads = disc::cuda::threadsForRow(at, loc, rowLength);
-      disc::cuda::buildRowBlockNest(at, *rows, threads, rowUnroll,
-                                    vectorChoice(at));
+      withCache(at, 1,
+                [&](OpBuilder &in, const disc::cuda::RowKernel &kernel,
+                    Vectors &phases) {
+                  Value threads =
+                      disc::cuda::threadsForRow(in, loc, rowLength);
+                  disc::cuda::buildRowBlockNest(in, kernel, threads,
+                                                rowUnroll,
+                                                vectorChoice(in, phases));
+                });
     };
     auto perWarp = [&](OpBuilder &at) {
-      disc::cuda::buildRowWarpNest(at, *rows, rowUnroll, vectorChoice(at));
+      withCache(at, disc::cuda::kRowsPerWarpBlock,
+                [&](OpBuilder &in, const disc::cuda::RowKernel &kernel,
+                    Vectors &phases) {
+                  disc::cuda::buildRowWarpNest(in, kernel, rowUnroll,
+                                               vectorChoice(in, phases));
+                });
+    };
+    // The cached clone is a template for the nests: gone once they are
+    // built.
+    auto eraseCacheClone = [&]() {
+      if (cache)
+        cache->kernel.loop.erase();
     };
     if (rowVariant == "block" || rowVariant == "warp") {
       const bool block = rowVariant == "block";
@@ -169,6 +229,7 @@ struct MapLoopsToGpuPass
         perBlock(b);
       else
         perWarp(b);
+      eraseCacheClone();
       loop.erase();
       return success();
     }
@@ -213,6 +274,7 @@ struct MapLoopsToGpuPass
     } else {
       noteVariant(b, loc, RowVariant::PerThread);
     }
+    eraseCacheClone();
     disc::cuda::sequentializeParallelLoopsIn(loop);
     return mapToGrid(loop);
   }
@@ -248,6 +310,11 @@ struct MapLoopsToGpuPass
       return failure();
     return mapToGrid(loop);
   }
+
+  /// The most shared memory a block's row caches may take: 48 KiB (the
+  /// most a launch gets without opting in per kernel) less 4 KiB for the
+  /// block reductions' own shared memory.
+  static constexpr int64_t kMaxRowCacheBytes = 45056;
 
   /// The largest linear index a 32-bit grid may compute.
   static constexpr int64_t kMaxIndex32 = (int64_t{1} << 31) - 1;

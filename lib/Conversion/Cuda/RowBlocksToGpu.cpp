@@ -102,14 +102,87 @@ Value combineAcrossThreads(OpBuilder &b, Location loc, Value value,
   return convert(b, loc, allReduce.getResult(), type);
 }
 
+/// Where a block's row caches (kRowCacheAttr) go in its dynamic shared
+/// memory: cache by cache in the order the row's body allocates them, each
+/// `rowsPerBlock` slices (one per row of the block) of rowCacheBytes.
+struct RowCacheLayout {
+  int64_t rowsPerBlock = 1;
+  /// The block's row: 0, or the warp (thread_y) of a warp-per-row block.
+  Value slot;
+  /// The block's dynamic shared memory (created at the first cache) and
+  /// the bytes of it the caches so far take.
+  Value shared;
+  Value used;
+};
+
+/// The row caches of `nest`, in order.
+SmallVector<memref::AllocOp> rowCachesIn(Operation *nest) {
+  SmallVector<memref::AllocOp> caches;
+  nest->walk([&](memref::AllocOp alloc) {
+    if (alloc->hasAttr(disc::cuda::kRowCacheAttr))
+      caches.push_back(alloc);
+  });
+  return caches;
+}
+
+/// Host code: the dynamic shared memory a block of `nest` needs for its
+/// row caches (an i32 for gpu.launch), or null without caches. Their
+/// sizes are host values (planRowCache).
+Value rowCacheSharedBytes(OpBuilder &b, Location loc, Operation *nest,
+                          int64_t rowsPerBlock) {
+  SmallVector<memref::AllocOp> caches = rowCachesIn(nest);
+  if (caches.empty())
+    return nullptr;
+  Value total = arith::ConstantIndexOp::create(b, loc, 0);
+  for (memref::AllocOp cache : caches)
+    total = arith::AddIOp::create(
+        b, loc, total,
+        disc::cuda::rowCacheBytes(b, loc, cache, cache.getDynamicSizes()[0]));
+  total = arith::MulIOp::create(
+      b, loc, total, arith::ConstantIndexOp::create(b, loc, rowsPerBlock));
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), total);
+}
+
+/// The slice of the block's dynamic shared memory that row cache `cache`
+/// becomes for this row (RowCacheLayout).
+Value lowerRowCache(OpBuilder &b, Location loc, memref::AllocOp cache,
+                    RowCacheLayout &layout) {
+  MLIRContext *ctx = b.getContext();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  if (!layout.shared) {
+    layout.shared = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), workgroup));
+    layout.used = arith::ConstantIndexOp::create(b, loc, 0);
+  }
+  Value count = cache.getDynamicSizes()[0];
+  Value bytes = disc::cuda::rowCacheBytes(b, loc, cache, count);
+  Value offset = arith::AddIOp::create(
+      b, loc, layout.used, arith::MulIOp::create(b, loc, layout.slot, bytes));
+  layout.used = arith::AddIOp::create(
+      b, loc, layout.used,
+      arith::MulIOp::create(
+          b, loc, bytes,
+          arith::ConstantIndexOp::create(b, loc, layout.rowsPerBlock)));
+  auto type = MemRefType::get({ShapedType::kDynamic},
+                              cache.getType().getElementType(),
+                              MemRefLayoutAttrInterface(), workgroup);
+  return memref::ViewOp::create(b, loc, type, layout.shared, offset,
+                                ValueRange{count});
+}
+
 /// Lowers the ops of one row's body (`body`, without its terminator) at
-/// `b`: row-level ops as they are, each thread loop as its body with the
-/// loop's thread the given `thread` and its reductions combined across
-/// the block or the warp. Memory written before a thread loop, or by one,
-/// is made visible to the threads of the next: a block barrier, or a warp
-/// barrier (bar.warp.sync, which also orders the lanes' memory accesses).
+/// `b`: row-level ops as they are (a row cache: its slice of shared
+/// memory, `layout`; its dealloc dropped), each thread loop as its body
+/// with the loop's thread the given `thread` and its reductions combined
+/// across the block or the warp. Memory written before a thread loop, or
+/// by one, is made visible to the threads of the next: a block barrier, or
+/// a warp barrier (bar.warp.sync, which also orders the lanes' memory
+/// accesses).
 void lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
-                  Value thread, bool warp) {
+                  Value thread, bool warp, RowCacheLayout &layout) {
   auto synchronize = [&]() {
     if (!warp) {
       gpu::BarrierOp::create(b, loc);
@@ -122,6 +195,16 @@ void lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
   // read what they wrote.
   bool pendingStores = false;
   for (Operation &op : body.without_terminator()) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op);
+        alloc && alloc->hasAttr(disc::cuda::kRowCacheAttr)) {
+      mapping.map(alloc.getResult(), lowerRowCache(b, loc, alloc, layout));
+      continue;
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      Operation *freed = dealloc.getMemref().getDefiningOp();
+      if (freed && freed->hasAttr(disc::cuda::kRowCacheAttr))
+        continue; // shared memory lives as long as the block
+    }
     if (!isThreadLoop(&op)) {
       b.clone(op, mapping);
       pendingStores |= disc::cuda::writesMemory(&op);
@@ -179,8 +262,9 @@ gpu::LaunchOp createLaunch(OpBuilder &b, scf::ParallelOp nest, Value threadsX,
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value y = threadsY == 1 ? one
                           : arith::ConstantIndexOp::create(b, loc, threadsY);
+  Value shared = rowCacheSharedBytes(b, loc, nest, threadsY);
   auto launch = gpu::LaunchOp::create(b, loc, nest.getUpperBound()[0], one,
-                                      one, threadsX, y, one);
+                                      one, threadsX, y, one, shared);
   b.setInsertionPointToEnd(&launch.getBody().front());
   auto terminator = gpu::TerminatorOp::create(b, loc);
   b.setInsertionPoint(terminator);
@@ -218,8 +302,10 @@ struct RowBlocksToGpuPass
     OpBuilder b(nest);
     IRMapping mapping;
     gpu::LaunchOp launch = createLaunch(b, nest, threads, 1, mapping);
+    RowCacheLayout layout;
+    layout.slot = arith::ConstantIndexOp::create(b, nest.getLoc(), 0);
     lowerRowBody(b, nest.getLoc(), *nest.getBody(), mapping,
-                 launch.getThreadIds().x, /*warp=*/false);
+                 launch.getThreadIds().x, /*warp=*/false, layout);
     nest.erase();
     return success();
   }
@@ -281,8 +367,11 @@ struct RowBlocksToGpuPass
                                    /*withElse=*/false);
       OpBuilder::InsertionGuard inside(b);
       b.setInsertionPoint(row.thenBlock()->getTerminator());
+      RowCacheLayout layout;
+      layout.rowsPerBlock = *perBlock;
+      layout.slot = launch.getThreadIds().y;
       lowerRowBody(b, loc, *guard.thenBlock(), mapping,
-                   launch.getThreadIds().x, /*warp=*/true);
+                   launch.getThreadIds().x, /*warp=*/true, layout);
     }
     nest.erase();
     return success();

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -37,6 +38,30 @@ Operation *combinerOf(scf::ForOp loop, unsigned i) {
       !reductionIdentity(combine))
     return nullptr;
   return combine;
+}
+
+/// Whether `value` is a row cache (kRowCacheAttr).
+bool isRowCache(Value value) {
+  auto alloc = value ? value.getDefiningOp<memref::AllocOp>() : nullptr;
+  return alloc && alloc->hasAttr(kRowCacheAttr);
+}
+
+/// Whether every write of `phase` is a store to a row cache (a reduction
+/// phase that keeps the row it reads).
+bool writesOnlyRowCaches(Operation *phase) {
+  WalkResult result = phase->walk([](Operation *nested) {
+    if (auto store = dyn_cast<memref::StoreOp>(nested))
+      return isRowCache(store.getMemRef()) ? WalkResult::advance()
+                                           : WalkResult::interrupt();
+    if (auto store = dyn_cast<vector::StoreOp>(nested))
+      return isRowCache(store.getBase()) ? WalkResult::advance()
+                                         : WalkResult::interrupt();
+    if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp, memref::CopyOp>(
+            nested))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
 }
 
 /// Whether `op` writes a stack buffer: on a GPU each thread has its own,
@@ -479,7 +504,7 @@ std::optional<RowKernel> analyzeRowKernel(scf::ParallelOp loop,
                 "associative, commutative combiner";
           return std::nullopt;
         }
-      if (writesMemory(phase)) {
+      if (writesMemory(phase) && !writesOnlyRowCaches(phase)) {
         why = "a reduction over the row that writes memory";
         return std::nullopt;
       }
@@ -502,6 +527,9 @@ std::optional<RowKernel> analyzeRowKernel(scf::ParallelOp loop,
       why = ("an op with regions (" + op.getName().getStringRef() + ")").str();
       return std::nullopt;
     }
+    if (isRowCache(op.getResults().empty() ? Value() : op.getResult(0)) ||
+        (isa<memref::DeallocOp>(op) && isRowCache(op.getOperand(0))))
+      continue; // planRowCache's caches
     if (auto alloca = dyn_cast<memref::AllocaOp>(op)) {
       if (!alloca.getType().hasStaticShape()) {
         why = "a dynamic stack buffer";
@@ -616,6 +644,8 @@ Value vectorRoot(OpBuilder &b, Value memref, Operation *rowLoop,
       memref = cast.getSource();
       continue;
     }
+    if (isRowCache(memref))
+      return memref; // 16-byte aligned by construction, rows of its own
     if (def && isa<ViewLikeOpInterface>(def))
       return nullptr; // reinterpret_cast, view, transpose: not followed
     auto type = dyn_cast<MemRefType>(memref.getType());
@@ -697,7 +727,8 @@ std::optional<RowVectorPlan> planRowVectors(OpBuilder &b,
     if (!trips)
       continue;
     for (Operation *access : accesses)
-      roots.insert(candidates[access]);
+      if (!isRowCache(candidates[access]))
+        roots.insert(candidates[access]);
     plan.hostMultiples.push_back(trips);
     plan.hostMultiples.append(multiples);
     plan.accesses[phase] = std::move(accesses);
@@ -711,6 +742,236 @@ std::optional<RowVectorPlan> planRowVectors(OpBuilder &b,
 Value rowVectorCondition(OpBuilder &b, Location loc,
                          const RowVectorPlan &plan) {
   return vectorAccessCondition(b, loc, plan.hostMultiples, plan.roots);
+}
+
+namespace {
+
+/// Whether `a` and `b` are the same value or computed alike: ops of the
+/// same kind and attributes (no regions, no memory effects) from
+/// equivalent operands. Views of one row built twice (a subview and a
+/// collapse_shape per phase, before CSE) count as one.
+bool equivalentValues(Value a, Value b, int depth = 0) {
+  if (a == b)
+    return true;
+  Operation *defA = a.getDefiningOp(), *defB = b.getDefiningOp();
+  if (!defA || !defB || depth > 12 || defA->getNumRegions() != 0 ||
+      !isMemoryEffectFree(defA) ||
+      cast<OpResult>(a).getResultNumber() !=
+          cast<OpResult>(b).getResultNumber())
+    return false;
+  return OperationEquivalence::isEquivalentTo(
+      defA, defB,
+      [&](Value x, Value y) {
+        return success(equivalentValues(x, y, depth + 1));
+      },
+      /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+}
+
+/// Bytes of one element a row cache can hold (8- to 64-bit integers and
+/// floats), or 0.
+int64_t cacheElementBytes(Type type) {
+  if (!type.isIntOrFloat())
+    return 0;
+  unsigned bits = type.getIntOrFloatBitWidth();
+  return bits % 8 == 0 && bits <= 64 ? bits / 8 : 0;
+}
+
+/// A row of a buffer the phases touch: the accesses (phase index, op) at
+/// [indices..., the phase's induction variable] of `memref`.
+struct RowGroup {
+  Value memref;
+  SmallVector<Value> indices;
+  SmallVector<std::pair<unsigned, Operation *>> accesses;
+  bool conflicted = false;
+};
+
+/// Whether `phase` can touch a cached row: one dim from 0 with step 1, a
+/// straight-line body whose memory effects are loads and stores.
+bool cacheablePhase(Operation *phase) {
+  SmallVector<std::array<Value, 3>> bounds = phaseBounds(phase);
+  if (bounds.size() != 1 || !isConstantIntValue(bounds[0][0], 0) ||
+      !isConstantIntValue(bounds[0][2], 1))
+    return false;
+  return llvm::all_of(
+      phase->getRegion(0).front().without_terminator(), [](Operation &op) {
+        return op.getNumRegions() == 0 &&
+               (isMemoryEffectFree(&op) ||
+                isa<memref::LoadOp, memref::StoreOp>(op));
+      });
+}
+
+} // namespace
+
+Value rowCacheBytes(OpBuilder &b, Location loc, memref::AllocOp cache,
+                    Value count) {
+  int64_t element =
+      cacheElementBytes(cache.getType().getElementType());
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value bytes = arith::MulIOp::create(b, loc, count, c(element));
+  return arith::MulIOp::create(
+      b, loc, arith::CeilDivUIOp::create(b, loc, bytes, c(16)), c(16));
+}
+
+std::optional<RowCachePlan> planRowCache(OpBuilder &b,
+                                         const RowKernel &kernel) {
+  scf::ParallelOp loop = kernel.loop;
+  // Accesses of rows, grouped by view and row-level indices.
+  SmallVector<RowGroup> groups;
+  llvm::DenseSet<Operation *> grouped;
+  for (auto [p, phase] : llvm::enumerate(kernel.phases)) {
+    if (!cacheablePhase(phase))
+      continue;
+    Value iv = phaseInductionVar(phase);
+    for (Operation &op : phase->getRegion(0).front().without_terminator()) {
+      if (!isa<memref::LoadOp, memref::StoreOp>(op))
+        continue;
+      Value memref = accessedMemref(&op);
+      ValueRange indices = accessedIndices(&op);
+      auto type = cast<MemRefType>(memref.getType());
+      if (indices.empty() || indices.back() != iv ||
+          cacheElementBytes(type.getElementType()) == 0 ||
+          llvm::any_of(indices.drop_back(), [&](Value index) {
+            return !definedOutside(index, phase);
+          }))
+        continue;
+      auto same = [&](const RowGroup &group) {
+        return equivalentValues(group.memref, memref) &&
+               llvm::all_of(llvm::zip_equal(group.indices,
+                                            indices.drop_back()),
+                            [](auto pair) {
+                              return equivalentValues(std::get<0>(pair),
+                                                      std::get<1>(pair));
+                            });
+      };
+      auto *group = llvm::find_if(groups, same);
+      if (group == groups.end()) {
+        groups.push_back({memref, llvm::to_vector(indices.drop_back()), {}});
+        group = std::prev(groups.end());
+      }
+      group->accesses.push_back({static_cast<unsigned>(p), &op});
+      grouped.insert(&op);
+    }
+  }
+  if (groups.empty())
+    return std::nullopt;
+  // One group per buffer, and no other access to it in the row loop: the
+  // cache and the buffer then never disagree where it matters.
+  llvm::DenseMap<Value, unsigned> groupsOfRoot;
+  for (RowGroup &group : groups)
+    ++groupsOfRoot[rootBuffer(group.memref)];
+  loop.walk([&](Operation *op) {
+    if (grouped.contains(op) || isa<ViewLikeOpInterface, memref::DimOp>(op))
+      return;
+    for (Value operand : op->getOperands())
+      if (isa<MemRefType>(operand.getType()))
+        for (RowGroup &group : groups)
+          if (rootBuffer(group.memref) == rootBuffer(operand))
+            group.conflicted = true;
+  });
+  // Qualifying groups, with their first and last writing phases and the
+  // host's row length.
+  struct Cached {
+    RowGroup *group;
+    unsigned first;
+    std::optional<unsigned> lastWrite;
+    Value hostCount;
+  };
+  SmallVector<Cached> cached;
+  // Each phase's trip count as host code (null: not computable there).
+  // Phases over one row compute their lengths from different views of it
+  // (the input's, the output's): equal as host code.
+  llvm::DenseMap<unsigned, Value> hostTrips;
+  auto hostTripCount = [&](unsigned p) {
+    auto [it, inserted] = hostTrips.try_emplace(p);
+    if (inserted)
+      it->second = materializeOnHost(b, phaseBounds(kernel.phases[p])[0][1],
+                                     loop, 0);
+    return it->second;
+  };
+  for (RowGroup &group : groups) {
+    if (group.conflicted || groupsOfRoot[rootBuffer(group.memref)] != 1)
+      continue;
+    unsigned first = group.accesses.front().first;
+    Value hostCount = hostTripCount(first);
+    bool sameLength = hostCount != nullptr, touchedLater = false;
+    std::optional<unsigned> lastWrite;
+    for (auto [p, op] : group.accesses) {
+      Value count = sameLength ? hostTripCount(p) : Value();
+      sameLength &= count && equivalentValues(count, hostCount);
+      touchedLater |= p != first;
+      if (isa<memref::StoreOp>(op))
+        lastWrite = p;
+    }
+    if (!sameLength || !touchedLater)
+      continue;
+    cached.push_back({&group, first, lastWrite, hostCount});
+  }
+  if (cached.empty())
+    return std::nullopt;
+
+  // The clone, its caches and rewritten accesses.
+  Location loc = loop.getLoc();
+  IRMapping cloned;
+  auto clone = cast<scf::ParallelOp>(b.clone(*loop, cloned));
+  Value bytesPerRow = arith::ConstantIndexOp::create(b, loc, 0);
+  OpBuilder at(b.getContext());
+  for (Cached &entry : cached) {
+    auto type = cast<MemRefType>(entry.group->memref.getType());
+    auto cacheType = MemRefType::get({ShapedType::kDynamic},
+                                     type.getElementType());
+    at.setInsertionPoint(cloned.lookup(kernel.phases[entry.first]));
+    auto cache = memref::AllocOp::create(at, loc, cacheType,
+                                         ValueRange{entry.hostCount},
+                                         at.getI64IntegerAttr(64));
+    cache->setAttr(kRowCacheAttr, at.getUnitAttr());
+    at.setInsertionPoint(clone.getBody()->getTerminator());
+    memref::DeallocOp::create(at, loc, cache);
+    bytesPerRow = arith::AddIOp::create(
+        b, loc, bytesPerRow, rowCacheBytes(b, loc, cache, entry.hostCount));
+    // In the first phase, a load before any store of the row reads the
+    // buffer and fills the cache; every other load reads the cache. A
+    // store writes the cache if a load follows it, and the buffer in the
+    // last writing phase.
+    bool stored = false;
+    auto &accesses = entry.group->accesses;
+    for (auto [i, access] : llvm::enumerate(accesses)) {
+      auto [p, original] = access;
+      Operation *op = cloned.lookup(original);
+      Value iv = accessedIndices(op).back();
+      at.setInsertionPoint(op);
+      if (auto load = dyn_cast<memref::LoadOp>(op)) {
+        if (p == entry.first && !stored) {
+          at.setInsertionPointAfter(op);
+          memref::StoreOp::create(at, loc, load.getResult(), cache, iv);
+          continue;
+        }
+        Value value = memref::LoadOp::create(at, loc, cache, iv);
+        load.getResult().replaceAllUsesWith(value);
+        load.erase();
+        continue;
+      }
+      auto store = cast<memref::StoreOp>(op);
+      bool readLater = llvm::any_of(
+          llvm::drop_begin(accesses, i + 1),
+          [](auto later) { return isa<memref::LoadOp>(later.second); });
+      if (readLater)
+        memref::StoreOp::create(at, loc, store.getValueToStore(), cache, iv);
+      stored |= p == entry.first;
+      if (p != *entry.lastWrite)
+        store.erase();
+    }
+  }
+  std::string why;
+  std::optional<RowKernel> rewritten = analyzeRowKernel(clone, why);
+  if (!rewritten) {
+    // planRowCache only adds what analyzeRowKernel accepts.
+    clone.emitError("disc-map-loops-to-gpu: the row cache made this row "
+                    "kernel unsupported: ")
+        << why;
+    clone.erase();
+    return std::nullopt;
+  }
+  return RowCachePlan{*rewritten, bytesPerRow};
 }
 
 Value threadsForRow(OpBuilder &b, Location loc, Value rowLength) {

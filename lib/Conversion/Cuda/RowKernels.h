@@ -8,6 +8,7 @@
 #ifndef DISC_LIB_CONVERSION_CUDA_ROWKERNELS_H
 #define DISC_LIB_CONVERSION_CUDA_ROWKERNELS_H
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -21,6 +22,14 @@ constexpr llvm::StringLiteral kRowBlockAttr = "disc.row_block";
 
 /// The attribute that marks a warp-per-row nest.
 constexpr llvm::StringLiteral kRowWarpAttr = "disc.row_warp";
+
+/// The attribute that marks a row cache: a `memref.alloc(%n)` of rank 1
+/// in the body of a row loop (a block- or warp-per-row nest) holding one
+/// row of a buffer the row's phases read or write more than once.
+/// disc-row-blocks-to-gpu makes it a slice of the block's dynamic shared
+/// memory (and drops its `memref.dealloc`); run as loops (the CPU), it is
+/// a heap buffer per row.
+constexpr llvm::StringLiteral kRowCacheAttr = "disc.row_cache";
 
 /// Threads of a warp, and the rows (warps) of a warp-per-row block.
 constexpr int64_t kWarpSize = 32;
@@ -51,6 +60,10 @@ enum class RowVariant : int64_t {
   // index32Flag).
   Index32 = 7,
   Index64 = 8,
+  // Block- and warp-per-row kernels with row caches (RowCachePlan): with
+  // the caches in shared memory, or without them (too long rows).
+  CachedRows = 11,
+  UncachedRows = 12,
   // Block- and warp-per-row kernels with vector phases (RowVectorPlan):
   // run with vector accesses, or with scalar ones (a trip count not a
   // multiple of 4, or a buffer not aligned for the vector).
@@ -120,6 +133,39 @@ struct RowVectorChoice {
 /// `loop` as a row kernel, or nullopt with the reason in `why`.
 std::optional<RowKernel> analyzeRowKernel(mlir::scf::ParallelOp loop,
                                           std::string &why);
+
+/// A row kernel whose rows of some buffers are kept in row caches
+/// (kRowCacheAttr): a buffer whose row the phases touch in two or more
+/// phases, every access at [row-level indices..., the phase's induction
+/// variable] through one view (structurally equal views count as one), in
+/// phases over the same row length from 0 with step 1 (each phase then
+/// touches every element of the row), with straight-line bodies whose
+/// only memory effects are loads and stores, and no other access to the
+/// buffer in the row loop. The first phase that touches the row reads it
+/// from the buffer and keeps it in the cache (or writes the cache), later
+/// phases read the cache; only the last phase that writes the row writes
+/// the buffer. A softmax then reads its input once and writes its output
+/// once, where it read the input twice and the output twice and wrote it
+/// twice; a layer norm reads its input once instead of three times.
+struct RowCachePlan {
+  /// The rewritten kernel: a clone of the kernel's loop, placed before it,
+  /// with the caches (the caller erases it).
+  RowKernel kernel;
+  /// Host code: the bytes of one row's caches (rowCacheBytes, summed).
+  mlir::Value hostBytesPerRow;
+};
+
+/// The plan for `kernel`, or nullopt when no buffer qualifies. Host code
+/// (row lengths, bytes) and the clone are created at `b` (before the row
+/// loop).
+std::optional<RowCachePlan> planRowCache(mlir::OpBuilder &b,
+                                         const RowKernel &kernel);
+
+/// The bytes row cache `cache` takes: its elements' bytes, rounded up to a
+/// multiple of 16 (each cache then starts 16-byte aligned: vector
+/// accesses).
+mlir::Value rowCacheBytes(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::memref::AllocOp cache, mlir::Value count);
 
 /// The longest phase of `kernel` (elements per row) computed by host code
 /// at `b`'s insertion point (before the loop), or null if some trip count

@@ -1,8 +1,8 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-variant=auto row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,AUTO
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-variant=block row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,BLOCK
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-variant=thread row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,THREAD
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-variant=warp row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,WARP
-// RUN: not disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-variant=bogus})' 2>&1 | FileCheck %s --check-prefix=BOGUS
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-variant=auto row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,AUTO
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-variant=block row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,BLOCK
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-variant=thread row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,THREAD
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-variant=warp row-unroll=1})' | FileCheck %s --check-prefixes=CHECK,WARP
+// RUN: not disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-variant=bogus})' 2>&1 | FileCheck %s --check-prefix=BOGUS
 
 // Row-kernel variants of disc-map-loops-to-gpu (RowKernels.h).
 

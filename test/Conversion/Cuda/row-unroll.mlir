@@ -1,7 +1,7 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-variant=block row-unroll=4})' | FileCheck %s
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-variant=block row-unroll=1})' | FileCheck %s --check-prefix=ROLLED
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-variant=thread row-unroll=4})' | FileCheck %s --check-prefix=THREAD
-// RUN: not disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-unroll=0})' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-variant=block row-unroll=4})' | FileCheck %s
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-variant=block row-unroll=1})' | FileCheck %s --check-prefix=ROLLED
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-variant=thread row-unroll=4})' | FileCheck %s --check-prefix=THREAD
+// RUN: not disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-vectors=0 row-cache-bytes=0 row-unroll=0})' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The block-per-row variant's per-thread loops unrolled (RowKernels.h,
 // row-unroll): a main loop of `factor` iterations t, t + T, ... per trip

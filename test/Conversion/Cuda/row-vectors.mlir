@@ -1,8 +1,8 @@
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=block row-unroll=1 index32-limit=0},canonicalize,cse)' | FileCheck %s
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=warp row-unroll=1 index32-limit=0},canonicalize,cse)' | FileCheck %s --check-prefix=WARP
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=auto row-unroll=1 index32-limit=0})' | FileCheck %s --check-prefix=AUTO
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=block row-vectors=false index32-limit=0})' | FileCheck %s --check-prefix=OFF
-// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread index32-limit=0})' | FileCheck %s --check-prefix=OFF
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=block row-cache-bytes=0 row-unroll=1 index32-limit=0},canonicalize,cse)' | FileCheck %s
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=warp row-cache-bytes=0 row-unroll=1 index32-limit=0},canonicalize,cse)' | FileCheck %s --check-prefix=WARP
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=auto row-cache-bytes=0 row-unroll=1 index32-limit=0})' | FileCheck %s --check-prefix=AUTO
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=block row-cache-bytes=0 row-vectors=false index32-limit=0})' | FileCheck %s --check-prefix=OFF
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{row-variant=thread row-cache-bytes=0 index32-limit=0})' | FileCheck %s --check-prefix=OFF
 
 // Vector phases of row kernels (RowKernels.h, RowVectorPlan): in the block
 // and warp variants each planned phase branches on a flag the host computed

@@ -81,6 +81,19 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
       such buffer is aligned for the vector (rows too), notes it
       (`disc_ral_note_variant(9 | 10)`) and passes it as an index; each
       planned phase branches on it (uniform across the row's threads).
+    - With `row-cache-bytes` > 0, a row kernel whose phases touch the row
+      of a buffer more than once (RowKernels.h, RowCachePlan: the same
+      view and row-level indices, phases over the same host-known length
+      from 0 step 1, straight-line bodies, no other access to the buffer)
+      also gets block and warp nests that keep that row in a row cache
+      (`memref.alloc` marked `disc.row_cache` in the row's body): the
+      first phase reads the buffer and fills the cache, later phases read
+      the cache, only the last phase that writes the row writes the
+      buffer. The host takes them per call when one block's caches (each
+      rounded up to 16 bytes; 8 rows a block for the warp variant) fit in
+      `row-cache-bytes`, and notes the choice
+      (`disc_ral_note_variant(11 | 12)`); `disc-row-blocks-to-gpu` puts
+      the caches in dynamic shared memory.
     - An elementwise grid over two or more dims (its delinearisation
       divides) delinearises in i32 when every thread's linear index is at
       most `index32-limit` (2^31 - 1): the host computes the choice, notes
@@ -125,6 +138,11 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
            "Give the phases of block- and warp-per-row kernels a vector "
            "path (four consecutive elements per thread and step, vector "
            "loads and stores), chosen per call by the host">,
+    Option<"rowCacheBytes", "row-cache-bytes", "int64_t",
+           /*default=*/"40960",
+           "Row kernels' block and warp variants keep rows their phases "
+           "touch more than once in shared memory when one block's rows "
+           "take at most this many bytes (0: never; at most 45056)">,
     Option<"reductionSlots", "reduction-slots", "int64_t", /*default=*/"128",
            "Whole-range reductions: the most slots their threads' atomics "
            "spread over (0: every atomic on the result itself)">,
