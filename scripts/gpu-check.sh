@@ -89,6 +89,8 @@ CANARIES=(
   "cuda/test_cuda_gpu.py::test_index32_grids_on_gpu[1000] DISC_CUDA_INDEX32_LIMIT=0"
   "cuda/test_cuda_gpu.py::test_row_vectors_on_gpu[warp] DISC_CUDA_ROW_VECTORS=0"
   "cuda/test_cuda_gpu.py::test_row_vectors_on_gpu[block] DISC_CUDA_ROW_VECTORS=0"
+  "cuda/test_cuda_gpu.py::test_row_cache_on_gpu[warp] DISC_CUDA_ROW_CACHE_BYTES=0"
+  "cuda/test_cuda_gpu.py::test_row_cache_on_gpu[block] DISC_CUDA_ROW_CACHE_BYTES=0"
 )
 if [[ "${GPU_CHECK_CANARIES:-1}" == "1" ]]; then
   # PyTorch's caching allocator serves every call unless this fails: alone,

@@ -177,6 +177,15 @@ struct MapLoopsToGpuPass
       return {&*from.plan, flagNoted(at, loc, from.ok, RowVariant::VectorRows,
                                      RowVariant::ScalarRows)};
     };
+    // Whether a block of `rowsPerBlock` rows' caches fit (host code).
+    auto cacheFits = [&](OpBuilder &at, int64_t rowsPerBlock) -> Value {
+      Value bytes = arith::MulIOp::create(
+          at, loc, cache->hostBytesPerRow,
+          arith::ConstantIndexOp::create(at, loc, rowsPerBlock));
+      return arith::CmpIOp::create(
+          at, loc, arith::CmpIPredicate::ule, bytes,
+          arith::ConstantIndexOp::create(at, loc, rowCacheBytes));
+    };
     // `build(at, kernel, vectors)` with the row caches when they fit,
     // `rowsPerBlock` rows a block, else without.
     auto withCache = [&](OpBuilder &at, int64_t rowsPerBlock, auto build) {
@@ -184,14 +193,9 @@ struct MapLoopsToGpuPass
         build(at, *rows, vectors);
         return;
       }
-      Value bytes = arith::MulIOp::create(
-          at, loc, cache->hostBytesPerRow,
-          arith::ConstantIndexOp::create(at, loc, rowsPerBlock));
-      Value fits = arith::CmpIOp::create(
-          at, loc, arith::CmpIPredicate::ule, bytes,
-          arith::ConstantIndexOp::create(at, loc, rowCacheBytes));
-      scf::IfOp choice = variantChoice(at, loc, fits, RowVariant::CachedRows,
-                                       RowVariant::UncachedRows);
+      scf::IfOp choice =
+          variantChoice(at, loc, cacheFits(at, rowsPerBlock),
+                        RowVariant::CachedRows, RowVariant::UncachedRows);
       OpBuilder cachedBuilder(choice.thenBlock()->getTerminator());
       build(cachedBuilder, cache->kernel, cachedVectors);
       OpBuilder plainBuilder(choice.elseBlock()->getTerminator());
@@ -208,13 +212,13 @@ struct MapLoopsToGpuPass
                                                 vectorChoice(in, phases));
                 });
     };
+    auto buildWarp = [&](OpBuilder &in, const disc::cuda::RowKernel &kernel,
+                         Vectors &phases) {
+      disc::cuda::buildRowWarpNest(in, kernel, rowUnroll,
+                                   vectorChoice(in, phases));
+    };
     auto perWarp = [&](OpBuilder &at) {
-      withCache(at, disc::cuda::kRowsPerWarpBlock,
-                [&](OpBuilder &in, const disc::cuda::RowKernel &kernel,
-                    Vectors &phases) {
-                  disc::cuda::buildRowWarpNest(in, kernel, rowUnroll,
-                                               vectorChoice(in, phases));
-                });
+      withCache(at, disc::cuda::kRowsPerWarpBlock, buildWarp);
     };
     // The cached clone is a template for the nests: gone once they are
     // built.
@@ -263,11 +267,23 @@ struct MapLoopsToGpuPass
           cmp(arith::CmpIPredicate::uge, numRows, kManyRows));
       Value warpRows =
           arith::OrIOp::create(thenBuilder, loc, shortRows, manyRows);
+      // With row caches, a warp block's 8 rows must fit them: rows that
+      // do not go to the block variant (cached where one row fits), so
+      // the warp variant needs no uncached kernel.
+      if (cache)
+        warpRows = arith::AndIOp::create(
+            thenBuilder, loc, warpRows,
+            cacheFits(thenBuilder, disc::cuda::kRowsPerWarpBlock));
       scf::IfOp warpOrBlock =
           variantChoice(thenBuilder, loc, warpRows, RowVariant::PerWarp,
                         RowVariant::PerBlock);
       OpBuilder warpBuilder(warpOrBlock.thenBlock()->getTerminator());
-      perWarp(warpBuilder);
+      if (cache) {
+        noteVariant(warpBuilder, loc, RowVariant::CachedRows);
+        buildWarp(warpBuilder, cache->kernel, cachedVectors);
+      } else {
+        perWarp(warpBuilder);
+      }
       OpBuilder blockBuilder(warpOrBlock.elseBlock()->getTerminator());
       perBlock(blockBuilder);
       loop->moveBefore(choice.elseBlock()->getTerminator());

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import disc
-from conftest import compilations
+from conftest import compilations, compiled_stat_counts
 
 pytestmark = [
     pytest.mark.cuda,
@@ -96,9 +96,10 @@ def test_row_kernel_variants_on_gpu(variant, monkeypatch):
 
     monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
     monkeypatch.setenv("DISC_CACHE", "0")
-    # The variants' own mechanics; their vector path has a test (and a
-    # canary in gpu-check.sh) of its own, test_row_vectors_on_gpu.
+    # The variants' own mechanics; their vector path and row caches have
+    # tests (and canaries in gpu-check.sh) of their own.
     monkeypatch.setenv("DISC_CUDA_ROW_VECTORS", "0")
+    monkeypatch.setenv("DISC_CUDA_ROW_CACHE_BYTES", "0")
     softmax = disc.compile_mlir(PROGRAMS["softmax"][0], target="cuda")
     rows = disc.compile_mlir(ROWS, target="cuda")
     before = disc.stats()
@@ -121,49 +122,59 @@ def test_row_kernel_variants_on_gpu(variant, monkeypatch):
         assert counts[variant] > 0 and sum(counts.values()) == counts[variant], counts
 
 
+def _stitched_rows(x, w, b):
+    return (torch.softmax(x, -1), torch.log_softmax(x * 3, -1),
+            torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b),
+            x.sum(-1), x.amax(-1))
+
+
 @pytest.mark.parametrize("variant", ["warp", "block"])
 def test_row_vectors_on_gpu(variant, monkeypatch):
     """Row kernels' vector path (docs/cuda.md, "Vector loads in row
-    kernels"): softmax, layer norm, a sum and a max over rows whose length
-    is a multiple of 4 (16-byte vector loads and stores) and over rows
-    whose length is not, and over an input 4 bytes past an aligned address
-    (the scalar path), against PyTorch with one compilation; the choice
-    counted in disc.stats()."""
-    monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
-    monkeypatch.setenv("DISC_CACHE", "0")
-    monkeypatch.delenv("DISC_CUDA_ROW_VECTORS", raising=False)
+    kernels"): softmax, log-softmax, layer norm, a sum and a max over rows
+    whose length is a multiple of 4 (16-byte vector loads and stores) and
+    over rows whose length is not, and over an input 4 bytes past an
+    aligned address (the scalar path), against PyTorch with one
+    compilation; the choice counted in disc.stats()."""
+    from cuda.rows import offset_row_calls, row_settings
 
-    def rows(x, w, b):
-        return (torch.softmax(x, -1),
-                torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b),
-                x.sum(-1), x.amax(-1))
-
-    torch._dynamo.reset()
-    compiled = torch.compile(rows, backend="disc", dynamic=True)
-    before = compilations()
-    counts = []
-    # (rows, length, storage offset in elements): 4 is 16 bytes past the
-    # caching allocator's aligned start, 5 is misaligned for the vector.
+    row_settings(monkeypatch, ROW_VARIANT=variant, ROW_VECTORS=None,
+                 ROW_CACHE_BYTES="0")  # the caches have a test of their own
     cases = [(64, 128, 4), (16 * 128, 3072, 4), (5, 36, 4), (300, 1024, 4),
              (7, 130, 4), (9, 301, 4), (64, 128, 5), (33, 8, 4)]
-    with torch.no_grad():
-        for n, length, offset in cases:
-            base = torch.randn(n * length + 8, device="cuda")
-            x = base[offset:offset + n * length].view(n, length)
-            w = torch.randn(length, device="cuda")
-            b = torch.randn(length, device="cuda")
-            stats = disc.stats()
-            for got, want in zip(compiled(x, w, b), rows(x, w, b)):
-                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
-            after = disc.stats()
-            counts.append((after["vector_rows"] - stats["vector_rows"],
-                           after["scalar_rows"] - stats["scalar_rows"]))
-    assert compilations() == before + 1, "one compilation for every shape"
+    counts = compiled_stat_counts(_stitched_rows, offset_row_calls(cases, "cuda"),
+                                  ("vector_rows", "scalar_rows"), lambda _: 1e-4)
     for (n, length, offset), (vector, scalar) in zip(cases, counts):
         if length % 4 == 0 and offset == 4:
             assert vector > 0 and scalar == 0, (cases, counts)
         else:
             assert vector == 0 and scalar > 0, (cases, counts)
+
+
+@pytest.mark.parametrize("variant", ["warp", "block"])
+def test_row_cache_on_gpu(variant, monkeypatch):
+    """Row caches in shared memory (docs/cuda.md, "Row caches in shared
+    memory"): softmax (input and output rows cached), log-softmax and layer
+    norm (input rows) read each row once where the rows fit, with and
+    without the vector path (odd lengths, a misaligned input), against
+    PyTorch; rows too long for 40 KiB of shared memory a block (12000
+    elements: 48 KiB a cache) run the uncached kernels. One compilation;
+    the choice counted."""
+    from cuda.rows import offset_row_calls, row_settings
+
+    row_settings(monkeypatch, ROW_VARIANT=variant, ROW_VECTORS=None,
+                 ROW_CACHE_BYTES=None)
+    cases = [(64, 128, 4), (300, 128, 5), (9, 131, 4), (2048, 128, 4),
+             (7, 12000, 4), (33, 100, 4)]
+    counts = compiled_stat_counts(_stitched_rows, offset_row_calls(cases, "cuda"),
+                                  ("cached_rows", "uncached_rows"), lambda _: 1e-4)
+    kernels = counts[0][0]
+    assert kernels >= 3, counts
+    for (n, length, offset), (cached, uncached) in zip(cases, counts):
+        if length == 12000:
+            assert (cached, uncached) == (0, kernels), (cases, counts)
+        else:
+            assert (cached, uncached) == (kernels, 0), (cases, counts)
 
 
 BROADCAST_TRANSPOSE = """

@@ -14,25 +14,16 @@ import torch
 
 import disc
 from conftest import compiled_stat_counts
+from cuda.rows import rand, row_calls, row_settings
 
 KEYS = ("vector_rows", "scalar_rows", "rows_per_thread")
-
-
-def _rand(*shape, seed=0, dtype=torch.float32):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=g).to(dtype)
 
 
 def _run(fn, calls, monkeypatch, variant="block", vectors=None, tol=2e-5):
     """Runs `fn` compiled once on each argument tuple of `calls`, checking
     it against eager; returns per call the counts of KEYS."""
     monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
-    monkeypatch.setenv("DISC_CACHE", "0")
-    monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", variant)
-    if vectors is None:
-        monkeypatch.delenv("DISC_CUDA_ROW_VECTORS", raising=False)
-    else:
-        monkeypatch.setenv("DISC_CUDA_ROW_VECTORS", vectors)
+    row_settings(monkeypatch, ROW_VARIANT=variant, ROW_VECTORS=vectors)
     return compiled_stat_counts(fn, calls, KEYS, lambda _: tol)
 
 
@@ -45,17 +36,6 @@ def _stitched(x, w, b):
             x.sum(-1), x.amax(-1))
 
 
-def _calls(widths, rows=(3, 5), seed=0):
-    calls = []
-    for i, width in enumerate(widths):
-        x = _rand(*rows, width, seed=seed + i)
-        if x.numel() > 3:
-            x.view(-1)[::7] *= 4
-            x.view(-1)[3] = float("nan")  # NaN propagates per lane
-        calls.append((x, _rand(width, seed=100 + i), _rand(width, seed=200 + i)))
-    return calls
-
-
 @pytest.mark.parametrize("variant", ["block", "warp"])
 def test_rows_of_a_multiple_of_4_run_the_vector_path(variant, monkeypatch):
     """Row lengths that are multiples of 4 take the vector path, others the
@@ -63,7 +43,7 @@ def test_rows_of_a_multiple_of_4_run_the_vector_path(variant, monkeypatch):
     vector (4), rows that leave threads without work, rows longer than
     the block's 256 threads x 4 elements (several steps per thread)."""
     widths = [4, 8, 36, 300, 1100, 2052, 7, 33, 301, 2]
-    counts = _run(_stitched, _calls(widths), monkeypatch, variant=variant)
+    counts = _run(_stitched, row_calls(widths), monkeypatch, variant=variant)
     kernels = counts[0][0]
     assert kernels >= 2, counts  # softmax and layer norm at least
     for width, (vector, scalar, per_thread) in zip(widths, counts):
@@ -83,7 +63,7 @@ def test_a_row_not_aligned_for_the_vector_runs_the_scalar_path(monkeypatch):
 
     # Storage offsets of 4, 5 and 8 elements (0 and 1 would each be a
     # specialisation of their own).
-    base = _rand(1, 6 * 64 + 8)[0]
+    base = rand(1, 6 * 64 + 8)[0]
     assert base.data_ptr() % 16 == 0
     aligned = base[4:4 + 6 * 64].view(6, 64)
     offset = base[5:5 + 6 * 64].view(6, 64)
@@ -99,7 +79,7 @@ def test_a_row_not_aligned_for_the_vector_runs_the_scalar_path(monkeypatch):
 def test_switched_off_and_one_row_per_thread_have_no_vector_path(monkeypatch):
     """DISC_CUDA_ROW_VECTORS=0: no vector path, nothing counted; the rows
     still right. One row per thread never has one."""
-    calls = _calls([8, 300])
+    calls = row_calls([8, 300])
     for counts in (_run(_stitched, calls, monkeypatch, vectors="0"),
                    _run(_stitched, calls, monkeypatch, variant="thread")):
         assert all(c[:2] == (0, 0) for c in counts), counts
@@ -111,7 +91,7 @@ def test_16_bit_rows(dtype, tol, monkeypatch):
     def rows(x):
         return torch.softmax(x, -1), x.sum(-1, dtype=torch.float32), x.amax(-1)
 
-    calls = [(_rand(4, w, seed=w, dtype=dtype),) for w in (8, 300, 301)]
+    calls = [(rand(4, w, seed=w, dtype=dtype),) for w in (8, 300, 301)]
     counts = _run(rows, calls, monkeypatch, tol=tol)
     assert counts[0][0] >= 1 and counts[0][1] == 0, counts
     assert counts[1][0] >= 1 and counts[1][1] == 0, counts
@@ -127,7 +107,7 @@ def test_integer_and_boolean_rows(monkeypatch):
     calls = []
     for i, width in enumerate((12, 300, 30)):
         g = torch.Generator().manual_seed(i)
-        calls.append((_rand(5, width, seed=i),
+        calls.append((rand(5, width, seed=i),
                       torch.randint(-1000, 1000, (5, width), generator=g, dtype=torch.int32)))
     counts = _run(rows, calls, monkeypatch, tol=0)
     assert counts[0][0] >= 1 and counts[0][1] == 0, counts

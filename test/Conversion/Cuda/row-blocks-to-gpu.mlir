@@ -341,3 +341,128 @@ func.func @dynamic_warps(%acc: memref<?xf32>, %groups: index, %warps: index) {
   } {disc.row_warp, mapping = [#block]}
   return
 }
+
+// -----
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#warp = #gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#thread = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// Row caches (disc.row_cache, planRowCache) become slices of the block's
+// dynamic shared memory: the launch asks for each cache's bytes (rounded
+// up to 16) summed, times the rows of a block; cache by cache, a slice per
+// row of the block. Their deallocs go.
+// CHECK-LABEL: func.func @cached_rows
+// CHECK-SAME:    (%[[A:.*]]: memref<?x?xf32>, %[[H:.*]]: memref<?x?xf16>, %[[ROWS:.*]]: index, %[[T:.*]]: index, %[[N:.*]]: index)
+// CHECK:         %[[FB:.*]] = arith.muli %[[N]], %c4
+// CHECK:         %[[FU:.*]] = arith.ceildivui %[[FB]], %c16
+// CHECK:         %[[F16:.*]] = arith.muli %[[FU]], %c16
+// CHECK:         %[[S1:.*]] = arith.addi %c0{{.*}}, %[[F16]]
+// CHECK:         %[[HB:.*]] = arith.muli %[[N]], %c2
+// CHECK:         %[[HU:.*]] = arith.ceildivui %[[HB]], %c16
+// CHECK:         %[[H16:.*]] = arith.muli %[[HU]], %c16
+// CHECK:         %[[S2:.*]] = arith.addi %[[S1]], %[[H16]]
+// CHECK:         %[[BLOCK:.*]] = arith.muli %[[S2]], %c1
+// CHECK:         %[[I32:.*]] = arith.index_cast %[[BLOCK]] : index to i32
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %[[I32]]
+// CHECK:           %[[SHARED:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK:           %[[FC:.*]] = memref.view %[[SHARED]][%{{.*}}][%[[N]]] : memref<?xi8, #gpu.address_space<workgroup>> to memref<?xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[HC:.*]] = memref.view %[[SHARED]][%{{.*}}][%[[N]]] : memref<?xi8, #gpu.address_space<workgroup>> to memref<?xf16, #gpu.address_space<workgroup>>
+// CHECK:           scf.for
+// CHECK:             memref.store %{{.*}}, %[[FC]]
+// CHECK:             memref.store %{{.*}}, %[[HC]]
+// CHECK:           gpu.barrier
+// CHECK:           memref.load %[[FC]]
+// CHECK:           memref.load %[[HC]]
+// CHECK-NOT:       memref.dealloc
+// CHECK:           gpu.terminator
+func.func @cached_rows(%a: memref<?x?xf32>, %h: memref<?x?xf16>, %rows: index, %t: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant -0.0 : f32
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    %fc = memref.alloc(%n) {alignment = 64 : i64, disc.row_cache} : memref<?xf32>
+    %hc = memref.alloc(%n) {alignment = 64 : i64, disc.row_cache} : memref<?xf16>
+    scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+      scf.for %j = %tid to %n step %t {
+        %v = memref.load %a[%i, %j] : memref<?x?xf32>
+        memref.store %v, %fc[%j] : memref<?xf32>
+        %w = memref.load %h[%i, %j] : memref<?x?xf16>
+        memref.store %w, %hc[%j] : memref<?xf16>
+      }
+      scf.reduce
+    } {mapping = [#thread]}
+    scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+      scf.for %j = %tid to %n step %t {
+        %v = memref.load %fc[%j] : memref<?xf32>
+        %w = memref.load %hc[%j] : memref<?xf16>
+        %x = arith.extf %w : f16 to f32
+        %y = arith.addf %v, %x : f32
+        memref.store %y, %a[%i, %j] : memref<?x?xf32>
+      }
+      scf.reduce
+    } {mapping = [#thread]}
+    memref.dealloc %fc : memref<?xf32>
+    memref.dealloc %hc : memref<?xf16>
+    scf.reduce
+  } {disc.row_block, mapping = [#block]}
+  return
+}
+
+// -----
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#warp = #gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#thread = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// In a warp-per-row block, each of its 8 rows (warps) has a slice of each
+// cache: the warp's at thread_y times the cache's bytes.
+// CHECK-LABEL: func.func @cached_warp_rows
+// CHECK-SAME:    (%[[A:.*]]: memref<?x?xf32>, %[[GROUPS:.*]]: index, %[[ROWS:.*]]: index, %[[N:.*]]: index)
+// CHECK:         %[[ROUNDED:.*]] = arith.muli %{{.*}}, %c16
+// CHECK:         %[[SUM:.*]] = arith.addi %c0{{.*}}, %[[ROUNDED]]
+// CHECK:         %[[BLOCK:.*]] = arith.muli %[[SUM]], %c8
+// CHECK:         %[[I32:.*]] = arith.index_cast %[[BLOCK]] : index to i32
+// CHECK:         gpu.launch blocks({{.*}}) threads(%{{.*}}, %[[TY:.*]], %{{.*}}) in {{.*}} dynamic_shared_memory_size %[[I32]]
+// CHECK:           scf.if
+// CHECK:             %[[SHARED:.*]] = gpu.dynamic_shared_memory
+// CHECK:             %[[BYTES:.*]] = arith.muli %{{.*}}, %c16
+// CHECK:             %[[SLICE:.*]] = arith.muli %[[TY]], %[[BYTES]]
+// CHECK:             %[[OFFSET:.*]] = arith.addi %c0{{.*}}, %[[SLICE]]
+// CHECK:             memref.view %[[SHARED]][%[[OFFSET]]][%[[N]]]
+// CHECK:             nvvm.bar.warp.sync
+func.func @cached_warp_rows(%a: memref<?x?xf32>, %groups: index, %rows: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%g) = (%c0) to (%groups) step (%c1) {
+    scf.parallel (%w) = (%c0) to (%c8) step (%c1) {
+      %base = arith.muli %g, %c8 : index
+      %i = arith.addi %base, %w : index
+      %in = arith.cmpi ult, %i, %rows : index
+      scf.if %in {
+        %fc = memref.alloc(%n) {alignment = 64 : i64, disc.row_cache} : memref<?xf32>
+        scf.parallel (%lane) = (%c0) to (%c32) step (%c1) {
+          scf.for %j = %lane to %n step %c32 {
+            %v = memref.load %a[%i, %j] : memref<?x?xf32>
+            memref.store %v, %fc[%j] : memref<?xf32>
+          }
+          scf.reduce
+        } {mapping = [#thread]}
+        scf.parallel (%lane) = (%c0) to (%c32) step (%c1) {
+          scf.for %j = %lane to %n step %c32 {
+            %v = memref.load %fc[%j] : memref<?xf32>
+            %y = arith.addf %v, %v : f32
+            memref.store %y, %a[%i, %j] : memref<?x?xf32>
+          }
+          scf.reduce
+        } {mapping = [#thread]}
+        memref.dealloc %fc : memref<?xf32>
+      }
+      scf.reduce
+    } {mapping = [#warp]}
+    scf.reduce
+  } {disc.row_warp, mapping = [#block]}
+  return
+}

@@ -196,6 +196,13 @@ def DiscRowBlocksToGpu : Pass<"disc-row-blocks-to-gpu", "mlir::func::FuncOp"> {
     (every lane ends with the row's result), and `nvvm.bar.warp.sync`
     takes the place of `gpu.barrier` (no shared memory, no block barrier).
 
+    A row cache (`memref.alloc(%n)` marked `disc.row_cache` in the row's
+    body, %n a host value) becomes a slice of the block's dynamic shared
+    memory (`gpu.dynamic_shared_memory`, `memref.view`): cache by cache in
+    the body's order, each its bytes rounded up to 16, one slice per row of
+    the block (a warp's at thread_y times the bytes); its dealloc goes, and
+    the launch's `dynamic_shared_memory_size` is the block's total.
+
     Run on the CPU (target cuda-emulated) the nest stays loops; this pass
     is only for the GPU.
   }];

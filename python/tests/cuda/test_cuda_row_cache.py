@@ -1,0 +1,145 @@
+"""Row caches of row kernels on the cuda target without a GPU (docs/cuda.md,
+"Row caches in shared memory"): in the warp- and block-per-row variants, a
+row the kernel's phases touch more than once (softmax's input and output,
+layer norm's input) is read from its buffer once, kept in shared memory,
+and written once, taken per call when one block's caches fit in
+DISC_CUDA_ROW_CACHE_BYTES (default 40960), else the uncached kernel. Run
+through target cuda-emulated (the caches are heap buffers per row there)
+against eager PyTorch; disc.stats() counts the choice (cached_rows /
+uncached_rows)."""
+import re
+
+import pytest
+import torch
+
+import disc
+from conftest import compiled_stat_counts
+from cuda.rows import rand, row_calls, row_settings
+
+KEYS = ("cached_rows", "uncached_rows", "vector_rows", "rows_per_thread")
+
+
+def _run(fn, calls, monkeypatch, variant="block", cache_bytes=None,
+         vectors="1", tol=2e-5):
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    row_settings(monkeypatch, ROW_VARIANT=variant, ROW_VECTORS=vectors,
+                 ROW_CACHE_BYTES=cache_bytes)
+    return compiled_stat_counts(fn, calls, KEYS, lambda _: tol)
+
+
+def _stitched(x, w, b):
+    """Softmax (its input and output rows cached), log-softmax, layer norm
+    (its input row cached), and a sum (one phase: no cache)."""
+    return (torch.softmax(x, -1), torch.log_softmax(x * 3, -1),
+            torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b),
+            x.sum(-1))
+
+
+@pytest.mark.parametrize("vectors", ["1", "0"])
+@pytest.mark.parametrize("variant", ["block", "warp"])
+def test_rows_are_read_once_when_they_fit(variant, vectors, monkeypatch):
+    """Every kernel with a cache takes it at these lengths (at most 2 x 1.2
+    KB a row, 8 rows a warp block), with and without the vector path, at
+    row lengths that are and are not multiples of 4."""
+    widths = [8, 36, 300, 7, 33, 2]
+    counts = _run(_stitched, row_calls(widths), monkeypatch, variant=variant,
+                  vectors=vectors)
+    kernels = counts[0][0]
+    assert kernels >= 3, counts  # softmax, log-softmax, layer norm
+    for width, (cached, uncached, vector, per_thread) in zip(widths, counts):
+        assert (cached, uncached, per_thread) == (kernels, 0, 0), (width, counts)
+        if vectors == "0" or width % 4:
+            assert vector == 0, (width, counts)
+
+
+def test_rows_too_long_for_the_cache_run_uncached(monkeypatch):
+    """With DISC_CUDA_ROW_CACHE_BYTES=16, no row of 8 elements or more fits
+    (a cache takes 4 bytes an element): the uncached kernels run, right."""
+    counts = _run(_stitched, row_calls([8, 300, 33]), monkeypatch, cache_bytes="16")
+    kernels = counts[0][1]
+    assert kernels >= 3 and all(c[:2] == (0, kernels) for c in counts), counts
+
+
+@pytest.mark.parametrize("variant,fits", [("block", 256), ("warp", 32)])
+def test_the_host_picks_per_call_at_the_limit(variant, fits, monkeypatch):
+    """Layer norm (one cache of 4 bytes an element, rounded up to 16) with
+    DISC_CUDA_ROW_CACHE_BYTES=1024: a block row of 256 elements fits, 257 do
+    not; a warp block holds 8 rows, so 32 fit and 33 do not."""
+    def norm(x, w, b):
+        return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b)
+
+    widths = [fits, fits + 1, fits - 4, 2 * fits]
+    counts = _run(norm, row_calls(widths), monkeypatch, variant=variant,
+                  cache_bytes="1024")
+    assert [c[:2] for c in counts] == [(1, 0), (0, 1), (1, 0), (0, 1)], counts
+
+
+def test_off_and_one_row_per_thread_have_no_cache(monkeypatch):
+    calls = row_calls([8, 300])
+    for counts in (_run(_stitched, calls, monkeypatch, cache_bytes="0"),
+                   _run(_stitched, calls, monkeypatch, variant="thread")):
+        assert all(c[:2] == (0, 0) for c in counts), counts
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.bfloat16, 2e-2), (torch.float16, 2e-3)])
+def test_16_bit_rows(dtype, tol, monkeypatch):
+    def rows(x):
+        return torch.softmax(x, -1), torch.log_softmax(x, -1)
+
+    calls = [(rand(4, w, seed=w, dtype=dtype),) for w in (8, 300, 301)]
+    counts = _run(rows, calls, monkeypatch, tol=tol)
+    # bf16/f16 stitch fewer phases together (the f32 intermediates are
+    # kernels of their own): at least the max-and-subtract kernel caches.
+    assert all(c[0] >= 1 and c[1] == 0 for c in counts), counts
+
+
+@pytest.mark.parametrize("value", ["45057", "lots", "-1"])
+def test_bad_setting_is_a_clear_error(value, monkeypatch):
+    monkeypatch.setenv("DISC_CUDA_ROW_CACHE_BYTES", value)
+    monkeypatch.setenv("DISC_CACHE", "0")
+    with pytest.raises(Exception, match="DISC_CUDA_ROW_CACHE_BYTES must be an "
+                                        "integer from 0 to 45056"):
+        disc.compile_mlir(PROGRAM, target="cuda-emulated")
+
+
+# A row sum then a stage over the same row (x / sum(x)): the row is cached.
+PROGRAM = """
+func.func @main(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = disc.reduce %x, dims = [1], kind = sum : (tensor<?x?xf32>) -> tensor<?xf32>
+  %d0 = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %d1 = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %shape = tensor.from_elements %d0, %d1 : tensor<2xindex>
+  %sb = disc.dynamic_broadcast_in_dim %s, %shape, dims = [0] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %r = disc.divide %x, %sb : tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}"""
+
+
+def test_row_caches_compile_for_cuda(tmp_path, monkeypatch):
+    """ptxas accepts the cached kernels (the compile fails otherwise): the
+    launch asks for dynamic shared memory, which the kernel reads through
+    the `__dynamic_shmem__` global of address space 3."""
+    if not disc._compiler().cuda_toolkit_path():
+        pytest.skip("no CUDA toolkit (ptxas) on this machine")
+    monkeypatch.setenv("DISC_CUDA_ROW_VARIANT", "block")
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch._dynamo.reset()
+    # Through the front end: the stitched row kernel of softmax.
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_DUMP_DIR", str(tmp_path / "import"))
+    compiled = torch.compile(lambda x: torch.softmax(x, -1), backend="disc",
+                             dynamic=True)
+    compiled(rand(3, 8))
+    partition = sorted((tmp_path / "import").glob("*/partition-0/000-input.mlir"))[0]
+    monkeypatch.delenv("DISC_DUMP_DIR")
+    exe = disc.compile_mlir(partition.read_text(), target="cuda",
+                            dump_dir=str(tmp_path / "cuda"))
+    assert exe.target == "cuda"
+    (dump,) = list((tmp_path / "cuda").iterdir())
+    launched = "".join(p.read_text() for p in dump.glob("*disc-row-blocks-to-gpu.mlir"))
+    assert re.search(r"dynamic_shared_memory_size %", launched)
+    (nvvm,) = dump.glob("*convert-gpu-to-nvvm.mlir")
+    assert re.search(r"llvm\.mlir\.global \w+ @__dynamic_shmem__\w*\(\) "
+                     r"{addr_space = 3 : i32", nvvm.read_text())
