@@ -54,10 +54,14 @@ def test_rows_are_read_once_when_they_fit(variant, vectors, monkeypatch):
 
 def test_rows_too_long_for_the_cache_run_uncached(monkeypatch):
     """With DISC_CUDA_ROW_CACHE_BYTES=16, no row of 8 elements or more fits
-    (a cache takes 4 bytes an element): the uncached kernels run, right."""
+    (a cache takes 4 bytes an element): the uncached kernels run, right,
+    and without a vector path (they are for rows of thousands of elements;
+    kernels without a cache keep theirs: the sum)."""
     counts = _run(_stitched, row_calls([8, 300, 33]), monkeypatch, cache_bytes="16")
     kernels = counts[0][1]
     assert kernels >= 3 and all(c[:2] == (0, kernels) for c in counts), counts
+    plain = _run(_stitched, row_calls([8, 300, 33]), monkeypatch, cache_bytes="0")
+    assert counts[0][2] == plain[0][2] - kernels, (counts, plain)
 
 
 @pytest.mark.parametrize("variant,fits", [("block", 256), ("warp", 32)])

@@ -23,7 +23,10 @@ def _run(fn, calls, monkeypatch, variant="block", vectors=None, tol=2e-5):
     """Runs `fn` compiled once on each argument tuple of `calls`, checking
     it against eager; returns per call the counts of KEYS."""
     monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
-    row_settings(monkeypatch, ROW_VARIANT=variant, ROW_VECTORS=vectors)
+    # Row caches off: the vector path of the plain kernels (the cached
+    # ones have it too: test_cuda_row_cache.py).
+    row_settings(monkeypatch, ROW_VARIANT=variant, ROW_VECTORS=vectors,
+                 ROW_CACHE_BYTES="0")
     return compiled_stat_counts(fn, calls, KEYS, lambda _: tol)
 
 

@@ -93,7 +93,10 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
       rounded up to 16 bytes; 8 rows a block for the warp variant) fit in
       `row-cache-bytes`, and notes the choice
       (`disc_ral_note_variant(11 | 12)`); `disc-row-blocks-to-gpu` puts
-      the caches in dynamic shared memory.
+      the caches in dynamic shared memory. The uncached kernel (rows too
+      long for the caches) has no vector path. With `auto`, rows whose
+      8-row warp block does not fit run one per block, so the warp variant
+      has only its cached kernel.
     - An elementwise grid over two or more dims (its delinearisation
       divides) delinearises in i32 when every thread's linear index is at
       most `index32-limit` (2^31 - 1): the host computes the choice, notes
