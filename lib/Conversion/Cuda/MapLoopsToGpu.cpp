@@ -170,6 +170,18 @@ struct MapLoopsToGpuPass
     planVectors(*rows, vectors);
     if (cache)
       planVectors(cache->kernel, cachedVectors);
+    if (log && rowVariant != "thread") {
+      size_t cached = 0;
+      if (cache)
+        cache->kernel.loop.walk([&](memref::AllocOp alloc) {
+          cached += alloc->hasAttr(disc::cuda::kRowCacheAttr);
+        });
+      llvm::errs() << "[disc] cuda: row kernel at " << loop.getLoc() << ": "
+                   << "loops over the row: " << rows->phases.size()
+                   << ", with a vector path: "
+                   << (vectors.plan ? vectors.plan->accesses.size() : 0)
+                   << ", rows kept in shared memory: " << cached << "\n";
+    }
     auto vectorChoice = [&](OpBuilder &at,
                             Vectors &from) -> disc::cuda::RowVectorChoice {
       if (!from.plan)

@@ -147,3 +147,22 @@ def test_row_caches_compile_for_cuda(tmp_path, monkeypatch):
     (nvvm,) = dump.glob("*convert-gpu-to-nvvm.mlir")
     assert re.search(r"llvm\.mlir\.global \w+ @__dynamic_shmem__\w*\(\) "
                      r"{addr_space = 3 : i32", nvvm.read_text())
+
+
+def test_the_log_says_what_each_row_kernel_got(monkeypatch, capfd):
+    """DISC_LOG=fusion: per row kernel, its loops over the row, how many
+    have a vector path and how many rows it keeps in shared memory
+    (softmax: max, exp, sum, divide, all vectorised; its input and output
+    rows cached, none with the caches off)."""
+    monkeypatch.setenv("DISC_LOG", "fusion")
+    for cache_bytes, cached in (("40960", 2), ("0", 0)):
+        row_settings(monkeypatch, ROW_VARIANT="auto", ROW_VECTORS=None,
+                     ROW_CACHE_BYTES=cache_bytes)
+        monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+        capfd.readouterr()
+        compiled_stat_counts(lambda x: torch.softmax(x, -1),
+                             [(rand(3, 8),)], (), lambda _: 1e-5)
+        err = capfd.readouterr().err
+        assert re.search(r"\[disc\] cuda: row kernel at .*: loops over the "
+                         r"row: 4, with a vector path: 4, rows kept in shared "
+                         rf"memory: {cached}\n", err), err[-2000:]
