@@ -144,7 +144,7 @@ tail -1 "$OUT/pytest-cuda.log"
 # 2. memory-bound kernels vs copy bandwidth, GEMMs vs cuBLAS alone.
 if [[ "${GPU_CHECK_KERNELS:-1}" == "1" ]]; then
   timeout "${GPU_CHECK_KERNEL_SECONDS:-150}" "$PY" bench/cuda_kernels.py --out "$OUT/kernels.json" \
-    --compilers "${GPU_CHECK_KERNEL_COMPILERS:-eager,disc,disc-novec,inductor}" \
+    --compilers "${GPU_CHECK_KERNEL_COMPILERS:-eager,disc,disc@DISC_CUDA_ROW_CACHE_BYTES=0,inductor}" \
     --parts "${GPU_CHECK_KERNEL_PARTS:-memory,gemm,host}" 2>&1 | tail -60 | tee "$OUT/kernels.log"
 fi
 
