@@ -149,8 +149,13 @@ struct MapLoopsToGpuPass
     // variants: a kernel of their own, taken per call when one block's
     // caches fit in `row-cache-bytes` of shared memory.
     std::optional<disc::cuda::RowCachePlan> cache;
-    if (rowCacheBytes > 0 && rowVariant != "thread")
-      cache = disc::cuda::planRowCache(b, *rows);
+    if (rowCacheBytes > 0 && rowVariant != "thread") {
+      FailureOr<std::optional<disc::cuda::RowCachePlan>> planned =
+          disc::cuda::planRowCache(b, *rows);
+      if (failed(planned))
+        return failure();
+      cache = std::move(*planned);
+    }
     // Vector phases (RowKernels.h, RowVectorPlan) in the block and warp
     // variants, chosen per call by the host: a uniform branch in each
     // planned phase, not a kernel of its own. Planned for the kernel and

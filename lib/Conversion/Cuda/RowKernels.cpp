@@ -812,8 +812,8 @@ Value rowCacheBytes(OpBuilder &b, Location loc, memref::AllocOp cache,
       b, loc, arith::CeilDivUIOp::create(b, loc, bytes, c(16)), c(16));
 }
 
-std::optional<RowCachePlan> planRowCache(OpBuilder &b,
-                                         const RowKernel &kernel) {
+FailureOr<std::optional<RowCachePlan>>
+planRowCache(OpBuilder &b, const RowKernel &kernel) {
   scf::ParallelOp loop = kernel.loop;
   // Accesses of rows, grouped by view and row-level indices.
   SmallVector<RowGroup> groups;
@@ -853,7 +853,7 @@ std::optional<RowCachePlan> planRowCache(OpBuilder &b,
     }
   }
   if (groups.empty())
-    return std::nullopt;
+    return std::optional<RowCachePlan>();
   // One group per buffer, and no other access to it in the row loop: the
   // cache and the buffer then never disagree where it matters.
   llvm::DenseMap<Value, unsigned> groupsOfRoot;
@@ -907,7 +907,7 @@ std::optional<RowCachePlan> planRowCache(OpBuilder &b,
     cached.push_back({&group, first, lastWrite, hostCount});
   }
   if (cached.empty())
-    return std::nullopt;
+    return std::optional<RowCachePlan>();
 
   // The clone, its caches and rewritten accesses.
   Location loc = loop.getLoc();
@@ -965,13 +965,13 @@ std::optional<RowCachePlan> planRowCache(OpBuilder &b,
   std::optional<RowKernel> rewritten = analyzeRowKernel(clone, why);
   if (!rewritten) {
     // planRowCache only adds what analyzeRowKernel accepts.
-    clone.emitError("disc-map-loops-to-gpu: the row cache made this row "
-                    "kernel unsupported: ")
+    loop.emitError("disc-map-loops-to-gpu: the row cache made this row "
+                   "kernel unsupported (a bug): ")
         << why;
     clone.erase();
-    return std::nullopt;
+    return failure();
   }
-  return RowCachePlan{*rewritten, bytesPerRow};
+  return std::optional<RowCachePlan>(RowCachePlan{*rewritten, bytesPerRow});
 }
 
 Value threadsForRow(OpBuilder &b, Location loc, Value rowLength) {

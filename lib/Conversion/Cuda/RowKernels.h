@@ -157,9 +157,10 @@ struct RowCachePlan {
 
 /// The plan for `kernel`, or nullopt when no buffer qualifies. Host code
 /// (row lengths, bytes) and the clone are created at `b` (before the row
-/// loop).
-std::optional<RowCachePlan> planRowCache(mlir::OpBuilder &b,
-                                         const RowKernel &kernel);
+/// loop). Failure (an error emitted) if the rewritten clone is no row
+/// kernel: a bug of the planning, never a silent fallback.
+mlir::FailureOr<std::optional<RowCachePlan>>
+planRowCache(mlir::OpBuilder &b, const RowKernel &kernel);
 
 /// The bytes row cache `cache` takes: its elements' bytes, rounded up to a
 /// multiple of 16 (each cache then starts 16-byte aligned: vector
