@@ -94,12 +94,19 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
   return ivs;
 }
 
-bool writesMemory(Operation *op) {
-  WalkResult result = op->walk([](Operation *nested) {
-    if (isa<memref::StoreOp, memref::AtomicRMWOp, memref::GenericAtomicRMWOp,
-            memref::CopyOp, vector::StoreOp>(nested))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
+bool writesMemory(Operation *op, function_ref<bool(Value)> exempt) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    Value stored;
+    if (auto store = dyn_cast<memref::StoreOp>(nested))
+      stored = store.getMemRef();
+    else if (auto store = dyn_cast<vector::StoreOp>(nested))
+      stored = store.getBase();
+    else if (!isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp,
+                  memref::CopyOp>(nested))
+      return WalkResult::advance();
+    if (stored && exempt && exempt(stored))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
   });
   return result.wasInterrupted();
 }

@@ -40,8 +40,10 @@ llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b,
 /// reassociable; float max/min from -inf/+inf), else null.
 mlir::TypedAttr reductionIdentity(mlir::Operation *combine);
 
-/// Whether `op` (or an op nested in it) writes memory.
-bool writesMemory(mlir::Operation *op);
+/// Whether `op` (or an op nested in it) writes memory, a store to a
+/// memref for which `exempt` holds not counted (null: every write counts).
+bool writesMemory(mlir::Operation *op,
+                  llvm::function_ref<bool(mlir::Value)> exempt = nullptr);
 
 /// The buffer a view (subview, reshape, cast) of it is taken from.
 mlir::Value rootBuffer(mlir::Value memref);

@@ -179,7 +179,7 @@ struct MapLoopsToGpuPass
       size_t cached = 0;
       if (cache)
         cache->kernel.loop.walk([&](memref::AllocOp alloc) {
-          cached += alloc->hasAttr(disc::cuda::kRowCacheAttr);
+          cached += disc::cuda::isRowCache(alloc);
         });
       llvm::errs() << "[disc] cuda: row kernel at " << loop.getLoc() << ": "
                    << "loops over the row: " << rows->phases.size()

@@ -119,7 +119,7 @@ struct RowCacheLayout {
 SmallVector<memref::AllocOp> rowCachesIn(Operation *nest) {
   SmallVector<memref::AllocOp> caches;
   nest->walk([&](memref::AllocOp alloc) {
-    if (alloc->hasAttr(disc::cuda::kRowCacheAttr))
+    if (disc::cuda::isRowCache(alloc))
       caches.push_back(alloc);
   });
   return caches;
@@ -196,15 +196,13 @@ void lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
   bool pendingStores = false;
   for (Operation &op : body.without_terminator()) {
     if (auto alloc = dyn_cast<memref::AllocOp>(op);
-        alloc && alloc->hasAttr(disc::cuda::kRowCacheAttr)) {
+        alloc && disc::cuda::isRowCache(alloc)) {
       mapping.map(alloc.getResult(), lowerRowCache(b, loc, alloc, layout));
       continue;
     }
-    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-      Operation *freed = dealloc.getMemref().getDefiningOp();
-      if (freed && freed->hasAttr(disc::cuda::kRowCacheAttr))
-        continue; // shared memory lives as long as the block
-    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+        dealloc && disc::cuda::isRowCache(dealloc.getMemref()))
+      continue; // shared memory lives as long as the block
     if (!isThreadLoop(&op)) {
       b.clone(op, mapping);
       pendingStores |= disc::cuda::writesMemory(&op);

@@ -22,6 +22,12 @@
 using namespace mlir;
 
 namespace disc::cuda {
+
+bool isRowCache(Value value) {
+  auto alloc = value.getDefiningOp<memref::AllocOp>();
+  return alloc && alloc->hasAttr(kRowCacheAttr);
+}
+
 namespace {
 
 /// The op combining iteration argument `i` of `loop` with the iteration's
@@ -38,30 +44,6 @@ Operation *combinerOf(scf::ForOp loop, unsigned i) {
       !reductionIdentity(combine))
     return nullptr;
   return combine;
-}
-
-/// Whether `value` is a row cache (kRowCacheAttr).
-bool isRowCache(Value value) {
-  auto alloc = value ? value.getDefiningOp<memref::AllocOp>() : nullptr;
-  return alloc && alloc->hasAttr(kRowCacheAttr);
-}
-
-/// Whether every write of `phase` is a store to a row cache (a reduction
-/// phase that keeps the row it reads).
-bool writesOnlyRowCaches(Operation *phase) {
-  WalkResult result = phase->walk([](Operation *nested) {
-    if (auto store = dyn_cast<memref::StoreOp>(nested))
-      return isRowCache(store.getMemRef()) ? WalkResult::advance()
-                                           : WalkResult::interrupt();
-    if (auto store = dyn_cast<vector::StoreOp>(nested))
-      return isRowCache(store.getBase()) ? WalkResult::advance()
-                                         : WalkResult::interrupt();
-    if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp, memref::CopyOp>(
-            nested))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return !result.wasInterrupted();
 }
 
 /// Whether `op` writes a stack buffer: on a GPU each thread has its own,
@@ -504,7 +486,9 @@ std::optional<RowKernel> analyzeRowKernel(scf::ParallelOp loop,
                 "associative, commutative combiner";
           return std::nullopt;
         }
-      if (writesMemory(phase) && !writesOnlyRowCaches(phase)) {
+      // Stores to a row cache do not count: a reduction phase keeps the
+      // row it reads there (planRowCache).
+      if (writesMemory(phase, isRowCache)) {
         why = "a reduction over the row that writes memory";
         return std::nullopt;
       }
@@ -527,9 +511,12 @@ std::optional<RowKernel> analyzeRowKernel(scf::ParallelOp loop,
       why = ("an op with regions (" + op.getName().getStringRef() + ")").str();
       return std::nullopt;
     }
-    if (isRowCache(op.getResults().empty() ? Value() : op.getResult(0)) ||
-        (isa<memref::DeallocOp>(op) && isRowCache(op.getOperand(0))))
+    if (auto alloc = dyn_cast<memref::AllocOp>(op);
+        alloc && isRowCache(alloc))
       continue; // planRowCache's caches
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+        dealloc && isRowCache(dealloc.getMemref()))
+      continue;
     if (auto alloca = dyn_cast<memref::AllocaOp>(op)) {
       if (!alloca.getType().hasStaticShape()) {
         why = "a dynamic stack buffer";

@@ -31,6 +31,9 @@ constexpr llvm::StringLiteral kRowWarpAttr = "disc.row_warp";
 /// a heap buffer per row.
 constexpr llvm::StringLiteral kRowCacheAttr = "disc.row_cache";
 
+/// Whether `value` is a row cache (kRowCacheAttr).
+bool isRowCache(mlir::Value value);
+
 /// Threads of a warp, and the rows (warps) of a warp-per-row block.
 constexpr int64_t kWarpSize = 32;
 constexpr int64_t kRowsPerWarpBlock = 8;
