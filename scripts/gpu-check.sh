@@ -91,6 +91,8 @@ CANARIES=(
   "cuda/test_cuda_gpu.py::test_row_vectors_on_gpu[block] DISC_CUDA_ROW_VECTORS=0"
   "cuda/test_cuda_gpu.py::test_row_cache_on_gpu[warp] DISC_CUDA_ROW_CACHE_BYTES=0"
   "cuda/test_cuda_gpu.py::test_row_cache_on_gpu[block] DISC_CUDA_ROW_CACHE_BYTES=0"
+  "cuda/test_cuda_gpu.py::test_convolutions_through_each_cudnn_api_on_the_gpu[backend] DISC_CUDA_CONV_API=legacy"
+  "cuda/test_cuda_gpu.py::test_transposed_convolution_and_strided_input_gradient_on_the_gpu[backend] DISC_CUDA_CONV_API=legacy"
 )
 if [[ "${GPU_CHECK_CANARIES:-1}" == "1" ]]; then
   # PyTorch's caching allocator serves every call unless this fails: alone,

@@ -95,6 +95,11 @@ bool guardedCall(ExecutionContext &ectx, const char *opName,
 /// Checks that `ctx` is an ExecutionContext (aborts otherwise).
 ExecutionContext *asExecutionContext(void *ctx);
 
+/// DISC_LOG=library (or all): whether to print each library primitive or
+/// plan the runtime builds (oneDNN's on the CPU, cuDNN's on cuda). Read on
+/// every build (a cache miss), so a process can turn it on late.
+bool logLibraryCalls();
+
 } // namespace ral
 } // namespace disc
 

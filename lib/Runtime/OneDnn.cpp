@@ -45,6 +45,16 @@
 namespace disc {
 namespace ral {
 
+bool logLibraryCalls() {
+  const char *env = std::getenv("DISC_LOG");
+  if (!env)
+    return false;
+  std::string topics = std::string(",") + env + ",";
+  topics.erase(std::remove(topics.begin(), topics.end(), ' '), topics.end());
+  return topics.find(",library,") != std::string::npos ||
+         topics.find(",all,") != std::string::npos;
+}
+
 namespace {
 
 using dnnl::memory;
@@ -569,20 +579,6 @@ PrimitiveStep separateEpilogueStep(const dnnl::engine &engine,
       memory::desc(ones, memory::data_type::f32, contiguousStrides(ones)), dst);
   dnnl::binary::primitive_desc pd(desc, computeAttr(epilogue, dt), engine);
   return PrimitiveStep{dnnl::binary(pd), pd.scratchpad_desc()};
-}
-
-/// DISC_LOG=library (or all): each library primitive the runtime builds,
-/// with oneDNN's implementation and how the epilogue runs.
-bool logLibraryCalls() {
-  // Read on every primitive build (a cache miss), so that a process can
-  // turn the log on after its first call.
-  const char *env = std::getenv("DISC_LOG");
-  if (!env)
-    return false;
-  std::string topics = std::string(",") + env + ",";
-  topics.erase(std::remove(topics.begin(), topics.end(), ' '), topics.end());
-  return topics.find(",library,") != std::string::npos ||
-         topics.find(",all,") != std::string::npos;
 }
 
 float applyStep(const EpilogueStep &step, float acc, float operand) {

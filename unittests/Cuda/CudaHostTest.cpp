@@ -54,6 +54,8 @@ void resetFake() {
   s.convDescriptorSets = 0;
   s.backwardData = s.transforms = 0;
   s.backwardFilters = 0;
+  s.backendPlans = s.backendExecutes = 0;
+  s.rejectEveryEngine = false;
   s.lastConvStream = nullptr;
   s.lastConvMathType = -1;
 }
@@ -645,11 +647,24 @@ std::vector<float> patterned(const std::vector<int64_t> &shape, int mul,
   return values;
 }
 
+/// Runs `body(backend)` once per cuDNN API (DISC_CUDA_CONV_API: the
+/// legacy descriptor API, then the graph API), named in failures.
+template <typename Body> void forEachCudnnApi(Body body) {
+  for (const char *api : {"legacy", "backend"}) {
+    SCOPED_TRACE(std::string("DISC_CUDA_CONV_API=") + api);
+    ::setenv("DISC_CUDA_CONV_API", api, 1);
+    body(std::string(api) == "backend");
+  }
+  ::unsetenv("DISC_CUDA_CONV_API");
+}
+
 /// Runs each case's program (compiled for cuda, the fake cuDNN computing on
 /// the host) at its input shapes against hostConvolution: the forward
 /// convolution of x and a fixed kernel, or (kernelGradient) the kernel
-/// gradient of x and an output gradient of the matching shape.
-void checkConvCases(const std::vector<ConvCase> &cases, bool kernelGradient) {
+/// gradient of x and an output gradient of the matching shape. Under the
+/// graph API (`backend`) every call executes a plan.
+void checkConvCases(const std::vector<ConvCase> &cases, bool kernelGradient,
+                    bool backend) {
   for (const ConvCase &c : cases) {
     resetFake();
     CompileOptions options;
@@ -683,6 +698,7 @@ void checkConvCases(const std::vector<ConvCase> &cases, bool kernelGradient) {
     }
     EXPECT_EQ(fake().convolutions, kernelGradient ? 0 : 3) << c.name;
     EXPECT_EQ(fake().backwardFilters, kernelGradient ? 3 : 0) << c.name;
+    EXPECT_EQ(fake().backendExecutes, backend ? 3 : 0) << c.name;
     EXPECT_EQ(fake().lastConvStream, kStream) << c.name;
     EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
     EXPECT_EQ(fake().allocations, fake().frees) << c.name;
@@ -729,7 +745,9 @@ func.func @main(%x: tensor<?x2x?xf32>, %w: tensor<6x2x5xf32>) -> tensor<?x6x?xf3
   // cuda.md, "Depthwise convolutions"); DISC_CUDA_DEPTHWISE=cudnn keeps the
   // cuDNN call this test checks.
   ::setenv("DISC_CUDA_DEPTHWISE", "cudnn", 1);
-  checkConvCases(cases, /*kernelGradient=*/false);
+  forEachCudnnApi([&](bool backend) {
+    checkConvCases(cases, /*kernelGradient=*/false, backend);
+  });
   ::unsetenv("DISC_CUDA_DEPTHWISE");
 }
 
@@ -773,7 +791,9 @@ func.func @main(%x: tensor<?x2x?xf32>, %dy: tensor<?x6x?xf32>) -> tensor<6x2x5xf
        1,
        1},
   };
-  checkConvCases(cases, /*kernelGradient=*/true);
+  forEachCudnnApi([&](bool backend) {
+    checkConvCases(cases, /*kernelGradient=*/true, backend);
+  });
 }
 
 TEST_F(CudaHost, MatmulDescriptorsArePreparedOncePerProblem) {
@@ -826,43 +846,148 @@ TEST_F(CudaHost, ConvolutionDescriptorsArePreparedOncePerProblem) {
   // and reused: three calls at one shape and two at another prepare two
   // problems, and every call still computes its own result. (The cache is
   // process-wide: this kernel shape is used by no other test.)
-  resetFake();
-  CompileOptions options;
-  options.target = "cuda";
-  auto exe = Executable::compile(R"(
+  forEachCudnnApi([&](bool backend) {
+    resetFake();
+    CompileOptions options;
+    options.target = "cuda";
+    auto exe = Executable::compile(R"(
 func.func @main(%x: tensor<?x2x?x?xf32>, %w: tensor<5x2x3x3xf32>) -> tensor<?x5x?x?xf32> {
   %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x2x?x?xf32>, tensor<5x2x3x3xf32>) -> tensor<?x5x?x?xf32>
   return %0 : tensor<?x5x?x?xf32>
 })",
+                                   options);
+    std::vector<int64_t> wShape = {5, 2, 3, 3};
+    std::vector<float> w(5 * 2 * 3 * 3);
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = float((i * 3) % 7) - 3;
+    const std::vector<std::vector<int64_t>> shapes = {
+        {1, 2, 6, 7}, {1, 2, 6, 7}, {2, 2, 4, 3}, {1, 2, 6, 7}, {2, 2, 4, 3}};
+    int call = 0;
+    for (const auto &xShape : shapes) {
+      int64_t xSize = xShape[0] * xShape[1] * xShape[2] * xShape[3];
+      std::vector<float> x(xSize);
+      for (int64_t i = 0; i < xSize; ++i)
+        x[i] = float((i * 5 + call) % 9) - 4; // different data every call
+      std::vector<int64_t> yShape = {xShape[0], 5, xShape[2], xShape[3]};
+      ral::TensorView xv, wv;
+      xv.data = x.data(), xv.shape = xShape;
+      wv.data = w.data(), wv.shape = wShape;
+      auto outputs = exe->run({xv, wv}, kStream);
+      ASSERT_EQ(outputs.size(), 1u);
+      ASSERT_EQ(outputs[0].shape, yShape);
+      std::vector<float> want =
+          hostConvolution(x, xShape, w, wShape, yShape, 1, 1, 1, 1);
+      const float *got = static_cast<const float *>(outputs[0].data);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(got[i], want[i]) << "call " << call << " at " << i;
+      ++call;
+    }
+    EXPECT_EQ(fake().convolutions, 5);
+    EXPECT_EQ(fake().convDescriptorSets, 2) << "one preparation per problem";
+    EXPECT_EQ(fake().allocations, fake().frees);
+    EXPECT_EQ(fake().backendPlans, backend ? 2 : 0);
+    EXPECT_EQ(fake().backendExecutes, backend ? 5 : 0);
+  });
+}
+
+TEST_F(CudaHost, ConvolutionPlansFollowEngineNotesAlignmentAndErrors) {
+  // The graph API (DISC_CUDA_CONV_API unset: the default) against the fake
+  // engines (FakeCudaDriver.cpp): 3 down-converts its inputs, 0 uses
+  // tensor cores, 2 takes no problem, 1 is FMA. A plan is made per
+  // problem and pointer alignment; DISC_LOG=library prints each plan; an
+  // engine list where nothing takes the problem, and an unknown API, are
+  // errors naming the call. (This kernel shape is used by no other test.)
+  resetFake();
+  CompileOptions options;
+  options.target = "cuda";
+  auto exe = Executable::compile(R"(
+func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<9x3x1x1xf32>) -> tensor<?x9x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<9x3x1x1xf32>) -> tensor<?x9x?x?xf32>
+  return %0 : tensor<?x9x?x?xf32>
+})",
                                  options);
-  std::vector<int64_t> wShape = {5, 2, 3, 3};
-  std::vector<float> w(5 * 2 * 3 * 3);
-  for (size_t i = 0; i < w.size(); ++i)
-    w[i] = float((i * 3) % 7) - 3;
-  const std::vector<std::vector<int64_t>> shapes = {
-      {1, 2, 6, 7}, {1, 2, 6, 7}, {2, 2, 4, 3}, {1, 2, 6, 7}, {2, 2, 4, 3}};
-  int call = 0;
-  for (const auto &xShape : shapes) {
-    int64_t xSize = xShape[0] * xShape[1] * xShape[2] * xShape[3];
-    std::vector<float> x(xSize);
-    for (int64_t i = 0; i < xSize; ++i)
-      x[i] = float((i * 5 + call) % 9) - 4; // different data every call
-    std::vector<int64_t> yShape = {xShape[0], 5, xShape[2], xShape[3]};
+  const std::vector<int64_t> xShape = {2, 3, 4, 5}, wShape = {9, 3, 1, 1};
+  const std::vector<int64_t> yShape = {2, 9, 4, 5};
+  // One element of slack: the input is also passed 4 bytes in.
+  std::vector<float> xStorage = patterned({2 * 3 * 4 * 5 + 1}, 7, 11, 5);
+  std::vector<float> w = patterned(wShape, 5, 13, 6);
+  auto runAtOffset = [&](int64_t offset, ral::Float32Math math) {
+    std::vector<float> x(xStorage.begin() + offset,
+                         xStorage.begin() + offset + 120);
     ral::TensorView xv, wv;
-    xv.data = x.data(), xv.shape = xShape;
+    xv.data = xStorage.data() + offset, xv.shape = xShape;
     wv.data = w.data(), wv.shape = wShape;
-    auto outputs = exe->run({xv, wv}, kStream);
-    ASSERT_EQ(outputs.size(), 1u);
-    ASSERT_EQ(outputs[0].shape, yShape);
+    auto outputs = exe->run({xv, wv}, kStream, math);
     std::vector<float> want =
-        hostConvolution(x, xShape, w, wShape, yShape, 1, 1, 1, 1);
-    const float *got = static_cast<const float *>(outputs[0].data);
+        hostConvolution(x, xShape, w, wShape, yShape, 1, 0, 1, 1);
+    const float *got = static_cast<const float *>(outputs.at(0).data);
     for (size_t i = 0; i < want.size(); ++i)
-      ASSERT_EQ(got[i], want[i]) << "call " << call << " at " << i;
-    ++call;
+      ASSERT_EQ(got[i], want[i]) << "offset " << offset << " at " << i;
+  };
+  ::setenv("DISC_LOG", "library", 1);
+  ::testing::internal::CaptureStderr();
+  runAtOffset(0, {false, false});
+  runAtOffset(0, {false, false});
+  std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(fake().lastConvMathType, 3) << "engine 1 (FMA): 3 and 0 skipped, "
+                                           "2 does not take the problem";
+  EXPECT_NE(log.find("cuDNN plan for a convolution (input is [2, 3, 4, 5], "
+                     "kernel is [9, 3, 1, 1], output is [2, 9, 4, 5], "
+                     "groups 1): engine 101 (heuristic mode A, config 4 of "
+                     "those seen; 2 skipped for their numerics, 1 did not "
+                     "take the problem), workspace 2048 bytes"),
+            std::string::npos)
+      << log;
+  ::testing::internal::CaptureStderr();
+  runAtOffset(0, {false, true});
+  log = ::testing::internal::GetCapturedStderr();
+  ::unsetenv("DISC_LOG");
+  EXPECT_EQ(fake().lastConvMathType, 1) << "TF32 allowed: engine 0";
+  EXPECT_NE(log.find("engine 100 (heuristic mode A, config 2 of those seen; "
+                     "1 skipped"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(fake().backendPlans, 2) << "FMA, and tensor cores allowed";
+  // An input 4 bytes into its buffer: a plan of its own that declares the
+  // alignment (the fake rejects a pointer less aligned than declared).
+  runAtOffset(1, {false, false});
+  runAtOffset(1, {false, false});
+  EXPECT_EQ(fake().backendPlans, 3);
+  EXPECT_EQ(fake().backendExecutes, 5);
+  EXPECT_EQ(fake().allocations, fake().frees);
+  // No engine takes the problem (a new shape, so that nothing is prepared).
+  fake().rejectEveryEngine = true;
+  std::vector<float> x = patterned({1, 3, 2, 2}, 7, 11, 5);
+  ral::TensorView xv, wv;
+  xv.data = x.data(), xv.shape = {1, 3, 2, 2};
+  wv.data = w.data(), wv.shape = wShape;
+  try {
+    exe->run({xv, wv}, kStream);
+    FAIL() << "expected an error";
+  } catch (const ral::InvocationError &e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("disc_ral_cuda_conv_f32: cuDNN has no engine for a "
+                        "convolution (5 engine configs, 2 skipped for their "
+                        "numerics, 3 did not take it (last: "
+                        "CUDNN_STATUS_NOT_SUPPORTED); DISC_CUDA_CONV_API="
+                        "legacy tries the legacy API): input is [1, 3, 2, "
+                        "2]"),
+              std::string::npos)
+        << what;
   }
-  EXPECT_EQ(fake().convolutions, 5);
-  EXPECT_EQ(fake().convDescriptorSets, 2) << "one preparation per problem";
+  fake().rejectEveryEngine = false;
+  EXPECT_EQ(fake().allocations, fake().frees);
+  ::setenv("DISC_CUDA_CONV_API", "cudnn8", 1);
+  try {
+    exe->run({xv, wv}, kStream);
+    FAIL() << "expected an error";
+  } catch (const ral::InvocationError &e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("DISC_CUDA_CONV_API='cudnn8': expected 'backend'"),
+              std::string::npos)
+        << what;
+  }
+  ::unsetenv("DISC_CUDA_CONV_API");
   EXPECT_EQ(fake().allocations, fake().frees);
 }
 
@@ -875,80 +1000,85 @@ TEST_F(CudaHost, Float32LibraryCallsUseTf32OnlyWhenTheCallAllowsIt) {
   // prepared problem differs by them (a descriptor made for one is never
   // used for the other), and results are unchanged (the fakes compute in
   // full precision). The extents are used by no other test.
-  resetFake();
-  CompileOptions options;
-  options.target = "cuda";
-  auto exe = Executable::compile(R"(
+  forEachCudnnApi([&](bool backend) {
+    resetFake();
+    CompileOptions options;
+    options.target = "cuda";
+    auto exe = Executable::compile(R"(
 func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<7x3x3x3xf32>, %a: tensor<?x17xf32>, %b: tensor<19x17xf32>) -> (tensor<?x7x?x?xf32>, tensor<?x19xf32>) {
   %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<7x3x3x3xf32>) -> tensor<?x7x?x?xf32>
   %1 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x17xf32>, tensor<19x17xf32>) -> tensor<?x19xf32>
   return %0, %1 : tensor<?x7x?x?xf32>, tensor<?x19xf32>
 })",
-                                 options);
-  const std::vector<int64_t> xShape = {2, 3, 4, 5}, wShape = {7, 3, 3, 3};
-  std::vector<float> x = patterned(xShape, 7, 11, 5);
-  std::vector<float> w = patterned(wShape, 5, 13, 6);
-  std::vector<float> a = patterned({3, 17}, 3, 7, 3);
-  std::vector<float> b = patterned({19, 17}, 5, 9, 4);
-  ral::TensorView xv, wv, av, bv;
-  xv.data = x.data(), xv.shape = xShape;
-  wv.data = w.data(), wv.shape = wShape;
-  av.data = a.data(), av.shape = {3, 17};
-  bv.data = b.data(), bv.shape = {19, 17};
-  const std::vector<int64_t> yShape = {2, 7, 4, 5};
-  const std::vector<float> wantConv =
-      hostConvolution(x, xShape, w, wShape, yShape, 1, 1, 1, 1);
-  struct Setting {
-    bool tf32Matmul, tf32Convolution;
-    int computeType, mathType;
-  };
-  const Setting settings[] = {{false, false, 68, 3},
-                              {true, false, 77, 3},
-                              {false, true, 68, 1},
-                              {true, true, 77, 1},
-                              {false, false, 68, 3}};
-  for (const Setting &setting : settings) {
-    ral::Float32Math math;
-    math.tf32Matmul = setting.tf32Matmul;
-    math.tf32Convolution = setting.tf32Convolution;
-    auto outputs = exe->run({xv, wv, av, bv}, kStream, math);
-    const std::string name = std::string("matmul tf32 ") +
-                             (setting.tf32Matmul ? "on" : "off") +
-                             ", convolution tf32 " +
-                             (setting.tf32Convolution ? "on" : "off");
-    ASSERT_EQ(outputs.size(), 2u) << name;
-    EXPECT_EQ(fake().lastMatmulComputeType, setting.computeType) << name;
-    EXPECT_EQ(fake().lastConvMathType, setting.mathType) << name;
-    const float *conv = static_cast<const float *>(outputs[0].data);
-    for (size_t i = 0; i < wantConv.size(); ++i)
-      ASSERT_EQ(conv[i], wantConv[i]) << name << " at " << i;
-    const float *product = static_cast<const float *>(outputs[1].data);
-    for (int64_t i = 0; i < 3; ++i)
-      for (int64_t j = 0; j < 19; ++j) {
-        double want = 0;
-        for (int64_t q = 0; q < 17; ++q)
-          want += double(a[i * 17 + q]) * b[j * 17 + q];
-        ASSERT_EQ(product[i * 19 + j], float(want)) << name;
-      }
-  }
-  EXPECT_EQ(fake().convDescriptorSets, 2) << "FMA and default math";
-  // The library calls' workspaces come from the caller's allocator too
-  // (the fake cuBLASLt asks for 4096 bytes, cuDNN's tensor-core algorithm
-  // for 2048), returned before the call ends.
-  AllocatorRecord record;
-  {
-    int64_t before = fake().allocations;
-    auto outputs = exe->run({xv, wv, av, bv}, kStream, {true, true},
-                            std::make_shared<RecordingAllocator>(record));
-    EXPECT_EQ(fake().allocations, before);
-    EXPECT_EQ(record.live.size(), 2u); // the two results
-    EXPECT_EQ(record.frees, record.allocations - 2);
-  }
-  EXPECT_EQ(record.frees, record.allocations);
-  EXPECT_EQ(std::count(record.sizes.begin(), record.sizes.end(), 4096), 1);
-  EXPECT_EQ(std::count(record.sizes.begin(), record.sizes.end(), 2048), 1);
-  EXPECT_EQ(fake().matmulDescriptors, 2) << "COMPUTE_32F and with TF32";
-  EXPECT_EQ(fake().allocations, fake().frees);
+                                   options);
+    const std::vector<int64_t> xShape = {2, 3, 4, 5}, wShape = {7, 3, 3, 3};
+    std::vector<float> x = patterned(xShape, 7, 11, 5);
+    std::vector<float> w = patterned(wShape, 5, 13, 6);
+    std::vector<float> a = patterned({3, 17}, 3, 7, 3);
+    std::vector<float> b = patterned({19, 17}, 5, 9, 4);
+    ral::TensorView xv, wv, av, bv;
+    xv.data = x.data(), xv.shape = xShape;
+    wv.data = w.data(), wv.shape = wShape;
+    av.data = a.data(), av.shape = {3, 17};
+    bv.data = b.data(), bv.shape = {19, 17};
+    const std::vector<int64_t> yShape = {2, 7, 4, 5};
+    const std::vector<float> wantConv =
+        hostConvolution(x, xShape, w, wShape, yShape, 1, 1, 1, 1);
+    struct Setting {
+      bool tf32Matmul, tf32Convolution;
+      int computeType, mathType;
+    };
+    const Setting settings[] = {{false, false, 68, 3},
+                                {true, false, 77, 3},
+                                {false, true, 68, 1},
+                                {true, true, 77, 1},
+                                {false, false, 68, 3}};
+    for (const Setting &setting : settings) {
+      ral::Float32Math math;
+      math.tf32Matmul = setting.tf32Matmul;
+      math.tf32Convolution = setting.tf32Convolution;
+      auto outputs = exe->run({xv, wv, av, bv}, kStream, math);
+      const std::string name = std::string("matmul tf32 ") +
+                               (setting.tf32Matmul ? "on" : "off") +
+                               ", convolution tf32 " +
+                               (setting.tf32Convolution ? "on" : "off");
+      ASSERT_EQ(outputs.size(), 2u) << name;
+      EXPECT_EQ(fake().lastMatmulComputeType, setting.computeType) << name;
+      EXPECT_EQ(fake().lastConvMathType, setting.mathType) << name;
+      const float *conv = static_cast<const float *>(outputs[0].data);
+      for (size_t i = 0; i < wantConv.size(); ++i)
+        ASSERT_EQ(conv[i], wantConv[i]) << name << " at " << i;
+      const float *product = static_cast<const float *>(outputs[1].data);
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 19; ++j) {
+          double want = 0;
+          for (int64_t q = 0; q < 17; ++q)
+            want += double(a[i * 17 + q]) * b[j * 17 + q];
+          ASSERT_EQ(product[i * 19 + j], float(want)) << name;
+        }
+    }
+    EXPECT_EQ(fake().convDescriptorSets, 2) << "FMA and default math";
+    // The library calls' workspaces come from the caller's allocator too
+    // (the fake cuBLASLt asks for 4096 bytes, cuDNN's tensor-core algorithm
+    // for 2048), returned before the call ends.
+    AllocatorRecord record;
+    {
+      int64_t before = fake().allocations;
+      auto outputs = exe->run({xv, wv, av, bv}, kStream, {true, true},
+                              std::make_shared<RecordingAllocator>(record));
+      EXPECT_EQ(fake().allocations, before);
+      EXPECT_EQ(record.live.size(), 2u); // the two results
+      EXPECT_EQ(record.frees, record.allocations - 2);
+    }
+    EXPECT_EQ(record.frees, record.allocations);
+    EXPECT_EQ(std::count(record.sizes.begin(), record.sizes.end(), 4096), 1);
+    EXPECT_EQ(std::count(record.sizes.begin(), record.sizes.end(), 2048), 1);
+    // (The matmul's two problems were prepared in the first round.)
+    EXPECT_EQ(fake().matmulDescriptors, backend ? 0 : 2)
+        << "COMPUTE_32F and with TF32";
+    EXPECT_EQ(fake().backendPlans, backend ? 2 : 0);
+    EXPECT_EQ(fake().allocations, fake().frees);
+  });
 }
 
 TEST_F(CudaHost, TransposedConvolutionThroughCudnnBackwardData) {
@@ -1002,64 +1132,69 @@ func.func @main(%x: tensor<?x2x?xf32>, %w: tensor<3x2x5xf32>) -> tensor<?x3x?xf3
        1,
        1},
   };
-  for (const Case &c : cases) {
-    resetFake();
-    CompileOptions options;
-    options.target = "cuda";
-    auto exe = Executable::compile(c.program, options);
-    EXPECT_EQ(exe->kernelCounts().libraryCalls, 1) << c.name;
-    std::vector<float> w = patterned(c.kernelShape, 5, 13, 6);
-    for (const auto &xShape : c.inputShapes) {
-      std::vector<float> x = patterned(xShape, 7, 11, 5);
-      // The definition: x dilated by lhsDilation and padded, then a plain
-      // convolution (stride 1, no padding).
-      std::vector<int64_t> dShape = {xShape[0], xShape[1]};
-      std::vector<int64_t> yShape = {xShape[0], c.kernelShape[0]};
-      for (size_t s = 2; s < xShape.size(); ++s) {
-        dShape.push_back((xShape[s] - 1) * c.lhsDilation + 1 + c.padLo +
-                         c.padHi);
-        yShape.push_back(dShape[s] -
-                         ((c.kernelShape[s] - 1) * c.dilation + 1) + 1);
-      }
-      int64_t dSize = 1, inner = 1, dInner = 1;
-      for (int64_t d : dShape)
-        dSize *= d;
-      for (size_t s = 2; s < xShape.size(); ++s)
-        inner *= xShape[s], dInner *= dShape[s];
-      std::vector<float> dilated(dSize, 0.0f);
-      for (int64_t nc = 0; nc < xShape[0] * xShape[1]; ++nc)
-        for (int64_t i = 0; i < inner; ++i) {
-          int64_t rest = i, target = 0;
-          for (size_t s = xShape.size() - 1; s >= 2; --s) {
-            int64_t pos = rest % xShape[s];
-            rest /= xShape[s];
-            int64_t stride = 1;
-            for (size_t t = s + 1; t < dShape.size(); ++t)
-              stride *= dShape[t];
-            target += (pos * c.lhsDilation + c.padLo) * stride;
-          }
-          dilated[nc * dInner + target] = x[nc * inner + i];
+  forEachCudnnApi([&](bool backend) {
+    for (const Case &c : cases) {
+      resetFake();
+      CompileOptions options;
+      options.target = "cuda";
+      auto exe = Executable::compile(c.program, options);
+      EXPECT_EQ(exe->kernelCounts().libraryCalls, 1) << c.name;
+      std::vector<float> w = patterned(c.kernelShape, 5, 13, 6);
+      for (const auto &xShape : c.inputShapes) {
+        std::vector<float> x = patterned(xShape, 7, 11, 5);
+        // The definition: x dilated by lhsDilation and padded, then a plain
+        // convolution (stride 1, no padding).
+        std::vector<int64_t> dShape = {xShape[0], xShape[1]};
+        std::vector<int64_t> yShape = {xShape[0], c.kernelShape[0]};
+        for (size_t s = 2; s < xShape.size(); ++s) {
+          dShape.push_back((xShape[s] - 1) * c.lhsDilation + 1 + c.padLo +
+                           c.padHi);
+          yShape.push_back(dShape[s] -
+                           ((c.kernelShape[s] - 1) * c.dilation + 1) + 1);
         }
-      std::vector<float> want = hostConvolution(
-          dilated, dShape, w, c.kernelShape, yShape, 1, 0, c.dilation,
-          c.groups);
-      ral::TensorView xv, wv;
-      xv.data = x.data(), xv.shape = xShape;
-      wv.data = w.data(), wv.shape = c.kernelShape;
-      auto outputs = exe->run({xv, wv}, kStream);
-      ASSERT_EQ(outputs.size(), 1u) << c.name;
-      ASSERT_EQ(outputs[0].shape, yShape) << c.name;
-      const float *got = static_cast<const float *>(outputs[0].data);
-      for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_EQ(got[i], want[i]) << c.name << " at " << i;
+        int64_t dSize = 1, inner = 1, dInner = 1;
+        for (int64_t d : dShape)
+          dSize *= d;
+        for (size_t s = 2; s < xShape.size(); ++s)
+          inner *= xShape[s], dInner *= dShape[s];
+        std::vector<float> dilated(dSize, 0.0f);
+        for (int64_t nc = 0; nc < xShape[0] * xShape[1]; ++nc)
+          for (int64_t i = 0; i < inner; ++i) {
+            int64_t rest = i, target = 0;
+            for (size_t s = xShape.size() - 1; s >= 2; --s) {
+              int64_t pos = rest % xShape[s];
+              rest /= xShape[s];
+              int64_t stride = 1;
+              for (size_t t = s + 1; t < dShape.size(); ++t)
+                stride *= dShape[t];
+              target += (pos * c.lhsDilation + c.padLo) * stride;
+            }
+            dilated[nc * dInner + target] = x[nc * inner + i];
+          }
+        std::vector<float> want = hostConvolution(
+            dilated, dShape, w, c.kernelShape, yShape, 1, 0, c.dilation,
+            c.groups);
+        ral::TensorView xv, wv;
+        xv.data = x.data(), xv.shape = xShape;
+        wv.data = w.data(), wv.shape = c.kernelShape;
+        auto outputs = exe->run({xv, wv}, kStream);
+        ASSERT_EQ(outputs.size(), 1u) << c.name;
+        ASSERT_EQ(outputs[0].shape, yShape) << c.name;
+        const float *got = static_cast<const float *>(outputs[0].data);
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_EQ(got[i], want[i]) << c.name << " at " << i;
+      }
+      EXPECT_EQ(fake().backwardData, 3) << c.name;
+      EXPECT_EQ(fake().transforms, 3) << c.name;
+      EXPECT_EQ(fake().convolutions, 0) << c.name;
+      // Under the graph API: heuristic mode A lists only a tensor-core
+      // engine, so the plan comes from the fallback list.
+      EXPECT_EQ(fake().backendExecutes, backend ? 3 : 0) << c.name;
+      EXPECT_EQ(fake().lastConvStream, kStream) << c.name;
+      EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
+      EXPECT_EQ(fake().allocations, fake().frees) << c.name;
     }
-    EXPECT_EQ(fake().backwardData, 3) << c.name;
-    EXPECT_EQ(fake().transforms, 3) << c.name;
-    EXPECT_EQ(fake().convolutions, 0) << c.name;
-    EXPECT_EQ(fake().lastConvStream, kStream) << c.name;
-    EXPECT_EQ(fake().lastConvMathType, 3) << c.name << ": FMA math for f32";
-    EXPECT_EQ(fake().allocations, fake().frees) << c.name;
-  }
+  });
 }
 
 TEST_F(CudaHost, TransposedConvolutionOutsideCudnnsFormIsACompileError) {

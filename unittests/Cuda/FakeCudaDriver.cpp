@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "FakeCudaDriver.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -493,6 +495,71 @@ template <typename Visit> void forEachOffset(const FakeTensor *t, Visit visit) {
   }
 }
 
+/// The three computations, shared by the legacy entry points and the
+/// graph API's execute: y from x and w; dw from x and dy (a packed filter,
+/// so its offsets are dense); dx from w and dy (the transpose of the
+/// forward's taps, the kernel read flipped in mode 0). Each returns a
+/// cuDNN status and records the call.
+int forwardOnHost(FakeTensor *x, const float *xData, FakeTensor *w,
+                  const float *wData, FakeConv *conv, float alpha, float beta,
+                  FakeTensor *y, float *yData) {
+  // Sums per output element (dense), then written where y's strides say.
+  std::vector<double> sums(elementsOf(y));
+  int status = forEachConvTap(
+      x, w, y, conv,
+      [&](int64_t xOffset, int64_t wOffset, int64_t, int64_t yIndex) {
+        sums[yIndex] += double(xData[xOffset]) * wData[wOffset];
+      });
+  if (status)
+    return status;
+  forEachOffset(y, [&](int64_t yOffset, int64_t yIndex) {
+    float prior = beta != 0 ? yData[yOffset] : 0.0f;
+    yData[yOffset] = alpha * float(sums[yIndex]) + beta * prior;
+  });
+  ++state.convolutions;
+  return 0;
+}
+
+int backwardFilterOnHost(FakeTensor *x, const float *xData, FakeTensor *dy,
+                         const float *dyData, FakeConv *conv, float alpha,
+                         float beta, FakeTensor *dw, float *dwData) {
+  std::vector<double> sums(elementsOf(dw));
+  int status = forEachConvTap(
+      x, dw, dy, conv,
+      [&](int64_t xOffset, int64_t wOffset, int64_t yOffset, int64_t) {
+        sums[wOffset] += double(xData[xOffset]) * dyData[yOffset];
+      });
+  if (status)
+    return status;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    float prior = beta != 0 ? dwData[i] : 0.0f;
+    dwData[i] = alpha * float(sums[i]) + beta * prior;
+  }
+  ++state.backwardFilters;
+  return 0;
+}
+
+int backwardDataOnHost(FakeTensor *w, const float *wData, FakeTensor *dy,
+                       const float *dyData, FakeConv *conv, float alpha,
+                       float beta, FakeTensor *dx, float *dxData) {
+  std::map<int64_t, double> sums; // by dx offset
+  int status = forEachConvTap(
+      dx, w, dy, conv,
+      [&](int64_t xOffset, int64_t wOffset, int64_t yOffset, int64_t) {
+        sums[xOffset] += double(wData[wOffset]) * dyData[yOffset];
+      });
+  if (status)
+    return status;
+  forEachOffset(dx, [&](int64_t xOffset, int64_t) {
+    float prior = beta != 0 ? dxData[xOffset] : 0.0f;
+    auto it = sums.find(xOffset);
+    dxData[xOffset] =
+        alpha * float(it == sums.end() ? 0.0 : it->second) + beta * prior;
+  });
+  ++state.backwardData;
+  return 0;
+}
+
 } // namespace
 
 extern "C" {
@@ -504,20 +571,9 @@ int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
                             const float *beta, FakeTensor *y, float *yData) {
   if ((workspaceBytes && !workspace) || algo != 1)
     return 3;
-  // Sums per output element (dense), then written where y's strides say.
-  std::vector<double> sums(elementsOf(y));
-  int status = forEachConvTap(
-      x, w, y, conv,
-      [&](int64_t xOffset, int64_t wOffset, int64_t, int64_t yIndex) {
-        sums[yIndex] += double(xData[xOffset]) * wData[wOffset];
-      });
-  if (status)
+  if (int status =
+          forwardOnHost(x, xData, w, wData, conv, *alpha, *beta, y, yData))
     return status;
-  forEachOffset(y, [&](int64_t yOffset, int64_t yIndex) {
-    float prior = *beta != 0 ? yData[yOffset] : 0.0f;
-    yData[yOffset] = *alpha * float(sums[yIndex]) + *beta * prior;
-  });
-  ++state.convolutions;
   state.lastConvStream = handle->stream;
   state.lastConvMathType = conv->math;
   return 0;
@@ -534,9 +590,6 @@ int cudnnGetConvolutionBackwardFilterWorkspaceSize(FakeHandle *, FakeTensor *,
   *bytes = algo == 2 ? 4096 : 0;
   return 0;
 }
-// dw[o, c, k] = sum over n and output positions p of
-// dy[n, o, p] * x[n, g * C/G + c, p * stride - pad + k * dilation]; dw is a
-// packed filter, so its offsets are dense.
 int cudnnConvolutionBackwardFilter(FakeHandle *handle, const float *alpha,
                                    FakeTensor *x, const float *xData,
                                    FakeTensor *dy, const float *dyData,
@@ -545,19 +598,9 @@ int cudnnConvolutionBackwardFilter(FakeHandle *handle, const float *alpha,
                                    FakeTensor *dw, float *dwData) {
   if ((workspaceBytes && !workspace) || algo != 2)
     return 3;
-  std::vector<double> sums(elementsOf(dw));
-  int status = forEachConvTap(
-      x, dw, dy, conv,
-      [&](int64_t xOffset, int64_t wOffset, int64_t yOffset, int64_t) {
-        sums[wOffset] += double(xData[xOffset]) * dyData[yOffset];
-      });
-  if (status)
+  if (int status = backwardFilterOnHost(x, xData, dy, dyData, conv, *alpha,
+                                        *beta, dw, dwData))
     return status;
-  for (size_t i = 0; i < sums.size(); ++i) {
-    float prior = *beta != 0 ? dwData[i] : 0.0f;
-    dwData[i] = *alpha * float(sums[i]) + *beta * prior;
-  }
-  ++state.backwardFilters;
   state.lastConvStream = handle->stream;
   state.lastConvMathType = conv->math;
   return 0;
@@ -574,8 +617,6 @@ int cudnnGetConvolutionBackwardDataWorkspaceSize(FakeHandle *, FakeTensor *,
   *bytes = algo == 3 ? 1024 : 0;
   return 0;
 }
-// dx[n, g * C/G + c, p * stride - pad + k * dilation] += dy[n, o, p] *
-// w[o, c, k] (k flipped in mode 0): the transpose of the forward's taps.
 int cudnnConvolutionBackwardData(FakeHandle *handle, const float *alpha,
                                  FakeTensor *w, const float *wData,
                                  FakeTensor *dy, const float *dyData,
@@ -584,21 +625,9 @@ int cudnnConvolutionBackwardData(FakeHandle *handle, const float *alpha,
                                  FakeTensor *dx, float *dxData) {
   if ((workspaceBytes && !workspace) || algo != 3 || w->strides[0] < 1)
     return 3;
-  std::map<int64_t, double> sums; // by dx offset
-  int status = forEachConvTap(
-      dx, w, dy, conv,
-      [&](int64_t xOffset, int64_t wOffset, int64_t yOffset, int64_t) {
-        sums[xOffset] += double(wData[wOffset]) * dyData[yOffset];
-      });
-  if (status)
+  if (int status = backwardDataOnHost(w, wData, dy, dyData, conv, *alpha,
+                                      *beta, dx, dxData))
     return status;
-  forEachOffset(dx, [&](int64_t xOffset, int64_t) {
-    float prior = *beta != 0 ? dxData[xOffset] : 0.0f;
-    auto it = sums.find(xOffset);
-    dxData[xOffset] =
-        *alpha * float(it == sums.end() ? 0.0 : it->second) + *beta * prior;
-  });
-  ++state.backwardData;
   state.lastConvStream = handle->stream;
   state.lastConvMathType = conv->math;
   return 0;
@@ -619,6 +648,408 @@ int cudnnTransformTensor(FakeHandle *, const float *alpha, FakeTensor *x,
     yData[offset] = *alpha * xData[from[index]] + *beta * prior;
   });
   ++state.transforms;
+  return 0;
+}
+
+} // extern "C"
+
+// ---- cuDNN's graph (backend) API, computed on the host (f32) ------------
+//
+// Descriptors keep their attributes as given; setting one checks its name
+// against the descriptor's type and its attribute type (cudnn_graph.h's
+// numbers), finalizing checks that everything the descriptor needs is
+// there, and executing a plan rebuilds the legacy fake's tensors and
+// convolution from the graph and computes on the host. The fake engines:
+// 0 uses tensor cores, 1 is FMA, 2 takes no problem (its plan does not
+// finalize), 3 down-converts its inputs. Heuristic mode A lists 3, 0, 2, 1
+// (for backward data only 0), the fallback list 1.
+
+namespace {
+
+enum : int {
+  kBadParam = 3,
+  // Descriptor types.
+  kDescConvolution = 1,
+  kDescEngine = 2,
+  kDescEngineConfig = 3,
+  kDescHeuristics = 4,
+  kDescPlan = 5,
+  kDescForward = 10,
+  kDescBackwardFilter = 11,
+  kDescBackwardData = 12,
+  kDescGraph = 15,
+  kDescPack = 16,
+  kDescTensor = 17,
+  // Attribute types.
+  kAttrHandle = 0,
+  kAttrDataType = 1,
+  kAttrInt64 = 3,
+  kAttrFloat = 4,
+  kAttrVoidPtr = 6,
+  kAttrConvMode = 7,
+  kAttrHeurMode = 8,
+  kAttrNumericalNote = 11,
+  kAttrDescriptor = 15,
+};
+
+struct FakeBackend {
+  int type;
+  bool finalized = false;
+  struct Attribute {
+    int type = -1;
+    int64_t count = 0;
+    std::vector<char> bytes;
+  };
+  std::map<int, Attribute> attributes;
+  int engine = -1;             // engine configs and engines
+  FakeBackend *graph = nullptr; // engine configs and engines
+  int64_t workspace = 0;        // plans
+
+  bool has(int name) const { return attributes.count(name) != 0; }
+  template <typename T> std::vector<T> values(int name) const {
+    const Attribute &a = attributes.at(name);
+    std::vector<T> out(a.count);
+    std::memcpy(out.data(), a.bytes.data(), a.bytes.size());
+    return out;
+  }
+  template <typename T> T value(int name) const { return values<T>(name)[0]; }
+};
+
+/// For each attribute name: the descriptor type it belongs to, its
+/// attribute type, and for descriptor values the type they must have.
+struct AttributeRule {
+  int descriptor, type, valueDescriptor;
+};
+const std::map<int, AttributeRule> &attributeRules() {
+  static const std::map<int, AttributeRule> rules = {
+      {100, {kDescConvolution, kAttrDataType, -1}},
+      {101, {kDescConvolution, kAttrConvMode, -1}},
+      {102, {kDescConvolution, kAttrInt64, -1}},
+      {103, {kDescConvolution, kAttrInt64, -1}},
+      {104, {kDescConvolution, kAttrInt64, -1}},
+      {105, {kDescConvolution, kAttrInt64, -1}},
+      {106, {kDescConvolution, kAttrInt64, -1}},
+      {200, {kDescHeuristics, kAttrHeurMode, -1}},
+      {201, {kDescHeuristics, kAttrDescriptor, kDescGraph}},
+      {400, {kDescPlan, kAttrHandle, -1}},
+      {401, {kDescPlan, kAttrDescriptor, kDescEngineConfig}},
+      {700, {kDescForward, kAttrFloat, -1}},
+      {701, {kDescForward, kAttrFloat, -1}},
+      {702, {kDescForward, kAttrDescriptor, kDescConvolution}},
+      {703, {kDescForward, kAttrDescriptor, kDescTensor}},
+      {704, {kDescForward, kAttrDescriptor, kDescTensor}},
+      {705, {kDescForward, kAttrDescriptor, kDescTensor}},
+      {706, {kDescBackwardData, kAttrFloat, -1}},
+      {707, {kDescBackwardData, kAttrFloat, -1}},
+      {708, {kDescBackwardData, kAttrDescriptor, kDescConvolution}},
+      {709, {kDescBackwardData, kAttrDescriptor, kDescTensor}},
+      {710, {kDescBackwardData, kAttrDescriptor, kDescTensor}},
+      {711, {kDescBackwardData, kAttrDescriptor, kDescTensor}},
+      {712, {kDescBackwardFilter, kAttrFloat, -1}},
+      {713, {kDescBackwardFilter, kAttrFloat, -1}},
+      {714, {kDescBackwardFilter, kAttrDescriptor, kDescConvolution}},
+      {715, {kDescBackwardFilter, kAttrDescriptor, kDescTensor}},
+      {716, {kDescBackwardFilter, kAttrDescriptor, kDescTensor}},
+      {717, {kDescBackwardFilter, kAttrDescriptor, kDescTensor}},
+      {800, {kDescGraph, kAttrHandle, -1}},
+      {801, {kDescGraph, kAttrDescriptor, -2}}, // any operation
+      {900, {kDescTensor, kAttrInt64, -1}},
+      {901, {kDescTensor, kAttrDataType, -1}},
+      {902, {kDescTensor, kAttrInt64, -1}},
+      {903, {kDescTensor, kAttrInt64, -1}},
+      {906, {kDescTensor, kAttrInt64, -1}},
+      {1000, {kDescPack, kAttrInt64, -1}},
+      {1001, {kDescPack, kAttrVoidPtr, -1}},
+      {1003, {kDescPack, kAttrVoidPtr, -1}},
+  };
+  return rules;
+}
+
+size_t attributeBytes(int type) {
+  switch (type) {
+  case kAttrInt64:
+    return 8;
+  case kAttrHandle:
+  case kAttrVoidPtr:
+  case kAttrDescriptor:
+    return sizeof(void *);
+  default:
+    return 4; // enums and float
+  }
+}
+
+bool isOperation(int type) {
+  return type == kDescForward || type == kDescBackwardFilter ||
+         type == kDescBackwardData;
+}
+
+/// The operation's alpha, beta, convolution, x, w, y attribute names.
+const int *operationNames(int type) {
+  static const int forward[6] = {700, 701, 702, 704, 703, 705};
+  static const int backwardData[6] = {706, 707, 708, 710, 709, 711};
+  static const int backwardFilter[6] = {712, 713, 714, 716, 715, 717};
+  return type == kDescForward      ? forward
+         : type == kDescBackwardData ? backwardData
+                                     : backwardFilter;
+}
+
+std::vector<int> heuristicEngines(int mode, const FakeBackend *graph) {
+  if (mode == 2)
+    return {1};
+  const FakeBackend *op = graph->value<FakeBackend *>(801);
+  if (op->type == kDescBackwardData)
+    return {0};
+  return {3, 0, 2, 1};
+}
+
+int finalizeChecks(FakeBackend *d) {
+  auto all = [&](std::initializer_list<int> names) {
+    for (int name : names)
+      if (!d->has(name))
+        return false;
+    return true;
+  };
+  switch (d->type) {
+  case kDescTensor: {
+    if (!all({900, 901, 902, 903, 906}))
+      return kBadParam;
+    auto dims = d->values<int64_t>(902), strides = d->values<int64_t>(903);
+    if (dims.size() != strides.size() || dims.size() < 3 || dims.size() > 8)
+      return kBadParam;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] < 1 || strides[i] < 1)
+        return kBadParam;
+    int64_t alignment = d->value<int64_t>(900);
+    if (alignment < 1 || alignment > 16 || (alignment & (alignment - 1)))
+      return kBadParam;
+    return 0;
+  }
+  case kDescConvolution: {
+    if (!all({100, 101, 102, 103, 104, 105, 106}))
+      return kBadParam;
+    int64_t spatial = d->value<int64_t>(106);
+    for (int name : {102, 103, 104, 105})
+      if (d->attributes[name].count != spatial)
+        return kBadParam;
+    ++state.convDescriptorSets;
+    return 0;
+  }
+  case kDescForward:
+  case kDescBackwardFilter:
+  case kDescBackwardData: {
+    const int *names = operationNames(d->type);
+    for (int i = 0; i < 6; ++i)
+      if (!d->has(names[i]))
+        return kBadParam;
+    return 0;
+  }
+  case kDescGraph:
+    return all({800, 801}) ? 0 : kBadParam;
+  case kDescHeuristics:
+    return all({200, 201}) ? 0 : kBadParam;
+  case kDescPlan: {
+    if (!all({400, 401}))
+      return kBadParam;
+    const FakeBackend *config = d->value<FakeBackend *>(401);
+    if (config->engine == 2 || state.rejectEveryEngine)
+      return 9; // the fake's CUDNN_STATUS_NOT_SUPPORTED
+    const FakeBackend *op = config->graph->value<FakeBackend *>(801);
+    d->workspace = op->type == kDescForward          ? 2048
+                   : op->type == kDescBackwardFilter ? 4096
+                                                     : 1024;
+    ++state.backendPlans;
+    return 0;
+  }
+  case kDescPack:
+    if (!all({1000, 1001, 1003}) ||
+        d->attributes[1000].count != d->attributes[1001].count)
+      return kBadParam;
+    return 0;
+  default:
+    return kBadParam;
+  }
+}
+
+/// The legacy fake's tensor from a graph tensor.
+FakeTensor asTensor(const FakeBackend *t) {
+  FakeTensor out;
+  auto dims = t->values<int64_t>(902), strides = t->values<int64_t>(903);
+  out.type = t->value<int>(901);
+  out.rank = static_cast<int>(dims.size());
+  for (int i = 0; i < out.rank; ++i)
+    out.dims[i] = int(dims[i]), out.strides[i] = int(strides[i]);
+  return out;
+}
+
+} // namespace
+
+extern "C" {
+
+int cudnnBackendCreateDescriptor(int type, FakeBackend **d) {
+  *d = new FakeBackend{type};
+  return 0;
+}
+int cudnnBackendDestroyDescriptor(FakeBackend *d) {
+  delete d;
+  return 0;
+}
+int cudnnBackendSetAttribute(FakeBackend *d, int name, int type,
+                             int64_t count, const void *values) {
+  auto rule = attributeRules().find(name);
+  if (d->finalized || rule == attributeRules().end() ||
+      rule->second.descriptor != d->type || rule->second.type != type ||
+      count < 1 || !values)
+    return kBadParam;
+  if (rule->second.valueDescriptor != -1) {
+    auto *const *given = static_cast<FakeBackend *const *>(values);
+    for (int64_t i = 0; i < count; ++i) {
+      const int want = rule->second.valueDescriptor;
+      if (!given[i] || !given[i]->finalized ||
+          (want == -2 ? !isOperation(given[i]->type)
+                      : given[i]->type != want))
+        return kBadParam;
+    }
+  }
+  FakeBackend::Attribute &a = d->attributes[name];
+  a.type = type, a.count = count;
+  const char *bytes = static_cast<const char *>(values);
+  a.bytes.assign(bytes, bytes + count * attributeBytes(type));
+  return 0;
+}
+int cudnnBackendFinalize(FakeBackend *d) {
+  if (d->finalized)
+    return kBadParam;
+  if (int status = finalizeChecks(d))
+    return status;
+  d->finalized = true;
+  return 0;
+}
+int cudnnBackendGetAttribute(FakeBackend *d, int name, int type,
+                             int64_t requested, int64_t *returned,
+                             void *values) {
+  if (!d->finalized || !returned)
+    return kBadParam;
+  if (d->type == kDescHeuristics && name == 202 && type == kAttrDescriptor) {
+    const FakeBackend *graph = d->value<FakeBackend *>(201);
+    std::vector<int> engines =
+        heuristicEngines(d->value<int>(200), graph);
+    if (requested == 0) {
+      *returned = static_cast<int64_t>(engines.size());
+      return 0;
+    }
+    auto **configs = static_cast<FakeBackend **>(values);
+    int64_t n = std::min<int64_t>(requested, engines.size());
+    for (int64_t i = 0; i < n; ++i) {
+      if (configs[i]->type != kDescEngineConfig)
+        return kBadParam;
+      configs[i]->engine = engines[i];
+      configs[i]->graph = const_cast<FakeBackend *>(graph);
+      configs[i]->finalized = true;
+    }
+    *returned = n;
+    return 0;
+  }
+  if (d->type == kDescEngineConfig && name == 300 &&
+      type == kAttrDescriptor && requested >= 1) {
+    auto *engine = *static_cast<FakeBackend **>(values);
+    if (engine->type != kDescEngine)
+      return kBadParam;
+    engine->engine = d->engine, engine->graph = d->graph;
+    engine->finalized = true;
+    *returned = 1;
+    return 0;
+  }
+  if (d->type == kDescEngine && name == 1303 && type == kAttrNumericalNote) {
+    int *notes = static_cast<int *>(values);
+    *returned = 0;
+    if (d->engine == 0 && requested >= 1)
+      notes[(*returned)++] = 0; // tensor cores
+    if (d->engine == 3 && requested >= 1)
+      notes[(*returned)++] = 1; // down-converts its inputs
+    return 0;
+  }
+  if (d->type == kDescEngine && name == 1301 && type == kAttrInt64) {
+    *static_cast<int64_t *>(values) = 100 + d->engine;
+    *returned = 1;
+    return 0;
+  }
+  if (d->type == kDescPlan && name == 402 && type == kAttrInt64) {
+    *static_cast<int64_t *>(values) = d->workspace;
+    *returned = 1;
+    return 0;
+  }
+  return kBadParam;
+}
+int cudnnBackendExecute(FakeHandle *handle, FakeBackend *plan,
+                        FakeBackend *pack) {
+  if (!plan->finalized || plan->type != kDescPlan || !pack->finalized ||
+      pack->type != kDescPack || plan->value<FakeHandle *>(400) != handle)
+    return kBadParam;
+  const FakeBackend *config = plan->value<FakeBackend *>(401);
+  const FakeBackend *graph = config->graph;
+  if (graph->value<FakeHandle *>(800) != handle)
+    return kBadParam;
+  const FakeBackend *op = graph->value<FakeBackend *>(801);
+  const int *names = operationNames(op->type);
+  const FakeBackend *convolution = op->value<FakeBackend *>(names[2]);
+  const FakeBackend *tensors[3] = {op->value<FakeBackend *>(names[3]),
+                                   op->value<FakeBackend *>(names[4]),
+                                   op->value<FakeBackend *>(names[5])};
+  // The pointers by uid, each aligned as its tensor says.
+  auto uids = pack->values<int64_t>(1000);
+  auto pointers = pack->values<void *>(1001);
+  float *data[3] = {};
+  for (int t = 0; t < 3; ++t) {
+    const int64_t uid = tensors[t]->value<int64_t>(906);
+    for (size_t i = 0; i < uids.size(); ++i)
+      if (uids[i] == uid)
+        data[t] = static_cast<float *>(pointers[i]);
+    const int64_t alignment = tensors[t]->value<int64_t>(900);
+    if (!data[t] || reinterpret_cast<uintptr_t>(data[t]) % alignment)
+      return kBadParam;
+  }
+  if (plan->workspace > 0 && !pack->value<void *>(1003))
+    return kBadParam;
+  // The legacy fake's descriptors: groups from the channel counts, the
+  // padding symmetric (as the fake computes it).
+  FakeTensor x = asTensor(tensors[0]), w = asTensor(tensors[1]),
+             y = asTensor(tensors[2]);
+  FakeConv conv;
+  auto pre = convolution->values<int64_t>(105);
+  auto post = convolution->values<int64_t>(104);
+  auto strides = convolution->values<int64_t>(103);
+  auto dilations = convolution->values<int64_t>(102);
+  if (pre != post || convolution->value<int>(100) != 0 || w.dims[1] < 1 ||
+      x.dims[1] % w.dims[1])
+    return kBadParam;
+  conv.spatial = static_cast<int>(pre.size());
+  conv.mode = convolution->value<int>(101);
+  conv.groups = x.dims[1] / w.dims[1];
+  for (int s = 0; s < conv.spatial; ++s)
+    conv.pads[s] = int(pre[s]), conv.strides[s] = int(strides[s]),
+    conv.dilations[s] = int(dilations[s]);
+  const float alpha = op->value<float>(names[0]);
+  const float beta = op->value<float>(names[1]);
+  int status = 0;
+  switch (op->type) {
+  case kDescForward:
+    status = forwardOnHost(&x, data[0], &w, data[1], &conv, alpha, beta, &y,
+                           data[2]);
+    break;
+  case kDescBackwardFilter:
+    status = backwardFilterOnHost(&x, data[0], &y, data[2], &conv, alpha,
+                                  beta, &w, data[1]);
+    break;
+  default:
+    status = backwardDataOnHost(&w, data[1], &y, data[2], &conv, alpha, beta,
+                                &x, data[0]);
+  }
+  if (status)
+    return status;
+  ++state.backendExecutes;
+  state.lastConvStream = handle->stream;
+  // As the legacy fake reports it: 1 tensor cores, 3 FMA.
+  state.lastConvMathType = config->engine == 0 ? 1 : 3;
   return 0;
 }
 

@@ -48,6 +48,11 @@ struct FakeCudaState {
   // cudnnConvolutionBackwardData calls (transposed convolutions) and
   // cudnnTransformTensor calls.
   int backwardData = 0, transforms = 0;
+  // The graph (backend) API: execution plans finalized (one per prepared
+  // problem) and plans executed.
+  int backendPlans = 0, backendExecutes = 0;
+  // Every engine the heuristics list fails to finalize its plan.
+  bool rejectEveryEngine = false;
 };
 
 extern "C" FakeCudaState *fake_cuda_state();

@@ -12,20 +12,30 @@
 // ($DISC_CUDNN_LIBRARY, else libcudnn.so.9, which a PyTorch CUDA process
 // has loaded already): the CPU build never needs it.
 //
-// The legacy (descriptor) API: N-d tensor descriptors with the operands'
-// strides, a packed NCHW filter, cross-correlation (PyTorch's convolution),
-// f32 accumulation; for f32 operands, FMA math unless the call allows TF32
+// Two ways to call cuDNN, chosen per call by DISC_CUDA_CONV_API:
+// - `backend` (the default): cuDNN's graph (backend) API, as PyTorch's
+//   cudnn frontend uses it. Per problem, once: tensor and convolution
+//   descriptors, a one-operation graph, the heuristic's engine configs
+//   (mode A, then the fallback list) filtered by their numerical notes,
+//   and the first execution plan that finalizes. Per call: a variant pack
+//   (the three pointers and the workspace) and cudnnBackendExecute
+//   (CudnnGraph.cpp). The legacy API may build such a plan inside every
+//   call.
+// - `legacy`: the descriptor API (cudnnConvolutionForward and its
+//   backward twins) with the heuristic's algorithm (cudnnGet*Algorithm_v7)
+//   and the math type it returns, kept per problem.
+// Both: N-d tensors with the operands' strides, a packed NCHW filter,
+// cross-correlation (PyTorch's convolution), f32 accumulation; for f32
+// operands no tensor cores unless the call allows TF32
 // (Float32Math::tf32Convolution: PyTorch's torch.backends.cudnn.allow_tf32,
-// True by default), tensor cores for f16/bf16. The algorithm is cuDNN's
-// heuristic choice (cudnnGet*Algorithm_v7) with the math type it returns,
-// kept per context and problem. A 1-d convolution runs as a 2-d one of
-// height 1.
+// True by default), tensor cores for f16/bf16. A 1-d convolution runs as a
+// 2-d one of height 1.
 // Not supported (OpError naming the call): padding that differs between
 // the low and high side (other than a transposed convolution's output
 // padding), empty reductions.
 //
 //===----------------------------------------------------------------------===//
-#include "CudaDriver.h"
+#include "Cudnn.h"
 #include "CudaRal.h"
 
 #include "../ExecutionContext.h"
@@ -33,7 +43,9 @@
 #include "../StridedCopy.h"
 #include "disc/Runtime/RalApi.h"
 
+#include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
@@ -44,83 +56,6 @@
 namespace disc {
 namespace ral {
 namespace cudnn {
-
-// The few cuDNN types and constants used (cudnn.h, cuDNN 8/9).
-using Status = int;
-using Handle = struct OpaqueHandle *;
-using TensorDesc = struct OpaqueTensor *;
-using FilterDesc = struct OpaqueFilter *;
-using ConvDesc = struct OpaqueConv *;
-constexpr int kFloat = 0, kHalf = 2, kBFloat16 = 9; // cudnnDataType_t
-constexpr int kNCHW = 0;                            // cudnnTensorFormat_t
-constexpr int kConvolution = 0, kCrossCorrelation = 1; // ConvolutionMode_t
-constexpr int kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3; // MathType_t
-struct AlgoPerf { // cudnnConvolutionFwdAlgoPerf_t
-  int algo;
-  Status status;
-  float time;
-  size_t memory;
-  int determinism;
-  int mathType;
-  int reserved[3];
-};
-
-struct Library {
-  Status (*create)(Handle *);
-  Status (*setStream)(Handle, void *);
-  const char *(*errorString)(Status);
-  Status (*createTensor)(TensorDesc *);
-  Status (*destroyTensor)(TensorDesc);
-  Status (*setTensorNd)(TensorDesc, int type, int rank, const int *dims,
-                        const int *strides);
-  Status (*createFilter)(FilterDesc *);
-  Status (*destroyFilter)(FilterDesc);
-  Status (*setFilterNd)(FilterDesc, int type, int format, int rank,
-                        const int *dims);
-  Status (*createConv)(ConvDesc *);
-  Status (*destroyConv)(ConvDesc);
-  Status (*setConvNd)(ConvDesc, int spatial, const int *pads,
-                      const int *strides, const int *dilations, int mode,
-                      int computeType);
-  Status (*setGroupCount)(ConvDesc, int);
-  Status (*setMathType)(ConvDesc, int);
-  Status (*getForwardAlgorithm)(Handle, TensorDesc, FilterDesc, ConvDesc,
-                                TensorDesc, int requested, int *returned,
-                                AlgoPerf *);
-  Status (*getWorkspaceSize)(Handle, TensorDesc, FilterDesc, ConvDesc,
-                             TensorDesc, int algo, size_t *);
-  Status (*forward)(Handle, const void *alpha, TensorDesc, const void *x,
-                    FilterDesc, const void *w, ConvDesc, int algo,
-                    void *workspace, size_t workspaceBytes, const void *beta,
-                    TensorDesc, void *y);
-  // cudnnConvolutionBwdFilterAlgoPerf_t has AlgoPerf's layout.
-  Status (*getBackwardFilterAlgorithm)(Handle, TensorDesc x, TensorDesc dy,
-                                       ConvDesc, FilterDesc dw, int requested,
-                                       int *returned, AlgoPerf *);
-  Status (*getBackwardFilterWorkspaceSize)(Handle, TensorDesc x, TensorDesc dy,
-                                           ConvDesc, FilterDesc dw, int algo,
-                                           size_t *);
-  Status (*backwardFilter)(Handle, const void *alpha, TensorDesc x,
-                           const void *xData, TensorDesc dy, const void *dyData,
-                           ConvDesc, int algo, void *workspace,
-                           size_t workspaceBytes, const void *beta,
-                           FilterDesc dw, void *dwData);
-  // cudnnConvolutionBwdDataAlgoPerf_t has AlgoPerf's layout too.
-  Status (*getBackwardDataAlgorithm)(Handle, FilterDesc w, TensorDesc dy,
-                                     ConvDesc, TensorDesc dx, int requested,
-                                     int *returned, AlgoPerf *);
-  Status (*getBackwardDataWorkspaceSize)(Handle, FilterDesc w, TensorDesc dy,
-                                         ConvDesc, TensorDesc dx, int algo,
-                                         size_t *);
-  Status (*backwardData)(Handle, const void *alpha, FilterDesc w,
-                         const void *wData, TensorDesc dy, const void *dyData,
-                         ConvDesc, int algo, void *workspace,
-                         size_t workspaceBytes, const void *beta,
-                         TensorDesc dx, void *dxData);
-  Status (*transformTensor)(Handle, const void *alpha, TensorDesc x,
-                            const void *xData, const void *beta, TensorDesc y,
-                            void *yData);
-};
 
 void resolve(void *handle, Library &lib, std::string &error) {
   auto get = [&](const char *name, auto &fn) {
@@ -154,6 +89,12 @@ void resolve(void *handle, Library &lib, std::string &error) {
       lib.getBackwardDataWorkspaceSize);
   get("cudnnConvolutionBackwardData", lib.backwardData);
   get("cudnnTransformTensor", lib.transformTensor);
+  get("cudnnBackendCreateDescriptor", lib.createDescriptor);
+  get("cudnnBackendDestroyDescriptor", lib.destroyDescriptor);
+  get("cudnnBackendFinalize", lib.finalize);
+  get("cudnnBackendSetAttribute", lib.setAttribute);
+  get("cudnnBackendGetAttribute", lib.getAttribute);
+  get("cudnnBackendExecute", lib.execute);
 }
 
 const Library &library() {
@@ -180,17 +121,15 @@ Handle handleFor(cuda::CUcontext context) {
   });
 }
 
-/// Releases cuDNN descriptors on every path.
+/// Releases legacy cuDNN descriptors on every path.
 struct Descriptors {
   const Library &lib;
   TensorDesc x = nullptr, y = nullptr;
   FilterDesc w = nullptr;
   ConvDesc conv = nullptr;
-  // Backward data: the kernel as given and as cuDNN's filter (4-d views).
-  TensorDesc swapFrom = nullptr, swapTo = nullptr;
   explicit Descriptors(const Library &lib) : lib(lib) {}
   ~Descriptors() {
-    for (TensorDesc t : {x, y, swapFrom, swapTo})
+    for (TensorDesc t : {x, y})
       if (t)
         lib.destroyTensor(t);
     if (w)
@@ -224,40 +163,170 @@ int toInt(int64_t value, const char *what) {
   return static_cast<int>(value);
 }
 
-/// What a convolution problem needs from cuDNN, made once per (handle,
-/// problem) and kept for the process: the descriptors, set, and the
-/// heuristic's algorithm and workspace. Building and destroying the
-/// descriptors on every call was host time in every convolution (an H200
-/// run measured about 90 us of host time per cuDNN call in ResNet-18).
-/// Descriptors are only read once set, so calls on several threads share
-/// them.
+/// Which cuDNN API a call uses (DISC_CUDA_CONV_API, read per call so that
+/// a process may switch; the file header says what each does).
+enum class CudnnApi { Backend, Legacy };
+
+CudnnApi cudnnApiChoice() {
+  const char *env = std::getenv("DISC_CUDA_CONV_API");
+  if (!env || !*env || std::string(env) == "backend")
+    return CudnnApi::Backend;
+  if (std::string(env) == "legacy")
+    return CudnnApi::Legacy;
+  throw OpError(std::string("DISC_CUDA_CONV_API='") + env +
+                "': expected 'backend' (cuDNN's graph API, the default) or "
+                "'legacy' (cudnnConvolutionForward and its backward twins)");
+}
+
+constexpr DirectionFacts kDirections[] = {
+    {"kernel", "output", "a convolution", "cudnnConvolutionForward",
+     cudnn::backend::kConvolutionForward, 700, 701, 702, 704, 703, 705},
+    {"kernel gradient", "output gradient", "a kernel gradient",
+     "cudnnConvolutionBackwardFilter",
+     cudnn::backend::kConvolutionBackwardFilter, 712, 713, 714, 716, 715,
+     717},
+    {"kernel", "output", "a transposed convolution",
+     "cudnnConvolutionBackwardData", cudnn::backend::kConvolutionBackwardData,
+     706, 707, 708, 710, 709, 711},
+};
+
+/// Backward data's rearranged kernel: the kernel as [G, C'/G, K/G, k] (k:
+/// the window, flattened) read as [G, K/G, C'/G, k] into a packed filter by
+/// cudnnTransformTensor.
+struct KernelSwap {
+  const cudnn::Library &lib;
+  cudnn::TensorDesc from = nullptr, to = nullptr;
+  explicit KernelSwap(const cudnn::Library &lib) : lib(lib) {}
+  ~KernelSwap() {
+    for (cudnn::TensorDesc t : {from, to})
+      if (t)
+        lib.destroyTensor(t);
+  }
+};
+
+std::unique_ptr<KernelSwap> makeKernelSwap(const cudnn::Library &lib, int type,
+                                           int64_t groups,
+                                           const std::vector<int64_t> &kernel) {
+  int64_t window = 1;
+  for (size_t d = 2; d < kernel.size(); ++d)
+    window *= kernel[d];
+  const int64_t outPerGroup = kernel[0] / groups;
+  const int64_t inPerGroup = kernel[1];
+  const int dims[4] = {toInt(groups, "groups"),
+                       toInt(inPerGroup, "kernel size"),
+                       toInt(outPerGroup, "kernel size"),
+                       toInt(window, "kernel size")};
+  const int fromStrides[4] = {
+      toInt(outPerGroup * inPerGroup * window, "kernel stride"),
+      toInt(window, "kernel stride"),
+      toInt(inPerGroup * window, "kernel stride"), 1};
+  const int toStrides[4] = {fromStrides[0],
+                            toInt(outPerGroup * window, "kernel stride"),
+                            toInt(window, "kernel stride"), 1};
+  auto swap = std::make_unique<KernelSwap>(lib);
+  cudnn::check(lib.createTensor(&swap->from), "cudnnCreateTensorDescriptor");
+  cudnn::check(lib.createTensor(&swap->to), "cudnnCreateTensorDescriptor");
+  cudnn::check(lib.setTensorNd(swap->from, type, 4, dims, fromStrides),
+               "cudnnSetTensorNdDescriptor(kernel)");
+  cudnn::check(lib.setTensorNd(swap->to, type, 4, dims, toStrides),
+               "cudnnSetTensorNdDescriptor(filter)");
+  return swap;
+}
+
+/// The legacy API's preparation, once per (handle, problem): the
+/// descriptors, set, and the heuristic's algorithm and workspace. Building
+/// and destroying the descriptors on every call was host time in every
+/// convolution (an H200 run measured about 90 us of host time per cuDNN
+/// call in ResNet-18). Descriptors are only read once set, so calls on
+/// several threads share them.
 struct PreparedConvolution {
   std::unique_ptr<cudnn::Descriptors> descriptors;
   cudnn::AlgoPerf choice{};
 };
 
-/// Which cuDNN call: the convolution, its kernel gradient, or its input
-/// gradient (a transposed convolution: DISC's convolution with an input
-/// dilation).
-enum class Direction { Forward, BackwardFilter, BackwardData };
-
-/// What differs between the directions. cuDNN's roles: x the forward's
-/// input, w its filter, y its output. DISC's operands (input, kernel or
-/// kernel gradient, output or output gradient) map onto them: Forward x =
-/// input, w = kernel, y = output (computed); BackwardFilter x = input, w =
-/// kernel gradient (computed), y = output gradient; BackwardData x = output
-/// (computed: the transposed convolution's result is the forward's input
-/// gradient), w = the kernel rearranged, y = input.
-struct DirectionFacts {
-  const char *kernelName, *outputName, *what, *call;
-};
-constexpr DirectionFacts kDirections[] = {
-    {"kernel", "output", "a convolution", "cudnnConvolutionForward"},
-    {"kernel gradient", "output gradient", "a kernel gradient",
-     "cudnnConvolutionBackwardFilter"},
-    {"kernel", "output", "a transposed convolution",
-     "cudnnConvolutionBackwardData"},
-};
+PreparedConvolution prepareLegacy(const cudnn::Library &lib,
+                                  cudnn::Handle handle, const CudnnProblem &p,
+                                  const DirectionFacts &facts,
+                                  const std::string &described) {
+  using namespace cudnn;
+  const bool backwardData = p.direction == Direction::BackwardData;
+  const int nd = p.rank();
+  auto d = std::make_unique<Descriptors>(lib);
+  check(lib.createTensor(&d->x), "cudnnCreateTensorDescriptor");
+  check(lib.createTensor(&d->y), "cudnnCreateTensorDescriptor");
+  check(lib.createFilter(&d->w), "cudnnCreateFilterDescriptor");
+  check(lib.createConv(&d->conv), "cudnnCreateConvolutionDescriptor");
+  check(lib.setTensorNd(d->x, p.type, nd, p.xDims.data(), p.xStrides.data()),
+        backwardData ? "cudnnSetTensorNdDescriptor(output)"
+                     : "cudnnSetTensorNdDescriptor(input)");
+  check(lib.setTensorNd(d->y, p.type, nd, p.yDims.data(), p.yStrides.data()),
+        p.direction == Direction::Forward
+            ? "cudnnSetTensorNdDescriptor(output)"
+        : backwardData ? "cudnnSetTensorNdDescriptor(input)"
+                       : "cudnnSetTensorNdDescriptor(output gradient)");
+  check(lib.setFilterNd(d->w, p.type, kNCHW, nd, p.wDims.data()),
+        "cudnnSetFilterNdDescriptor");
+  check(lib.setConvNd(d->conv, nd - 2, p.pads.data(), p.convStrides.data(),
+                      p.dilations.data(),
+                      backwardData ? kConvolution : kCrossCorrelation, kFloat),
+        "cudnnSetConvolutionNdDescriptor");
+  check(lib.setGroupCount(d->conv, toInt(p.groups, "groups")),
+        "cudnnSetConvolutionGroupCount");
+  check(lib.setMathType(d->conv, p.mathType), "cudnnSetConvolutionMathType");
+  AlgoPerf choice{};
+  int returned = 0;
+  switch (p.direction) {
+  case Direction::Forward:
+    check(lib.getForwardAlgorithm(handle, d->x, d->w, d->conv, d->y, 1,
+                                  &returned, &choice),
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+    break;
+  case Direction::BackwardFilter:
+    check(lib.getBackwardFilterAlgorithm(handle, d->x, d->y, d->conv, d->w, 1,
+                                         &returned, &choice),
+          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    break;
+  case Direction::BackwardData:
+    check(lib.getBackwardDataAlgorithm(handle, d->w, d->y, d->conv, d->x, 1,
+                                       &returned, &choice),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    break;
+  }
+  if (returned < 1 || choice.status != 0)
+    throw OpError(std::string("cuDNN has no algorithm for ") + facts.what +
+                  ": " + described);
+  // cuDNN runs an algorithm with the descriptor's math type, which must be
+  // the one the heuristic chose it for (a tensor-core algorithm under the
+  // default math). FMA math stays FMA: a tensor-core choice there would be
+  // TF32 the caller did not allow.
+  if (p.mathType != kFmaMath && choice.mathType != p.mathType)
+    check(lib.setMathType(d->conv, choice.mathType),
+          "cudnnSetConvolutionMathType(heuristic's choice)");
+  switch (p.direction) {
+  case Direction::Forward:
+    check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y, choice.algo,
+                               &choice.memory),
+          "cudnnGetConvolutionForwardWorkspaceSize");
+    break;
+  case Direction::BackwardFilter:
+    check(lib.getBackwardFilterWorkspaceSize(handle, d->x, d->y, d->conv, d->w,
+                                             choice.algo, &choice.memory),
+          "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    break;
+  case Direction::BackwardData:
+    check(lib.getBackwardDataWorkspaceSize(handle, d->w, d->y, d->conv, d->x,
+                                           choice.algo, &choice.memory),
+          "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    break;
+  }
+  if (logLibraryCalls())
+    std::fprintf(stderr,
+                 "[disc] library: cuDNN (legacy API) for %s (%s): algorithm "
+                 "%d, math type %d, workspace %zu bytes\n",
+                 facts.what, described.c_str(), choice.algo, choice.mathType,
+                 choice.memory);
+  return PreparedConvolution{std::move(d), choice};
+}
 
 /// The convolution, its kernel gradient, or a transposed convolution on
 /// the call's stream; `xRef`, `wRef`, `yRef` are DISC's input, kernel (or
@@ -277,6 +346,7 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
                      const UnrankedMemRef *xRef, const UnrankedMemRef *wRef,
                      const UnrankedMemRef *yRef, const ConvParams &call) {
   using namespace cudnn;
+  const CudnnApi api = cudnnApiChoice();
   const size_t elemSize = dtypeSize(dtype);
   const int64_t rank = convolutionRank(xRef);
   const int64_t spatial = rank - 2;
@@ -376,161 +446,55 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
     filterSizes[0] = input.sizes[1];
     filterSizes[1] = output.sizes[1] / groups;
   }
+  CudnnProblem p;
+  p.direction = direction;
+  p.type = cudnnTypeOf(dtype);
+  p.groups = groups;
   // 1-d as 2-d of height 1: dims, strides and parameters get a leading
   // spatial slot.
-  std::vector<int> xDims, xStrides, yDims, yStrides, wDims;
-  std::vector<int> pads, convStrides, dilations;
   const bool oneD = spatial == 1;
   for (int64_t d = 0; d < rank; ++d) {
     if (oneD && d == 2) {
-      xDims.push_back(1);
-      xStrides.push_back(
+      p.xDims.push_back(1);
+      p.xStrides.push_back(
           toInt(xOperand.sizes[2] * xOperand.strides[2], "stride"));
-      yDims.push_back(1);
-      yStrides.push_back(
+      p.yDims.push_back(1);
+      p.yStrides.push_back(
           toInt(yOperand.sizes[2] * yOperand.strides[2], "stride"));
-      wDims.push_back(1);
+      p.wDims.push_back(1);
     }
-    xDims.push_back(toInt(xOperand.sizes[d], "input size"));
-    xStrides.push_back(toInt(xOperand.strides[d], "input stride"));
-    yDims.push_back(toInt(yOperand.sizes[d], "output size"));
-    yStrides.push_back(toInt(yOperand.strides[d], "output stride"));
-    wDims.push_back(toInt(filterSizes[d], "kernel size"));
+    p.xDims.push_back(toInt(xOperand.sizes[d], "input size"));
+    p.xStrides.push_back(toInt(xOperand.strides[d], "input stride"));
+    p.yDims.push_back(toInt(yOperand.sizes[d], "output size"));
+    p.yStrides.push_back(toInt(yOperand.strides[d], "output stride"));
+    p.wDims.push_back(toInt(filterSizes[d], "kernel size"));
   }
   if (oneD) {
-    pads.push_back(0), convStrides.push_back(1), dilations.push_back(1);
+    p.pads.push_back(0), p.convStrides.push_back(1);
+    p.dilations.push_back(1);
   }
   for (int64_t s = 0; s < spatial; ++s) {
-    pads.push_back(toInt(cudnnPads[s], "padding"));
-    convStrides.push_back(toInt(cudnnStrides[s], "stride"));
-    dilations.push_back(toInt(call.dilations[s], "dilation"));
+    p.pads.push_back(toInt(cudnnPads[s], "padding"));
+    p.convStrides.push_back(toInt(cudnnStrides[s], "stride"));
+    p.dilations.push_back(toInt(call.dilations[s], "dilation"));
   }
   // A size-1 dim may carry any stride; cuDNN wants positive ones.
-  for (size_t d = 0; d < xStrides.size(); ++d) {
-    xStrides[d] = std::max(xStrides[d], 1);
-    yStrides[d] = std::max(yStrides[d], 1);
+  for (size_t d = 0; d < p.xStrides.size(); ++d) {
+    p.xStrides[d] = std::max(p.xStrides[d], 1);
+    p.yStrides[d] = std::max(p.yStrides[d], 1);
   }
-  const Library &lib = library();
-  Handle handle = handleFor(cuda::currentContext());
-  check(lib.setStream(handle, ectx.cudaStream), "cudnnSetStream");
-  const int type = cudnnTypeOf(dtype);
-  const int nd = static_cast<int>(xDims.size());
   // The math cuDNN may use, as PyTorch sets it: f32 with TF32 allowed is
   // the default math (TF32 tensor cores on sm_80 and newer), without it FMA
   // only; f16 and bf16 tensor cores.
-  const int mathType = dtype != DType::F32 ? kTensorOpMath
-                       : ectx.float32Math.tf32Convolution ? kDefaultMath
-                                                          : kFmaMath;
-  // The problem: everything the descriptors and the algorithm depend on.
-  std::vector<int64_t> problem = {static_cast<int64_t>(direction), type, nd,
-                                  groups, mathType};
-  for (auto *list : {&xDims, &xStrides, &yDims, &yStrides, &wDims, &pads,
-                     &convStrides, &dilations})
-    problem.insert(problem.end(), list->begin(), list->end());
-  const PreparedConvolution &prepared =
-      cuda::preparedPerProblem<PreparedConvolution>(handle, problem, [&] {
-        auto d = std::make_unique<Descriptors>(lib);
-        check(lib.createTensor(&d->x), "cudnnCreateTensorDescriptor");
-        check(lib.createTensor(&d->y), "cudnnCreateTensorDescriptor");
-        check(lib.createFilter(&d->w), "cudnnCreateFilterDescriptor");
-        check(lib.createConv(&d->conv), "cudnnCreateConvolutionDescriptor");
-        check(lib.setTensorNd(d->x, type, nd, xDims.data(), xStrides.data()),
-              backwardData ? "cudnnSetTensorNdDescriptor(output)"
-                           : "cudnnSetTensorNdDescriptor(input)");
-        check(lib.setTensorNd(d->y, type, nd, yDims.data(), yStrides.data()),
-              direction == Direction::Forward
-                  ? "cudnnSetTensorNdDescriptor(output)"
-              : backwardData ? "cudnnSetTensorNdDescriptor(input)"
-                             : "cudnnSetTensorNdDescriptor(output gradient)");
-        check(lib.setFilterNd(d->w, type, kNCHW, nd, wDims.data()),
-              "cudnnSetFilterNdDescriptor");
-        check(lib.setConvNd(d->conv, nd - 2, pads.data(), convStrides.data(),
-                            dilations.data(),
-                            backwardData ? kConvolution : kCrossCorrelation,
-                            kFloat),
-              "cudnnSetConvolutionNdDescriptor");
-        check(lib.setGroupCount(d->conv, toInt(groups, "groups")),
-              "cudnnSetConvolutionGroupCount");
-        check(lib.setMathType(d->conv, mathType),
-              "cudnnSetConvolutionMathType");
-        // cuDNN's heuristic, kept with the descriptors.
-        AlgoPerf choice{};
-        int returned = 0;
-        switch (direction) {
-        case Direction::Forward:
-          check(lib.getForwardAlgorithm(handle, d->x, d->w, d->conv, d->y, 1,
-                                        &returned, &choice),
-                "cudnnGetConvolutionForwardAlgorithm_v7");
-          break;
-        case Direction::BackwardFilter:
-          check(lib.getBackwardFilterAlgorithm(handle, d->x, d->y, d->conv,
-                                               d->w, 1, &returned, &choice),
-                "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-          break;
-        case Direction::BackwardData:
-          check(lib.getBackwardDataAlgorithm(handle, d->w, d->y, d->conv,
-                                             d->x, 1, &returned, &choice),
-                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-          break;
-        }
-        if (returned < 1 || choice.status != 0)
-          throw OpError(std::string("cuDNN has no algorithm for ") +
-                        facts.what + ": " + describe());
-        // cuDNN runs an algorithm with the descriptor's math type, which
-        // must be the one the heuristic chose it for (a tensor-core
-        // algorithm under the default math). FMA math stays FMA: a
-        // tensor-core choice there would be TF32 the caller did not allow.
-        if (mathType != kFmaMath && choice.mathType != mathType)
-          check(lib.setMathType(d->conv, choice.mathType),
-                "cudnnSetConvolutionMathType(heuristic's choice)");
-        switch (direction) {
-        case Direction::Forward:
-          check(lib.getWorkspaceSize(handle, d->x, d->w, d->conv, d->y,
-                                     choice.algo, &choice.memory),
-                "cudnnGetConvolutionForwardWorkspaceSize");
-          break;
-        case Direction::BackwardFilter:
-          check(lib.getBackwardFilterWorkspaceSize(handle, d->x, d->y, d->conv,
-                                                   d->w, choice.algo,
-                                                   &choice.memory),
-                "cudnnGetConvolutionBackwardFilterWorkspaceSize");
-          break;
-        case Direction::BackwardData: {
-          check(lib.getBackwardDataWorkspaceSize(handle, d->w, d->y, d->conv,
-                                                 d->x, choice.algo,
-                                                 &choice.memory),
-                "cudnnGetConvolutionBackwardDataWorkspaceSize");
-          // The kernel as [G, C'/G, K/G, k] (k: the window, flattened)
-          // read as [G, K/G, C'/G, k] into a packed filter.
-          int64_t window = 1;
-          for (int64_t s = 0; s < spatial; ++s)
-            window *= kernel.sizes[2 + s];
-          const int64_t outPerGroup = kernel.sizes[0] / groups;
-          const int64_t inPerGroup = kernel.sizes[1];
-          const int swapDims[4] = {toInt(groups, "groups"),
-                                   toInt(inPerGroup, "kernel size"),
-                                   toInt(outPerGroup, "kernel size"),
-                                   toInt(window, "kernel size")};
-          const int swapFrom[4] = {
-              toInt(outPerGroup * inPerGroup * window, "kernel stride"),
-              toInt(window, "kernel stride"),
-              toInt(inPerGroup * window, "kernel stride"), 1};
-          const int swapTo[4] = {swapFrom[0],
-                                 toInt(outPerGroup * window, "kernel stride"),
-                                 toInt(window, "kernel stride"), 1};
-          check(lib.createTensor(&d->swapFrom), "cudnnCreateTensorDescriptor");
-          check(lib.createTensor(&d->swapTo), "cudnnCreateTensorDescriptor");
-          check(lib.setTensorNd(d->swapFrom, type, 4, swapDims, swapFrom),
-                "cudnnSetTensorNdDescriptor(kernel)");
-          check(lib.setTensorNd(d->swapTo, type, 4, swapDims, swapTo),
-                "cudnnSetTensorNdDescriptor(filter)");
-          break;
-        }
-        }
-        return PreparedConvolution{std::move(d), choice};
-      });
-  const Descriptors &d = *prepared.descriptors;
-  const AlgoPerf choice = prepared.choice;
+  p.mathType = dtype != DType::F32 ? kTensorOpMath
+               : ectx.float32Math.tf32Convolution ? kDefaultMath
+                                                  : kFmaMath;
+  p.tensorCoresAllowed = p.mathType != kFmaMath;
+  const Library &lib = library();
+  Handle handle = handleFor(cuda::currentContext());
+  check(lib.setStream(handle, ectx.cudaStream), "cudnnSetStream");
+  std::vector<int64_t> key = p.key();
+
   // Scratch on the call's stream, freed stream-ordered after the call.
   std::vector<void *> scratch;
   auto allocate = [&](int64_t bytes) {
@@ -548,31 +512,54 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
         releaseDeviceForCall(ectx, ptr);
     }
   } freeScratch{ectx, scratch};
+  // cuDNN's x, w and y data; backward data's filter is the kernel
+  // rearranged into scratch.
+  void *xData = backwardData ? output.data : input.data;
+  void *wData = kernel.data;
+  void *yData = backwardData ? input.data : output.data;
+  const float one = 1.0f, zero = 0.0f;
+  if (backwardData) {
+    const KernelSwap &swap =
+        *cuda::preparedPerProblem<std::unique_ptr<KernelSwap>>(
+            handle, key,
+            [&] { return makeKernelSwap(lib, p.type, groups, kernel.sizes); });
+    wData = allocate(numElements(kernel.sizes) * (int64_t)elemSize);
+    check(lib.transformTensor(handle, &one, swap.from, kernel.data, &zero,
+                              swap.to, wData),
+          "cudnnTransformTensor(kernel)");
+  }
+
+  if (api == CudnnApi::Backend) {
+    void *const data[3] = {xData, wData, yData};
+    executeConvolutionPlan(handle, p, facts, data, allocate, describe);
+    return;
+  }
+
+  const PreparedConvolution &prepared =
+      cuda::preparedPerProblem<PreparedConvolution>(handle, key, [&] {
+        return prepareLegacy(lib, handle, p, facts, describe());
+      });
+  const Descriptors &d = *prepared.descriptors;
+  const AlgoPerf choice = prepared.choice;
   void *workspace =
       choice.memory > 0 ? allocate((int64_t)choice.memory) : nullptr;
-  const float one = 1.0f, zero = 0.0f;
   Status status = 0;
   switch (direction) {
   case Direction::Forward:
-    status = lib.forward(handle, &one, d.x, input.data, d.w, kernel.data,
-                         d.conv, choice.algo, workspace, choice.memory, &zero,
-                         d.y, output.data);
+    status = lib.forward(handle, &one, d.x, xData, d.w, wData, d.conv,
+                         choice.algo, workspace, choice.memory, &zero, d.y,
+                         yData);
     break;
   case Direction::BackwardFilter:
-    status = lib.backwardFilter(handle, &one, d.x, input.data, d.y,
-                                output.data, d.conv, choice.algo, workspace,
-                                choice.memory, &zero, d.w, kernel.data);
+    status = lib.backwardFilter(handle, &one, d.x, xData, d.y, yData, d.conv,
+                                choice.algo, workspace, choice.memory, &zero,
+                                d.w, wData);
     break;
-  case Direction::BackwardData: {
-    void *filter = allocate(numElements(kernel.sizes) * (int64_t)elemSize);
-    check(lib.transformTensor(handle, &one, d.swapFrom, kernel.data, &zero,
-                              d.swapTo, filter),
-          "cudnnTransformTensor(kernel)");
-    status = lib.backwardData(handle, &one, d.w, filter, d.y, input.data,
-                              d.conv, choice.algo, workspace, choice.memory,
-                              &zero, d.x, output.data);
+  case Direction::BackwardData:
+    status = lib.backwardData(handle, &one, d.w, wData, d.y, yData, d.conv,
+                              choice.algo, workspace, choice.memory, &zero,
+                              d.x, xData);
     break;
-  }
   }
   check(status, facts.call);
 }

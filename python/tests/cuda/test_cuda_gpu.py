@@ -546,41 +546,80 @@ def test_cpu_scalars_and_floats_reach_a_cuda_partition():
     assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
 
 
-@pytest.mark.parametrize("groups", [1, 2])
-def test_transposed_convolution_and_strided_input_gradient_on_the_gpu(groups):
-    """A strided transposed convolution with output padding (cuDNN's
-    backward data), and the input gradient of a strided convolution (the
-    same call in a training graph), against eager at three sizes with one
-    compilation each and nothing in eager."""
-    g = torch.Generator(device="cuda").manual_seed(3)
-    up = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1,
-                                  groups=groups).cuda()
-    down = torch.nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=groups).cuda()
-    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
-        torch._dynamo.reset()
-        compiled_up = torch.compile(up, backend="disc", dynamic=True)
-        before = disc.stats()
-        with torch.no_grad():
-            for size in (5, 8, 13):
-                x = torch.randn(2, 4, size, size + 3, device="cuda", generator=g)
-                torch.testing.assert_close(compiled_up(x), up(x), rtol=1e-4, atol=1e-4)
-        after = disc.stats()
-        assert after["compilations"] - before["compilations"] == 1
-        assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+@pytest.mark.parametrize("api", ["backend", "legacy"])
+def test_convolutions_through_each_cudnn_api_on_the_gpu(api, monkeypatch):
+    """Convolutions through cuDNN's graph API (DISC_CUDA_CONV_API=backend,
+    the default: plans prepared once per problem) or its legacy descriptor
+    API: a strided, dilated, grouped 2-d convolution with a ReLU and a 1-d
+    one, in f32 (no TF32) and f16, against eager at three sizes with one
+    compilation each and nothing in eager. Backward filter and data:
+    test_transposed_convolution_and_strided_input_gradient_on_the_gpu."""
+    monkeypatch.setenv("DISC_CUDA_CONV_API", api)
+    g = torch.Generator(device="cuda").manual_seed(11)
 
-        torch._dynamo.reset()
-        compiled_down = torch.compile(down, backend="disc", dynamic=True)
-        before = disc.stats()
-        for size in (6, 9, 14):
-            x = torch.randn(2, 4, size, size + 1, device="cuda", generator=g)
-            x_ref = x.clone().requires_grad_()
-            x.requires_grad_()
-            compiled_down(x).square().sum().backward()
-            down(x_ref).square().sum().backward()
-            torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-4)
-        after = disc.stats()
-        assert after["compilations"] - before["compilations"] == 2  # forward, backward
-        assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+    def convolutions(x, w, x1, w1):
+        y = torch.nn.functional.conv2d(x, w, stride=2, padding=2, dilation=2, groups=2)
+        return y.relu(), torch.nn.functional.conv1d(x1, w1, padding=1)
+
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        for dtype, tol in ((torch.float32, 1e-4), (torch.float16, 2e-2)):
+            torch._dynamo.reset()
+            compiled = torch.compile(convolutions, backend="disc", dynamic=True)
+            before = disc.stats()
+            w = torch.randn(12, 4, 3, 3, device="cuda", generator=g).to(dtype)
+            w1 = torch.randn(6, 5, 3, device="cuda", generator=g).to(dtype)
+            with torch.no_grad():
+                for n, size in ((2, 9), (3, 16), (5, 31)):
+                    x = torch.randn(n, 8, size, size + 2, device="cuda", generator=g).to(dtype)
+                    x1 = torch.randn(n, 5, 4 * size, device="cuda", generator=g).to(dtype)
+                    for got, want in zip(compiled(x, w, x1, w1), convolutions(x, w, x1, w1)):
+                        torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+            after = disc.stats()
+            assert after["compilations"] - before["compilations"] == 1, dtype
+            assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+
+
+@pytest.mark.parametrize("api", ["backend", "legacy"])
+def test_transposed_convolution_and_strided_input_gradient_on_the_gpu(api, monkeypatch):
+    """A strided transposed convolution with output padding (cuDNN's
+    backward data), and the input and kernel gradients of a strided
+    convolution (backward data and filter in a training graph), with 1 and
+    2 groups, through each cuDNN API (DISC_CUDA_CONV_API), against eager at
+    three sizes with one compilation each and nothing in eager."""
+    monkeypatch.setenv("DISC_CUDA_CONV_API", api)
+    g = torch.Generator(device="cuda").manual_seed(3)
+    for groups in (1, 2):
+        up = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1,
+                                      groups=groups).cuda()
+        down = torch.nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=groups).cuda()
+        ref = copy.deepcopy(down)
+        with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+            torch._dynamo.reset()
+            compiled_up = torch.compile(up, backend="disc", dynamic=True)
+            before = disc.stats()
+            with torch.no_grad():
+                for size in (5, 8, 13):
+                    x = torch.randn(2, 4, size, size + 3, device="cuda", generator=g)
+                    torch.testing.assert_close(compiled_up(x), up(x), rtol=1e-4, atol=1e-4)
+            after = disc.stats()
+            assert after["compilations"] - before["compilations"] == 1
+            assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+
+            torch._dynamo.reset()
+            compiled_down = torch.compile(down, backend="disc", dynamic=True)
+            before = disc.stats()
+            for size in (6, 9, 14):
+                x = torch.randn(2, 4, size, size + 1, device="cuda", generator=g)
+                x_ref = x.clone().requires_grad_()
+                x.requires_grad_()
+                compiled_down(x).square().sum().backward()
+                ref(x_ref).square().sum().backward()
+                torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-4)
+                torch.testing.assert_close(down.weight.grad, ref.weight.grad, rtol=1e-4,
+                                           atol=1e-3)
+            after = disc.stats()
+            assert after["compilations"] - before["compilations"] == 2  # forward, backward
+            assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
 
 
 def test_f32_library_calls_use_tf32_exactly_when_pytorch_allows_it():
