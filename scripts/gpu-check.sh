@@ -16,8 +16,9 @@
 # device memory and of the newest kernel variants; a failing one switches
 # its feature off for the rest of the run), `pytest -m cuda`
 # (python/tests/cuda: programs, models, training),
-# the kernel benchmark, an A/B of DISC_CUDA_DEPTHWISE on three samples
-# (GPU_CHECK_AB_SECONDS, default 100; into run.log), then the GraphNet harness with --device cuda
+# the kernel benchmark, A/Bs of DISC_CUDA_CONV_API and DISC_CUDA_DEPTHWISE
+# on two samples each (GPU_CHECK_AB, GPU_CHECK_AB_SECONDS, default 100; into
+# run.log), then the GraphNet harness with --device cuda
 # --dynamic true on the shared dev set (eager, Inductor and DISC in one run;
 # then eager and DISC in training mode). Eight files go to $OUT (the device
 # tool's output folder; it returns at most 8) or gpu-check-out/: run.log
@@ -150,23 +151,33 @@ if [[ "${GPU_CHECK_KERNELS:-1}" == "1" ]]; then
     --parts "${GPU_CHECK_KERNEL_PARTS:-memory,gemm,host}" 2>&1 | tail -60 | tee "$OUT/kernels.log"
 fi
 
-# 2b. A/B of a compile-time switch on a few dev-set samples, alone on the
-# machine (interleaved calls, bench/env_ab.py): by default cuDNN against the
-# generated depthwise convolutions (docs/cuda.md). GPU_CHECK_AB_SECONDS=0
-# skips it.
+# 2b. A/Bs of switches on a few dev-set samples, alone on the machine
+# (interleaved calls, bench/env_ab.py), within GPU_CHECK_AB_SECONDS (default
+# 100; 0 skips them). GPU_CHECK_AB: ';'-separated "VAR=A,B SAMPLE..." specs;
+# by default cuDNN's graph API against its legacy API on two convolutional
+# samples, then the generated depthwise convolutions against cuDNN's
+# (docs/cuda.md). GPU_CHECK_AB_VAR / _VALUES / _SAMPLES give one spec.
 SAMPLES=${GPU_CHECK_SAMPLES:-}
 for dir in shared/graphnet/samples gpu-shared/graphnet/samples ../shared/graphnet/samples; do
   [[ -z "$SAMPLES" && -d $dir ]] && SAMPLES=$dir
 done
 AB_SECONDS=${GPU_CHECK_AB_SECONDS:-100}
+if [[ -n "${GPU_CHECK_AB_VAR:-}" ]]; then
+  AB_SPECS=("$GPU_CHECK_AB_VAR=${GPU_CHECK_AB_VALUES:-1,0} ${GPU_CHECK_AB_SAMPLES:-torchvision/mobilenet_v3_small timm/convnext_atto.d2_in1k mmseg/Fast-SCNN}")
+else
+  IFS=';' read -ra AB_SPECS <<< "${GPU_CHECK_AB:-DISC_CUDA_CONV_API=backend,legacy torchvision/resnet18 timm/convnext_atto.d2_in1k;DISC_CUDA_DEPTHWISE=generated,cudnn torchvision/mobilenet_v3_small mmseg/Fast-SCNN}"
+fi
 if [[ $AB_SECONDS -gt 0 && -n "$SAMPLES" ]]; then
   ab_end=$((SECONDS + AB_SECONDS))
-  for sample in ${GPU_CHECK_AB_SAMPLES:-torchvision/mobilenet_v3_small timm/convnext_atto.d2_in1k mmseg/Fast-SCNN}; do
-    [[ $((ab_end - SECONDS)) -gt 10 ]] || break
-    echo "[gpu-check] A/B $sample: ${GPU_CHECK_AB_VAR:-DISC_CUDA_DEPTHWISE}=${GPU_CHECK_AB_VALUES:-generated,cudnn}"
-    timeout $((ab_end - SECONDS)) "$PY" bench/env_ab.py "$SAMPLES/$sample" --device cuda --dynamic \
-      --var "${GPU_CHECK_AB_VAR:-DISC_CUDA_DEPTHWISE}" --values "${GPU_CHECK_AB_VALUES:-generated,cudnn}" \
-      --calls 30 2>&1 | grep -v Warning | tail -4
+  for spec in "${AB_SPECS[@]}"; do
+    spec=$(echo "$spec" | xargs)   # trimmed
+    setting=${spec%% *}; var=${setting%%=*}; values=${setting#*=}
+    for sample in ${spec#* }; do
+      [[ $((ab_end - SECONDS)) -gt 10 ]] || break 2
+      echo "[gpu-check] A/B $sample: $var=$values"
+      timeout $((ab_end - SECONDS)) "$PY" bench/env_ab.py "$SAMPLES/$sample" --device cuda --dynamic \
+        --var "$var" --values "$values" --calls 30 2>&1 | grep -v Warning | tail -4
+    done
   done 2>&1 | tee -a "$OUT/run.log"
 fi
 
