@@ -85,6 +85,16 @@ static std::string integerSetting(const char *name, long long fallback,
   return value;
 }
 
+/// Values the host computes, stored in one-element buffers, forwarded to
+/// their loads before the loop mapping (each host-level access of device
+/// memory would be a one-thread kernel). DISC_CUDA_FORWARD_SCALARS=0 leaves
+/// them (to compare, or to rule the pass out when debugging).
+static std::string forwardHostScalarsStep() {
+  return integerSetting("DISC_CUDA_FORWARD_SCALARS", 1, 0, 1) == "1"
+             ? "func.func(disc-forward-host-scalars),"
+             : "";
+}
+
 /// DISC_CUDA_ROW_VARIANT: unset or "auto" (the default) lets each call of a
 /// row kernel pick one row per thread, warp or block from the row length
 /// and count; "thread", "warp" or "block" forces one (tests, benchmarks).
@@ -334,7 +344,8 @@ std::string disc::cpuKernelsToLlvmPipeline() {
 std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
                                                      bool logFusion) {
   return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda-emulated") +
-         ",convert-math-to-funcs," + mapLoopsToGpuStep(logFusion) + "," +
+         ",convert-math-to-funcs," + forwardHostScalarsStep() +
+         mapLoopsToGpuStep(logFusion) + "," +
          cpuOutlineKernelsPipeline();
 }
 
@@ -349,7 +360,8 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          // modules by outlining).
          // Block-per-row nests become gpu.launch first (upstream does
          // not take their reductions and barriers).
-         ",convert-math-to-funcs," + mapLoopsToGpuStep(logFusion) + ","
+         ",convert-math-to-funcs," + forwardHostScalarsStep() +
+         mapLoopsToGpuStep(logFusion) + ","
          "func.func(disc-row-blocks-to-gpu,convert-parallel-loops-to-gpu),"
          // Constants and index arithmetic move into the kernels (known
          // there, not passed as arguments).

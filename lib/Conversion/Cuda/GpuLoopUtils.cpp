@@ -136,6 +136,30 @@ bool definedOutside(Value value, Operation *op) {
   return !op->isAncestor(owner);
 }
 
+bool hostComputable(Value value, Block &body, DenseMap<Value, bool> &memo) {
+  // A memref operand is its descriptor (memref.dim reads only that).
+  if (isa<MemRefType>(value.getType()))
+    return true;
+  if (!value.getType().isIntOrIndexOrFloat())
+    return false;
+  auto it = memo.find(value);
+  if (it != memo.end())
+    return it->second;
+  bool result = false;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    result = arg.getOwner() == &body;
+  } else {
+    Operation *def = value.getDefiningOp();
+    result = def->getBlock() == &body && def->getNumRegions() == 0 &&
+             isMemoryEffectFree(def) &&
+             llvm::all_of(def->getOperands(), [&](Value operand) {
+               return hostComputable(operand, body, memo);
+             });
+  }
+  memo[value] = result;
+  return result;
+}
+
 scf::ParallelOp createMappedLoop(OpBuilder &b, Location loc, Value count,
                                  gpu::Processor processor, ValueRange inits) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);

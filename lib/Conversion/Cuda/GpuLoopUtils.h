@@ -61,6 +61,13 @@ mlir::ValueRange accessedIndices(mlir::Operation *op);
 /// Whether `value` is defined outside `op` (not in its regions).
 bool definedOutside(mlir::Value value, mlir::Operation *op);
 
+/// Whether the host computes `value` without reading memory: a scalar made
+/// from `body`'s arguments and memory-free ops of `body` (constants, shape
+/// arithmetic, `memref.dim`: memref operands count as their descriptors).
+/// `memo` caches answers across calls.
+bool hostComputable(mlir::Value value, mlir::Block &body,
+                    llvm::DenseMap<mlir::Value, bool> &memo);
+
 /// `scf.parallel (%i) = 0 to count` mapped to `processor`, with `inits` as
 /// reduction initial values (the caller adds the scf.reduce then; without
 /// them the body has its terminator).

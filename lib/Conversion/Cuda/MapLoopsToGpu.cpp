@@ -86,7 +86,6 @@ struct MapLoopsToGpuPass
                        << blockSize;
       return failure();
     }
-    forwardHostScalars(func);
     parallelizeWholeReductions(func);
     disc::cuda::parallelizeScatterLoops(func);
     disc::cuda::collapseOuterReductionLoops(func);
@@ -401,67 +400,6 @@ struct MapLoopsToGpuPass
     func::CallOp::create(b, loc, hook, ValueRange{id});
   }
 
-  /// Whether `value` is computed on the host without reading memory
-  /// (shapes, constants and arithmetic on them).
-  static bool isHostComputable(Value value, int depth = 0) {
-    if (depth > 64)
-      return false;
-    if (isa<BlockArgument>(value))
-      return isa<IndexType, IntegerType, FloatType>(value.getType());
-    Operation *def = value.getDefiningOp();
-    if (!isa<func::FuncOp>(def->getParentOp()))
-      return false; // inside a loop or a grid
-    if (isa<memref::DimOp>(def))
-      return true;
-    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0)
-      return false;
-    return llvm::all_of(def->getOperands(), [&](Value operand) {
-      return isHostComputable(operand, depth + 1);
-    });
-  }
-
-  /// A one-element buffer of the host code written once with a value the
-  /// host computes (a row length converted to a float, a scalar constant)
-  /// and otherwise only read: its reads take the value instead. On a GPU
-  /// the write would need a one-thread grid of its own, and the read
-  /// values become kernel arguments.
-  void forwardHostScalars(func::FuncOp func) {
-    DominanceInfo dominance(func);
-    for (auto alloc : llvm::to_vector(func.getBody().getOps<memref::AllocOp>())) {
-      auto type = alloc.getType();
-      if (!type.hasStaticShape() || type.getNumElements() != 1)
-        continue;
-      memref::StoreOp store;
-      SmallVector<memref::LoadOp> loads;
-      bool forwardable = true;
-      for (Operation *user : alloc->getUsers()) {
-        if (auto s = dyn_cast<memref::StoreOp>(user);
-            s && s.getMemRef() == alloc && !store &&
-            s->getBlock() == alloc->getBlock()) {
-          store = s;
-          continue;
-        }
-        if (auto l = dyn_cast<memref::LoadOp>(user)) {
-          loads.push_back(l);
-          continue;
-        }
-        forwardable = false; // returned, copied, passed on, stored twice
-      }
-      if (!forwardable || !store || !isHostComputable(store.getValue()))
-        continue;
-      if (!llvm::all_of(loads, [&](memref::LoadOp l) {
-            return dominance.properlyDominates(store.getOperation(), l);
-          }))
-        continue;
-      for (memref::LoadOp l : loads) {
-        l.replaceAllUsesWith(store.getValue());
-        l.erase();
-      }
-      store.erase();
-      alloc.erase();
-    }
-  }
-
   /// The atomic kind and identity of a reduction step `combine(acc, x)`,
   /// for the combiners a GPU has atomics for (floats: an addition marked
   /// reassociable; integers: add, or, and, min, max). None otherwise (float
@@ -587,21 +525,32 @@ struct MapLoopsToGpuPass
   void parallelizeWholeReduction(scf::ForOp loop) {
     if (loop.getNumRegionIterArgs() != 1)
       return;
-    auto load = loop.getInitArgs()[0].getDefiningOp<memref::LoadOp>();
-    if (!load || !load->hasOneUse() || load->getBlock() != loop->getBlock())
-      return;
-    Value acc = load.getMemRef();
-    auto accType = cast<MemRefType>(acc.getType());
-    if (!accType.hasStaticShape() || accType.getNumElements() != 1)
-      return;
     Value result = loop.getResult(0);
     if (!result.hasOneUse())
       return;
     auto store = dyn_cast<memref::StoreOp>(*result.getUsers().begin());
-    if (!store || store.getMemRef() != acc ||
-        store->getBlock() != loop->getBlock() ||
-        store.getIndices() != load.getIndices())
+    if (!store || store->getBlock() != loop->getBlock())
       return;
+    Value acc = store.getMemRef();
+    auto accType = cast<MemRefType>(acc.getType());
+    if (!accType.hasStaticShape() || accType.getNumElements() != 1)
+      return;
+    // The initial value: the accumulator's own, loaded right before, or a
+    // value the host computes (disc-forward-host-scalars forwards a
+    // reduction's identity fill).
+    Value init = loop.getInitArgs()[0];
+    auto load = init.getDefiningOp<memref::LoadOp>();
+    if (load) {
+      if (!load->hasOneUse() || load->getBlock() != loop->getBlock() ||
+          load.getMemRef() != acc || store.getIndices() != load.getIndices())
+        return;
+    } else {
+      DenseMap<Value, bool> memo;
+      if (loop->getBlock() != &loop->getParentRegion()->front() ||
+          !isa<func::FuncOp>(loop->getParentOp()) ||
+          !disc::cuda::hostComputable(init, *loop->getBlock(), memo))
+        return;
+    }
     BlockArgument iterArg = loop.getRegionIterArgs()[0];
     auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
     Operation *combine = yield.getOperand(0).getDefiningOp();
@@ -630,8 +579,9 @@ struct MapLoopsToGpuPass
           })
           .wasInterrupted();
     };
-    for (Operation *op = load->getNextNode(); op != store.getOperation();
-         op = op->getNextNode())
+    for (Operation *op = (load ? load.getOperation() : loop.getOperation())
+                             ->getNextNode();
+         op != store.getOperation(); op = op->getNextNode())
       if (writes(op))
         return;
 
@@ -650,30 +600,45 @@ struct MapLoopsToGpuPass
                                        atomic ? 65536 : kPlainPartials));
     Value identity =
         arith::ConstantOp::create(b, loc, identityAttr).getResult();
-    SmallVector<Value> indices(load.getIndices());
+    SmallVector<Value> indices(store.getIndices());
     // A range known to be at most 2048 long (at most 32 threads: an index
     // tensor's bounds check) combines straight into %acc: slots would cost
     // two launches more than those few atomics.
     std::optional<int64_t> knownCount = getConstantIntValue(count);
     const bool useSlots = !atomic || (reductionSlots > 0 &&
                                       (!knownCount || *knownCount > 32 * 64));
-    // The slots: min(threads, 128) partial results, from the identity;
-    // without an atomic, one per thread, each written once.
-    Value slots, slotBuffer;
+    // The slots: without an atomic, or with at most kPlainPartials threads
+    // (`plain`, chosen on the host), one per thread, each written once (no
+    // launch to fill them, no atomics, the same sum every call); otherwise
+    // min(threads, 128) partial results combined atomically, from the
+    // identity.
+    Value slots, slotBuffer, plain;
     if (useSlots) {
-      slots = atomic ? b.createOrFold<arith::MinUIOp>(
-                           loc, threads,
-                           arith::ConstantIndexOp::create(
-                               b, loc, static_cast<int64_t>(reductionSlots)))
-                     : threads;
+      slots = threads;
+      if (atomic) {
+        plain = b.createOrFold<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ule, threads,
+            arith::ConstantIndexOp::create(b, loc, kPlainPartials));
+        Value shared = b.createOrFold<arith::MinUIOp>(
+            loc, threads,
+            arith::ConstantIndexOp::create(
+                b, loc, static_cast<int64_t>(reductionSlots)));
+        slots = b.createOrFold<arith::SelectOp>(loc, plain, threads, shared);
+      }
       slotBuffer = memref::AllocOp::create(
           b, loc,
           MemRefType::get({ShapedType::kDynamic}, accType.getElementType()),
           ValueRange{slots});
     }
+    // Atomics straight into %acc start from the initial value there.
+    if (!useSlots && !load)
+      memref::StoreOp::create(b, loc, init, acc, indices);
+    // The shared slots filled with the identity: none when plain (an empty
+    // grid is not launched).
     if (useSlots && atomic) {
+      Value filled = b.createOrFold<arith::SelectOp>(loc, plain, zero, slots);
       scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{slots}, ValueRange{one},
+          b, loc, ValueRange{zero}, ValueRange{filled}, ValueRange{one},
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
             memref::StoreOp::create(pb, ploc, identity, slotBuffer, ivs);
           });
@@ -705,15 +670,22 @@ struct MapLoopsToGpuPass
                                     ValueRange{ivs[0]});
             return;
           }
-          Value slot = arith::RemUIOp::create(pb, ploc, ivs[0], slots);
-          memref::AtomicRMWOp::create(pb, ploc, combiner->first,
+          auto choice = scf::IfOp::create(pb, ploc, plain,
+                                          /*withElseRegion=*/true);
+          OpBuilder tb = choice.getThenBodyBuilder();
+          memref::StoreOp::create(tb, ploc, part.getResult(0), slotBuffer,
+                                  ValueRange{ivs[0]});
+          OpBuilder eb = choice.getElseBodyBuilder();
+          Value slot = arith::RemUIOp::create(eb, ploc, ivs[0], slots);
+          memref::AtomicRMWOp::create(eb, ploc, combiner->first,
                                       part.getResult(0), slotBuffer,
                                       ValueRange{slot});
         });
     if (!useSlots) {
       store.erase();
       loop.erase();
-      load.erase();
+      if (load)
+        load.erase();
       return;
     }
     // %acc combined with the slots: a row kernel of one row, whose
@@ -723,9 +695,10 @@ struct MapLoopsToGpuPass
     auto row = scf::ParallelOp::create(b, loc, ValueRange{zero},
                                        ValueRange{one}, ValueRange{one});
     OpBuilder rb(row.getBody()->getTerminator());
-    load->moveBefore(row.getBody()->getTerminator());
+    if (load)
+      load->moveBefore(row.getBody()->getTerminator());
     auto gather = scf::ForOp::create(
-        rb, loc, zero, slots, one, ValueRange{load.getResult()},
+        rb, loc, zero, slots, one, ValueRange{load ? load.getResult() : init},
         [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
           Value partial =
               memref::LoadOp::create(fb, floc, slotBuffer, ValueRange{k});
@@ -740,6 +713,66 @@ struct MapLoopsToGpuPass
     b.setInsertionPointAfter(row);
     memref::DeallocOp::create(b, loc, slotBuffer);
     loop.erase();
+    sinkScalarEpilogue(row, store, gather.getResult(0));
+  }
+
+  /// The scalar work right after a whole-range reduction that reads only
+  /// its result and host values and writes one other one-element buffer
+  ///   %r = memref.load %acc[]; %m = arith.truncf %r (or a mean's divide,
+  ///   ...); memref.store %m, %other[]
+  /// moves into the combining row kernel, after its store of the result
+  /// (%r is that result): on a GPU it would be a one-thread kernel of its
+  /// own. Every thread of the row's block computes and stores the same
+  /// value.
+  static void sinkScalarEpilogue(scf::ParallelOp row, memref::StoreOp store,
+                                 Value result) {
+    Operation *op = row->getNextNode();
+    while (op && isa<memref::DeallocOp>(op))
+      op = op->getNextNode();
+    auto load = dyn_cast_or_null<memref::LoadOp>(op);
+    if (!load || load.getMemRef() != store.getMemRef() ||
+        load.getIndices() != store.getIndices())
+      return;
+    DominanceInfo dominance(row->getParentOp());
+    llvm::SetVector<Operation *> chain;
+    chain.insert(load);
+    memref::StoreOp out;
+    for (op = load->getNextNode(); op; op = op->getNextNode()) {
+      auto inChainOrBefore = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return (def && chain.contains(def)) ||
+               dominance.properlyDominates(v, row);
+      };
+      if (auto s = dyn_cast<memref::StoreOp>(op)) {
+        auto type = cast<MemRefType>(s.getMemRef().getType());
+        if (s.getMemRef() != store.getMemRef() && type.hasStaticShape() &&
+            type.getNumElements() == 1 &&
+            s.getValueToStore().getDefiningOp() &&
+            chain.contains(s.getValueToStore().getDefiningOp()) &&
+            llvm::all_of(s.getIndices(), inChainOrBefore) &&
+            dominance.properlyDominates(s.getMemRef(), row))
+          out = s;
+        break;
+      }
+      if (!isMemoryEffectFree(op) || op->getNumRegions() != 0 ||
+          !llvm::all_of(op->getOperands(), inChainOrBefore))
+        break;
+      chain.insert(op);
+    }
+    if (!out)
+      return;
+    // Nothing outside the chain may use what it computes.
+    for (Operation *member : chain)
+      for (Operation *user : member->getUsers())
+        if (!chain.contains(user) && user != out.getOperation())
+          return;
+    Operation *terminator = row.getBody()->getTerminator();
+    chain.remove(load.getOperation());
+    load.getResult().replaceAllUsesWith(result);
+    load->erase();
+    for (Operation *member : chain)
+      member->moveBefore(terminator);
+    out->moveBefore(terminator);
   }
 
   /// Whole-range reductions without an atomic combiner: at most this many

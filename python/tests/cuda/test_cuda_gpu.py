@@ -546,6 +546,31 @@ def test_cpu_scalars_and_floats_reach_a_cuda_partition():
     assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
 
 
+def test_group_norm_of_one_sample_on_the_gpu(monkeypatch):
+    """poolformer's group norm (batch 1, one group over C * H * W: whole-range
+    reductions whose zero fills the host forwards, with the mean and the
+    f64 sum's rounding in the combining kernel) and four groups, against
+    eager at three sizes on both sides of the 4096-thread switch to shared
+    slots, with one compilation each."""
+    monkeypatch.setenv("DISC_CACHE", "0")
+    g = torch.Generator(device="cuda").manual_seed(12)
+    for groups in (1, 4):
+        norm = torch.nn.GroupNorm(groups, 64).cuda()
+        with torch.no_grad():
+            norm.weight.copy_(torch.randn(64, device="cuda", generator=g))
+            norm.bias.copy_(torch.randn(64, device="cuda", generator=g))
+        torch._dynamo.reset()
+        compiled = torch.compile(norm, backend="disc", dynamic=True)
+        before = disc.stats()
+        with torch.no_grad():
+            for size in (7, 56, 80):  # 3136, 200704, 409600 elements
+                x = torch.randn(1, 64, size, size, device="cuda", generator=g) * 3 + 1
+                torch.testing.assert_close(compiled(x), norm(x), rtol=1e-4, atol=1e-4)
+        after = disc.stats()
+        assert after["compilations"] - before["compilations"] == 1, groups
+        assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+
+
 @pytest.mark.parametrize("api", ["backend", "legacy"])
 def test_convolutions_through_each_cudnn_api_on_the_gpu(api, monkeypatch):
     """Convolutions through cuDNN's graph API (DISC_CUDA_CONV_API=backend,

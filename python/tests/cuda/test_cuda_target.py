@@ -399,7 +399,7 @@ func.func @main(%x: tensor<?xf32>, %i: tensor<?xi32>) -> (tensor<f32>, tensor<i3
 
 def test_reduction_slots_setting(monkeypatch):
     """DISC_CUDA_REDUCTION_SLOTS (to compare on a GPU): 0 puts every
-    thread's atomic on the result (two kernels fewer per whole reduction,
+    thread's atomic on the result (one kernel fewer per whole reduction,
     same values); anything but an integer from 0 to 65536 is an error naming
     the variable."""
     monkeypatch.setenv("DISC_CACHE", "0")
@@ -414,7 +414,9 @@ def test_reduction_slots_setting(monkeypatch):
         s, m, o = exe(x, i)
         torch.testing.assert_close(s, x.double().sum().float(), rtol=1e-5, atol=1e-4)
         assert m.item() == i.max().item()
-    assert counts["0"] == counts["128"] - 6 == counts["3"] - 6  # fill and gather, 3 reductions
+    # Per reduction (3): the slots' fill and gather in the place of the
+    # initial value's one-thread store (forwarded otherwise).
+    assert counts["0"] == counts["128"] - 3 == counts["3"] - 3
     monkeypatch.setenv("DISC_CUDA_REDUCTION_SLOTS", "many")
     with pytest.raises(Exception, match="DISC_CUDA_REDUCTION_SLOTS must be an integer from 0 to 65536, got 'many'"):
         disc.compile_mlir(WHOLE_REDUCTIONS, target="cuda-emulated")
@@ -443,15 +445,18 @@ func.func @main(%i: tensor<16xi64>, %j: tensor<2048xi32>) -> (tensor<i64>, tenso
 
 
 def test_emulated_whole_reductions_combine_through_slots():
-    """Whole-range reductions: up to 65536 threads of 64 elements or more,
-    each combining its part atomically into one of min(threads, 128)
-    slots, then the slots into the result (MapLoopsToGpu.cpp). Sizes give
-    no thread, one, a few slots, 128 exactly, and threads wrapping around
-    the slots several times, against PyTorch with one compilation."""
+    """Whole-range reductions: up to 65536 threads of 64 elements or more;
+    up to 4096 threads each store their part into a slot of their own, more
+    combine theirs atomically into one of min(threads, 128) slots; then the
+    slots go into the result (MapLoopsToGpu.cpp). Sizes give no thread,
+    one, a few slots, 128 exactly, 897 threads, 4096 threads exactly and
+    4097 (the first with shared slots, wrapping around them), against
+    PyTorch with one compilation."""
     exe = disc.compile_mlir(WHOLE_REDUCTIONS, target="cuda-emulated")
     before = compilations()
     g = torch.Generator().manual_seed(4)
-    for n in (0, 1, 64 * 5 - 3, 64 * 128, 64 * 128 * 7 + 11):
+    for n in (0, 1, 64 * 5 - 3, 64 * 128, 64 * 128 * 7 + 11, 64 * 4096,
+              64 * 4096 + 1):
         x = torch.randn(n, generator=g)
         i = torch.randint(-1000, 1000, (n,), generator=g, dtype=torch.int32)
         s, m, o = exe(x, i)
@@ -463,6 +468,33 @@ def test_emulated_whole_reductions_combine_through_slots():
             want_or |= v
         assert o.item() == want_or, n
     assert compilations() == before
+
+
+def test_emulated_group_norm_of_one_sample(monkeypatch):
+    """A group norm of batch 1 (poolformer's: one group over C * H * W) is
+    whole-range reductions whose zero fills the host forwards
+    (disc-forward-host-scalars) and whose mean and rounding run in the
+    combining kernel: against PyTorch at three spatial sizes, on both sides
+    of the 4096-thread switch to shared slots, with one compilation, for
+    one group and for four."""
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CACHE", "0")
+    g = torch.Generator().manual_seed(12)
+    for groups in (1, 4):
+        norm = torch.nn.GroupNorm(groups, 64)
+        with torch.no_grad():
+            norm.weight.copy_(torch.randn(64, generator=g))
+            norm.bias.copy_(torch.randn(64, generator=g))
+        torch._dynamo.reset()
+        compiled = torch.compile(norm, backend="disc", dynamic=True)
+        before = disc.stats()
+        with torch.no_grad():
+            for size in (7, 56, 80):  # 3136, 200704, 409600 elements
+                x = torch.randn(1, 64, size, size, generator=g) * 3 + 1
+                torch.testing.assert_close(compiled(x), norm(x), rtol=1e-4, atol=1e-4)
+        after = disc.stats()
+        assert after["compilations"] - before["compilations"] == 1, groups
+        assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
 
 
 def test_emulated_whole_float_max_and_min_split_without_atomics():
@@ -503,11 +535,13 @@ func.func @main(%x: tensor<?xf32>, %y: tensor<?xf64>, %z: tensor<?xbf16>)
             torch.testing.assert_close(a, b, equal_nan=True, rtol=0, atol=0)
     assert compilations() == before + 1
     assert disc.stats()["rows_per_block"] > stats["rows_per_block"]
-    # Per reduction: the initial value, the parts, the slots' row kernel
-    # (its per-thread variant, which kernel counts take); ptxas accepts them.
-    assert disc.compile_mlir(text, target="cuda-emulated").kernel_counts["loops"] == 3 * 4
+    # Per reduction: the parts and the slots' row kernel (its per-thread
+    # variant, which kernel counts take), which starts from the initial
+    # value (forwarded by disc-forward-host-scalars: no kernel of its own);
+    # ptxas accepts them.
+    assert disc.compile_mlir(text, target="cuda-emulated").kernel_counts["loops"] == 2 * 4
     if disc._compiler().cuda_toolkit_path():
-        assert disc.compile_mlir(text, target="cuda").kernel_counts["loops"] == 3 * 4
+        assert disc.compile_mlir(text, target="cuda").kernel_counts["loops"] == 2 * 4
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 4), (1, 300, 1), (7, 1, 513)])

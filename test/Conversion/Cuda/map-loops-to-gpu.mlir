@@ -291,19 +291,26 @@ func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
 // -----
 
 // A reassociable sum of a whole range into one element: up to 65536
-// threads, each reducing a strided part from the identity (-0.0), then one
-// atomic add each into one of min(threads, 128) slots (thread t into slot
-// t mod slots; the slots filled with -0.0 first: atomics to one address
-// serialise); then the slots are added to the element in order (a row
-// kernel of one row). The initial store stays a one-thread grid before it.
+// threads, each reducing a strided part from the identity (-0.0). With at
+// most 4096 threads (chosen on the host) each stores its partial result in
+// a slot of its own: no fill, no atomics. With more, one atomic add each
+// into one of min(threads, 128) slots (thread t into slot t mod slots; the
+// slots filled with -0.0 first: atomics to one address serialise); the
+// fill's grid is empty (not launched) in the first case. Then the slots
+// are added to the element in order (a row kernel of one row). The initial
+// store stays a one-thread grid before it.
 // CHECK-LABEL: func.func @whole_sum
 // CHECK:         %[[ACC:.*]] = memref.alloc() : memref<f32>
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             memref.store %{{.*}}, %[[ACC]][]
+// CHECK:         %[[THREADS:.*]] = arith.minui %{{.*}}, %c65536
 // CHECK:         %[[MINUS_ZERO:.*]] = arith.constant -0.000000e+00 : f32
-// CHECK:         %[[SLOTS:.*]] = arith.minui %{{.*}}, %c128
+// CHECK:         %[[OWN:.*]] = arith.cmpi ule, %[[THREADS]], %c4096
+// CHECK:         %[[SHARED:.*]] = arith.minui %[[THREADS]], %c128
+// CHECK:         %[[SLOTS:.*]] = arith.select %[[OWN]], %[[THREADS]], %[[SHARED]]
 // CHECK:         %[[SLOT_BUFFER:.*]] = memref.alloc(%[[SLOTS]]) : memref<?xf32>
+// CHECK:         %[[FILLED:.*]] = arith.select %[[OWN]], %c0{{.*}}, %[[SLOTS]]
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             memref.store %[[MINUS_ZERO]], %[[SLOT_BUFFER]][%{{.*}}]
@@ -312,8 +319,11 @@ func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
 // CHECK:             scf.if
 // CHECK:               %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[P:.*]] = %[[MINUS_ZERO]])
 // CHECK:                 arith.addf %[[P]], %{{.*}} fastmath<reassoc>
-// CHECK:               %[[SLOT:.*]] = arith.remui %{{.*}}, %[[SLOTS]]
-// CHECK:               memref.atomic_rmw addf %[[PART]], %[[SLOT_BUFFER]][%[[SLOT]]]
+// CHECK:               scf.if %[[OWN]] {
+// CHECK:                 memref.store %[[PART]], %[[SLOT_BUFFER]][%{{.*}}]
+// CHECK:               } else {
+// CHECK:                 %[[SLOT:.*]] = arith.remui %{{.*}}, %[[SLOTS]]
+// CHECK:                 memref.atomic_rmw addf %[[PART]], %[[SLOT_BUFFER]][%[[SLOT]]]
 // CHECK-NOT:           memref.atomic_rmw {{.*}} %[[ACC]]
 // CHECK:         scf.if
 // CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
@@ -340,6 +350,59 @@ func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
   }
   memref.store %s, %acc[] : memref<f32>
   return %acc : memref<f32>
+}
+
+// -----
+
+// A sum starting from a value the host computes (disc-forward-host-scalars
+// left the reduction's zero fill out) and followed by scalar work on its
+// result alone (a mean: the sum divided by the host's element count,
+// stored in another one-element buffer): the combining row kernel starts
+// from that value, and the division and its store move into it, after the
+// result's store (they would be a one-thread kernel of their own).
+// Nothing else moves: the next loop still reads the mean from memory.
+// CHECK-LABEL: func.func @whole_mean
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[COUNT:.*]] = arith.sitofp
+// CHECK:         %[[ACC:.*]] = memref.alloc() : memref<f32>
+// CHECK:         %[[MEAN:.*]] = memref.alloc() : memref<f32>
+// CHECK:         scf.if
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK-NOT:         memref.load %[[ACC]][]
+// CHECK:             %[[SUM:.*]] = arith.addf %[[ZERO]], %{{.*}} fastmath<reassoc>
+// CHECK:             memref.store %[[SUM]], %[[ACC]][]
+// CHECK:             %[[M:.*]] = arith.divf %[[SUM]], %[[COUNT]] : f32
+// CHECK:             memref.store %[[M]], %[[MEAN]][]
+// CHECK:           } {disc.row_warp
+// CHECK:         memref.load %[[MEAN]][]
+func.func @whole_mean(%a: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %ni = arith.index_cast %n : index to i64
+  %count = arith.sitofp %ni : i64 to f32
+  %acc = memref.alloc() : memref<f32>
+  %mean = memref.alloc() : memref<f32>
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%x = %zero) -> (f32) {
+    %v = memref.load %a[%i] : memref<?xf32>
+    %y = arith.addf %x, %v fastmath<reassoc> : f32
+    scf.yield %y : f32
+  }
+  memref.store %s, %acc[] : memref<f32>
+  %r = memref.load %acc[] : memref<f32>
+  %m = arith.divf %r, %count : f32
+  memref.store %m, %mean[] : memref<f32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %a[%i] : memref<?xf32>
+    %mm = memref.load %mean[] : memref<f32>
+    %q = arith.subf %v, %mm : f32
+    memref.store %q, %out[%i] : memref<?xf32>
+    scf.reduce
+  }
+  memref.dealloc %acc : memref<f32>
+  memref.dealloc %mean : memref<f32>
+  return
 }
 
 // -----

@@ -4,13 +4,15 @@
 
 // reduction-slots bounds the slots a whole-range reduction's atomics spread
 // over: 0 puts every thread's atomic on the result (no slot buffer), 8 at
-// most eight slots; out of range is an error naming the option.
+// most eight slots (beyond the 4096 threads that each take a slot of their
+// own); out of range is an error naming the option.
 // NONE-LABEL: func.func @whole_sum
 // NONE-NOT:     memref.alloc(
 // NONE:         memref.atomic_rmw addf %{{.*}}, %arg1[]
 // NONE-NOT:     memref.dealloc
 // EIGHT-LABEL: func.func @whole_sum
-// EIGHT:         %[[SLOTS:.*]] = arith.minui %{{.*}}, %c8
+// EIGHT:         %[[SHARED:.*]] = arith.minui %{{.*}}, %c8
+// EIGHT:         %[[SLOTS:.*]] = arith.select %{{.*}}, %{{.*}}, %[[SHARED]]
 // EIGHT:         %[[BUFFER:.*]] = memref.alloc(%[[SLOTS]]) : memref<?xf32>
 // EIGHT:         memref.atomic_rmw addf %{{.*}}, %[[BUFFER]][%{{.*}}]
 // EIGHT:         memref.dealloc %[[BUFFER]]

@@ -169,6 +169,36 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def DiscForwardHostScalars
+    : Pass<"disc-forward-host-scalars", "mlir::func::FuncOp"> {
+  let summary = "Forward values the host computes through one-element "
+                "buffers to their loads";
+  let description = [{
+    On the GPU targets every load or store of device memory left in the
+    host code runs as a one-thread kernel (disc-map-loops-to-gpu): a
+    reduction's zero-filled accumulator copied into its result buffer, or a
+    mean's element count stored and read back, costs a launch each (a
+    group norm of batch 1 had six such launches). Before the mapping, for a
+    one-element `memref.alloc` of the function's body whose only uses are
+    loads, stores, copies and deallocs:
+
+    - a value stored at the function's top level that the host computes
+      without reading memory (constants, shape arithmetic, function
+      arguments of scalar type) replaces the loads that follow, at the top
+      level or nested in later ops (a kernel's body then takes it as an
+      argument), until an op that may write the buffer; a copy into the
+      buffer carries the source buffer's forwarded value;
+    - a top-level store or copy into the buffer that nothing reads before
+      the next top-level write is dropped;
+    - a buffer nothing reads any more is erased with its stores, copies
+      and deallocs.
+
+    Values read from memory are never forwarded (the host does not hold
+    them), nor are loads in an op that also writes the buffer.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def DiscRowBlocksToGpu : Pass<"disc-row-blocks-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Lower block- and warp-per-row nests to gpu.launch with "
                 "block- or warp-wide reductions";
