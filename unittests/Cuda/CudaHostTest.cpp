@@ -141,16 +141,17 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
     EXPECT_EQ(l.stream, kStream) << l.kernel;
     // Each grid is ceil(total / block) blocks for one of the totals (the
     // first match, so the shape is chosen for the totals to need different
-    // block counts: 172, 35, 9, 3, one 1-thread block), or the sum's slots
+    // block counts: 172, 35, 9, 3), or the sum's slots
     // added up: one row of 688 in one block (a row kernel's block-per-row
     // variant, a multiple of 32 threads, about 4 slots each).
     bool matched = false;
     // rows * cols: the exp (cols is odd: one element per thread); rows: the
     // row max; rows / 4: its initial value, four rows per thread (the
     // vector variant: rows is a multiple of 4); ceil(rows * cols / 64): the
-    // sum's threads (64 elements each at least); 1: the sum's final
-    // rounding to f32 (its initial value is forwarded, not stored:
-    // disc-forward-host-scalars).
+    // sum's threads (64 elements each at least); 1: a one-thread grid
+    // (none: the sum's initial value is forwarded, not stored, by
+    // disc-forward-host-scalars, and its rounding to f32 moves into the
+    // slots' sum).
     for (int64_t total : {rows * cols, rows, rows / 4, threads, int64_t(1)})
       // 256 threads a block; a total known to be 1 at compile time: one.
       if (l.block[0] == (total == 1 ? 1u : 256u) &&
@@ -170,9 +171,9 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
   EXPECT_GE(covered[rows * cols], 1); // the exp: one thread per element
   EXPECT_GE(covered[rows], 1);        // the row max: one thread per row
   EXPECT_EQ(covered[rows / 4], 1);    // its initial value, vectorised
-  // The f64 -> f32 rounding of the sum (a whole-tensor f32 sum accumulates
-  // in f64): one thread.
-  EXPECT_EQ(covered[1], 1);
+  // No one-thread grid: the f64 -> f32 rounding of the sum (a whole-tensor
+  // f32 sum accumulates in f64) runs in the kernel that adds the slots up.
+  EXPECT_EQ(covered[1], 0);
   EXPECT_EQ(covered[threads], 1); // the sum: a slot per thread
   EXPECT_EQ(covered[-1], 1);      // then added up
   EXPECT_EQ(s.lastAllocStream, kStream);
@@ -416,13 +417,11 @@ TEST_F(CudaHost, EmptyTensorsLaunchOnlyOneThreadGrids) {
   auto outputs = runAt(*exe, storage, 0, 7);
   EXPECT_EQ(outputs[0].shape, (std::vector<int64_t>{0, 7}));
   // The sum's slots (none) added to its initial value (forwarded: no
-  // launch of its own), and its rounding to f32, one thread each: no
+  // launch of its own) and rounded to f32, in one one-thread launch: no
   // thread for the empty parts.
-  ASSERT_EQ(fake().numLaunches, 2);
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(fake().launches[i].grid[0], 1u) << fake().launches[i].kernel;
-    EXPECT_EQ(fake().launches[i].block[0], 1u) << fake().launches[i].kernel;
-  }
+  ASSERT_EQ(fake().numLaunches, 1);
+  EXPECT_EQ(fake().launches[0].grid[0], 1u) << fake().launches[0].kernel;
+  EXPECT_EQ(fake().launches[0].block[0], 1u) << fake().launches[0].kernel;
 }
 
 TEST_F(CudaHost, EveryDeviceBufferIsFreed) {

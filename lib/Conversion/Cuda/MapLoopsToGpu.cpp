@@ -466,6 +466,7 @@ struct MapLoopsToGpuPass
           loop = collapsed;
         parallelizeWholeReduction(loop);
       }
+    finishOneRowKernels(func);
   }
 
   /// A reduction over a strided 2-d view (a sum of x[:, :, 1:-1]) is two
@@ -592,6 +593,24 @@ struct MapLoopsToGpuPass
     Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
           step = loop.getStep();
     Value count = tripCount(b, loc, lb, ub, step);
+    // A range known to be at most 2048 long (an index tensor's bounds
+    // check) is a row kernel of one row: one block reduces the range from
+    // the initial value and stores the result, in one launch (no slots, no
+    // atomics, no store of the initial value first). With
+    // reduction-slots=0, atomic combiners keep their atomics.
+    std::optional<int64_t> knownCount = getConstantIntValue(count);
+    if (knownCount && *knownCount <= 32 * 64 &&
+        (!atomic || reductionSlots > 0)) {
+      auto row = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                         ValueRange{one}, ValueRange{one});
+      Operation *terminator = row.getBody()->getTerminator();
+      if (load)
+        load->moveBefore(terminator);
+      loop->moveBefore(terminator);
+      store->moveBefore(terminator);
+      row->setAttr(kOneRow, UnitAttr::get(row.getContext()));
+      return;
+    }
     Value perThread = arith::ConstantIndexOp::create(b, loc, 64);
     Value threads = b.createOrFold<arith::CeilDivUIOp>(loc, count, perThread);
     threads = b.createOrFold<arith::MinUIOp>(
@@ -601,12 +620,8 @@ struct MapLoopsToGpuPass
     Value identity =
         arith::ConstantOp::create(b, loc, identityAttr).getResult();
     SmallVector<Value> indices(store.getIndices());
-    // A range known to be at most 2048 long (at most 32 threads: an index
-    // tensor's bounds check) combines straight into %acc: slots would cost
-    // two launches more than those few atomics.
-    std::optional<int64_t> knownCount = getConstantIntValue(count);
-    const bool useSlots = !atomic || (reductionSlots > 0 &&
-                                      (!knownCount || *knownCount > 32 * 64));
+    // reduction-slots=0: every thread's atomic straight into %acc.
+    const bool useSlots = !atomic || reductionSlots > 0;
     // The slots: without an atomic, or with at most kPlainPartials threads
     // (`plain`, chosen on the host), one per thread, each written once (no
     // launch to fill them, no atomics, the same sum every call); otherwise
@@ -713,66 +728,143 @@ struct MapLoopsToGpuPass
     b.setInsertionPointAfter(row);
     memref::DeallocOp::create(b, loc, slotBuffer);
     loop.erase();
-    sinkScalarEpilogue(row, store, gather.getResult(0));
+    row->setAttr(kOneRow, UnitAttr::get(row.getContext()));
   }
 
-  /// The scalar work right after a whole-range reduction that reads only
-  /// its result and host values and writes one other one-element buffer
-  ///   %r = memref.load %acc[]; %m = arith.truncf %r (or a mean's divide,
-  ///   ...); memref.store %m, %other[]
-  /// moves into the combining row kernel, after its store of the result
-  /// (%r is that result): on a GPU it would be a one-thread kernel of its
-  /// own. Every thread of the row's block computes and stores the same
-  /// value.
-  static void sinkScalarEpilogue(scf::ParallelOp row, memref::StoreOp store,
-                                 Value result) {
-    Operation *op = row->getNextNode();
-    while (op && isa<memref::DeallocOp>(op))
-      op = op->getNextNode();
-    auto load = dyn_cast_or_null<memref::LoadOp>(op);
-    if (!load || load.getMemRef() != store.getMemRef() ||
-        load.getIndices() != store.getIndices())
-      return;
+  /// Marks the one-row kernels of whole-range reductions, for
+  /// finishOneRowKernels.
+  static constexpr llvm::StringLiteral kOneRow = "disc.one_row";
+
+  static bool isOneElement(Value memref) {
+    auto type = dyn_cast<MemRefType>(memref.getType());
+    return type && type.hasStaticShape() && type.getNumElements() == 1;
+  }
+
+  /// The one-row kernels of whole-range reductions, in the function's body:
+  /// the scalar work right after each (loads and stores of one-element
+  /// buffers, arithmetic, checks: a mean's division, an f64 sum's rounding
+  /// to f32, an index tensor's bounds check on its min and max) moves into
+  /// it, where it was a one-thread grid of its own; then consecutive ones
+  /// (nothing but arithmetic, allocations and deallocs between) become one
+  /// kernel (an
+  /// index tensor's min, max and check: three launches, now one). Every
+  /// thread of the row's block computes and stores the same values.
+  void finishOneRowKernels(func::FuncOp func) {
+    SmallVector<scf::ParallelOp> rows;
+    for (Operation &op : func.getBody().front())
+      if (op.hasAttr(kOneRow))
+        rows.push_back(cast<scf::ParallelOp>(op));
+    for (scf::ParallelOp row : rows)
+      sinkScalarWork(row);
+    scf::ParallelOp current;
+    SmallVector<Operation *> between;
+    for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+      if (!op.hasAttr(kOneRow)) {
+        auto alloc = dyn_cast<memref::AllocOp>(op);
+        if (current && op.getNumRegions() == 0 &&
+            !op.hasTrait<OpTrait::IsTerminator>() &&
+            (isMemoryEffectFree(&op) || isa<memref::DeallocOp>(op) ||
+             (alloc && alloc->getNumOperands() == 0)))
+          between.push_back(&op);
+        else
+          current = nullptr, between.clear();
+        continue;
+      }
+      auto row = cast<scf::ParallelOp>(op);
+      if (!current) {
+        current = row;
+        continue;
+      }
+      // Arithmetic and allocations the next row uses go before the merged
+      // kernel; deallocs stay after it.
+      for (Operation *pure : between)
+        if (!isa<memref::DeallocOp>(pure))
+          pure->moveBefore(current);
+      between.clear();
+      Operation *terminator = current.getBody()->getTerminator();
+      for (Operation &inner :
+           llvm::make_early_inc_range(row.getBody()->without_terminator()))
+        inner.moveBefore(terminator);
+      row->erase();
+    }
+    for (Operation &op : func.getBody().front())
+      op.removeAttr(kOneRow);
+  }
+
+  /// Moves into `row` (a one-row kernel of the function's body) the scalar
+  /// work on device values that follows it: loads and stores of
+  /// one-element buffers at indices the host knows, and the memory-free ops
+  /// and checks on what they load, up to the last store or check, when
+  /// nothing else uses what they compute. On the way, host arithmetic and
+  /// operand-free allocations move before the row, and host checks and
+  /// deallocs stay where they are.
+  static void sinkScalarWork(scf::ParallelOp row) {
     DominanceInfo dominance(row->getParentOp());
     llvm::SetVector<Operation *> chain;
-    chain.insert(load);
-    memref::StoreOp out;
-    for (op = load->getNextNode(); op; op = op->getNextNode()) {
-      auto inChainOrBefore = [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        return (def && chain.contains(def)) ||
-               dominance.properlyDominates(v, row);
-      };
-      if (auto s = dyn_cast<memref::StoreOp>(op)) {
-        auto type = cast<MemRefType>(s.getMemRef().getType());
-        if (s.getMemRef() != store.getMemRef() && type.hasStaticShape() &&
-            type.getNumElements() == 1 &&
-            s.getValueToStore().getDefiningOp() &&
-            chain.contains(s.getValueToStore().getDefiningOp()) &&
-            llvm::all_of(s.getIndices(), inChainOrBefore) &&
-            dominance.properlyDominates(s.getMemRef(), row))
-          out = s;
-        break;
+    SmallVector<Value> freed;
+    Operation *last = nullptr;
+    auto inChain = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && chain.contains(def);
+    };
+    auto available = [&](Value v) {
+      return inChain(v) || dominance.properlyDominates(v, row);
+    };
+    for (Operation *op = row->getNextNode(), *next = nullptr; op; op = next) {
+      next = op->getNextNode();
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        freed.push_back(dealloc.getMemref());
+        continue;
       }
-      if (!isMemoryEffectFree(op) || op->getNumRegions() != 0 ||
-          !llvm::all_of(op->getOperands(), inChainOrBefore))
+      if (auto alloc = dyn_cast<memref::AllocOp>(op);
+          alloc && alloc->getNumOperands() == 0) {
+        op->moveBefore(row);
+        continue;
+      }
+      const bool usesChain = llvm::any_of(op->getOperands(), inChain);
+      if (op->hasTrait<OpTrait::IsTerminator>() ||
+          !llvm::all_of(op->getOperands(), available))
+        break;
+      if (isa<cf::AssertOp>(op)) {
+        if (usesChain)
+          chain.insert(op), last = op;
+        continue; // a check of host values stays on the host
+      }
+      if (isMemoryEffectFree(op) && op->getNumRegions() == 0) {
+        if (usesChain)
+          chain.insert(op);
+        else
+          op->moveBefore(row); // host arithmetic
+        continue;
+      }
+      if (!isa<memref::LoadOp, memref::StoreOp>(op))
+        break;
+      Value memref = disc::cuda::accessedMemref(op);
+      if (!isOneElement(memref) || llvm::is_contained(freed, memref))
         break;
       chain.insert(op);
+      if (isa<memref::StoreOp>(op))
+        last = op;
     }
-    if (!out)
+    if (!last)
       return;
-    // Nothing outside the chain may use what it computes.
-    for (Operation *member : chain)
-      for (Operation *user : member->getUsers())
-        if (!chain.contains(user) && user != out.getOperation())
+    while (chain.back() != last)
+      chain.pop_back();
+    // Nothing else may use what the chain computes, but a later check of
+    // it (CSE shares one flag between two identical index checks) moves
+    // along: it checks the same value, earlier.
+    for (size_t k = 0; k < chain.size(); ++k)
+      for (Operation *user : chain[k]->getUsers()) {
+        if (chain.contains(user))
+          continue;
+        if (!isa<cf::AssertOp>(user) || user->getBlock() != row->getBlock() ||
+            !llvm::all_of(user->getOperands(), available))
           return;
+        chain.insert(user);
+      }
     Operation *terminator = row.getBody()->getTerminator();
-    chain.remove(load.getOperation());
-    load.getResult().replaceAllUsesWith(result);
-    load->erase();
     for (Operation *member : chain)
       member->moveBefore(terminator);
-    out->moveBefore(terminator);
   }
 
   /// Whole-range reductions without an atomic combiner: at most this many

@@ -497,6 +497,31 @@ def test_emulated_group_norm_of_one_sample(monkeypatch):
         assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_emulated_index_bounds_check_runs_in_the_reductions_kernel(dynamic, monkeypatch):
+    """An index tensor's bounds check (its min and max, then a check on
+    both) runs inside the reductions' one-row kernels (one kernel for a
+    static index length, MapLoopsToGpu.cpp finishOneRowKernels): indices in
+    range, negative ones included, give eager's result; one out of range is
+    still caught, and the call runs in eager, which raises its IndexError."""
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CACHE", "0")
+
+    def take(x, i):
+        return x[i] * 2
+
+    torch._dynamo.reset()
+    compiled = torch.compile(take, backend="disc", dynamic=dynamic)
+    x = torch.randn(7, 3)
+    for i in ([0, 6, -7, 3], [1, 1, -1, 5]):
+        i = torch.tensor(i)
+        torch.testing.assert_close(compiled(x, i), take(x, i))
+    before = disc.stats()["eager_calls"]
+    with pytest.raises(IndexError):
+        compiled(x, torch.tensor([0, 7, 1, 2]))
+    assert disc.stats()["eager_calls"] == before + 1
+
+
 def test_emulated_whole_float_max_and_min_split_without_atomics():
     """A whole-range float max or min (no atomic has its NaN rule) runs on
     up to 4096 threads, each storing its part's result into a slot of its

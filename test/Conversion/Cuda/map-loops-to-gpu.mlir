@@ -358,8 +358,9 @@ func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
 // left the reduction's zero fill out) and followed by scalar work on its
 // result alone (a mean: the sum divided by the host's element count,
 // stored in another one-element buffer): the combining row kernel starts
-// from that value, and the division and its store move into it, after the
-// result's store (they would be a one-thread kernel of their own).
+// from that value, and the load, the division and its store move into it,
+// after the result's store (they would be a one-thread kernel of their
+// own).
 // Nothing else moves: the next loop still reads the mean from memory.
 // CHECK-LABEL: func.func @whole_mean
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
@@ -371,7 +372,8 @@ func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
 // CHECK-NOT:         memref.load %[[ACC]][]
 // CHECK:             %[[SUM:.*]] = arith.addf %[[ZERO]], %{{.*}} fastmath<reassoc>
 // CHECK:             memref.store %[[SUM]], %[[ACC]][]
-// CHECK:             %[[M:.*]] = arith.divf %[[SUM]], %[[COUNT]] : f32
+// CHECK:             %[[R:.*]] = memref.load %[[ACC]][]
+// CHECK:             %[[M:.*]] = arith.divf %[[R]], %[[COUNT]] : f32
 // CHECK:             memref.store %[[M]], %[[MEAN]][]
 // CHECK:           } {disc.row_warp
 // CHECK:         memref.load %[[MEAN]][]
@@ -407,12 +409,21 @@ func.func @whole_mean(%a: memref<?xf32>, %out: memref<?xf32>) {
 
 // -----
 
-// A range known to be at most 2048 long (an index tensor's bounds check:
-// at most 32 threads) combines straight into the element: no slots, which
-// would cost two launches more than its few atomics.
+// A range known to be at most 2048 long (an index tensor's bounds check)
+// is a row kernel of one row: its block reduces the range from the
+// element's value (warp shuffles in the warp variant) and stores the result,
+// in one launch: no slots, no atomics.
 // CHECK-LABEL: func.func @small_static_min_i64
 // CHECK-NOT:     memref.alloc
-// CHECK:         memref.atomic_rmw mins %{{.*}}, %arg1[]
+// CHECK-NOT:     memref.atomic_rmw
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:           %[[INIT:.*]] = memref.load %arg1[]
+// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c32{{.*}}) {{.*}} init (%c9223372036854775807_i64)
+// CHECK:             arith.minsi
+// CHECK:           arith.minsi %[[INIT]], %{{.*}}
+// CHECK:           memref.store %{{.*}}, %arg1[]
+// CHECK:       } {disc.row_warp
+// CHECK-NOT:     memref.atomic_rmw
 // CHECK-NOT:     memref.alloc
 func.func @small_static_min_i64(%a: memref<16xi64>, %acc: memref<i64>) {
   %c0 = arith.constant 0 : index
@@ -425,6 +436,87 @@ func.func @small_static_min_i64(%a: memref<16xi64>, %acc: memref<i64>) {
     scf.yield %y : i64
   }
   memref.store %s, %acc[] : memref<i64>
+  return
+}
+
+// -----
+
+// An index tensor's bounds check: its min and its max (ranges known to be
+// short: one-row kernels), then a check on both. The check moves into the
+// second kernel, and the two kernels become one: one launch where there
+// were three. Every thread of the block runs the check.
+// CHECK-LABEL: func.func @index_bounds_check
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:           arith.minsi
+// CHECK:           memref.store %{{.*}}, %[[LO:.*]][]
+// CHECK:           arith.maxsi
+// CHECK:           memref.store %{{.*}}, %[[HI:.*]][]
+// CHECK:           memref.load %[[LO]][]
+// CHECK:           memref.load %[[HI]][]
+// CHECK:           cf.assert %{{.*}}, "index out of range"
+// CHECK:       } {disc.row_warp
+// CHECK-NOT:     cf.assert
+// CHECK:         return
+func.func @index_bounds_check(%i: memref<16xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %big = arith.constant 9223372036854775807 : i64
+  %small = arith.constant -9223372036854775808 : i64
+  %size = arith.constant 7 : i64
+  %lo = memref.alloc() : memref<i64>
+  %hi = memref.alloc() : memref<i64>
+  %mn = scf.for %k = %c0 to %c16 step %c1 iter_args(%x = %big) -> (i64) {
+    %v = memref.load %i[%k] : memref<16xi64>
+    %y = arith.minsi %x, %v : i64
+    scf.yield %y : i64
+  }
+  memref.store %mn, %lo[] : memref<i64>
+  %mx = scf.for %k = %c0 to %c16 step %c1 iter_args(%x = %small) -> (i64) {
+    %v = memref.load %i[%k] : memref<16xi64>
+    %y = arith.maxsi %x, %v : i64
+    scf.yield %y : i64
+  }
+  memref.store %mx, %hi[] : memref<i64>
+  %a = memref.load %lo[] : memref<i64>
+  %b = memref.load %hi[] : memref<i64>
+  %zero = arith.constant 0 : i64
+  %okLo = arith.cmpi sge, %a, %zero : i64
+  %okHi = arith.cmpi slt, %b, %size : i64
+  %ok = arith.andi %okLo, %okHi : i1
+  cf.assert %ok, "index out of range"
+  memref.dealloc %lo : memref<i64>
+  memref.dealloc %hi : memref<i64>
+  return
+}
+
+// -----
+
+// Scalar work whose value an op it cannot move uses (a branch, which
+// needs the one-thread grid anyway) stays where it is, loads included.
+// CHECK-LABEL: func.func @scalar_work_a_branch_uses
+// CHECK:         } {disc.row_variants}
+// CHECK:         scf.parallel
+// CHECK:           memref.load %{{.*}}[] : memref<i64>
+// CHECK:           scf.if
+func.func @scalar_work_a_branch_uses(%i: memref<16xi64>, %out: memref<i64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %small = arith.constant -9223372036854775808 : i64
+  %zero = arith.constant 0 : i64
+  %acc = memref.alloc() : memref<i64>
+  %mx = scf.for %k = %c0 to %c16 step %c1 iter_args(%x = %small) -> (i64) {
+    %v = memref.load %i[%k] : memref<16xi64>
+    %y = arith.maxsi %x, %v : i64
+    scf.yield %y : i64
+  }
+  memref.store %mx, %acc[] : memref<i64>
+  %n = memref.load %acc[] : memref<i64>
+  %positive = arith.cmpi sgt, %n, %zero : i64
+  scf.if %positive {
+    memref.store %n, %out[] : memref<i64>
+  }
   return
 }
 
