@@ -138,7 +138,9 @@ struct ForwardHostScalarsPass
       if (auto store = dyn_cast<memref::StoreOp>(top);
           store && store.getMemRef() == buffer) {
         Value value = store.getValueToStore();
-        current = disc::cuda::hostComputable(value, body, computable) ? value : Value();
+        current = disc::cuda::hostComputable(value, body, computable)
+                      ? value
+                      : Value();
         valueAfter[top] = current;
       } else if (auto copy = dyn_cast<memref::CopyOp>(top);
                  copy && copy.getTarget() == buffer) {

@@ -440,25 +440,27 @@ struct MapLoopsToGpuPass
   }
 
   /// A reduction of a whole range into one element in the host code
-  ///   %init = memref.load %acc[]
+  ///   %init = memref.load %acc[]   (or a value the host computes)
   ///   %r = scf.for %i = lb to ub step s iter_args(%x = %init) {
   ///     ... reads only ...; scf.yield combine(%x, ...)
   ///   }
   ///   memref.store %r, %acc[]
-  /// would run on one GPU thread. It becomes a parallel loop of up to
-  /// 65536 threads (64 elements each at least), each reducing a strided
-  /// part of the range from the identity and combining its partial result
-  /// with one atomic into one of up to 128 slots (thread t into slot t mod
-  /// slots; the slots filled with the identity first); then one thread
-  /// combines the slots into %acc. A range known to be at most 2048 long
-  /// (32 threads) skips the slots: its threads' atomics go straight into
-  /// %acc (two launches fewer); so does every range with reduction-slots=0
-  /// (DISC_CUDA_REDUCTION_SLOTS, to compare on a GPU). Atomics to one address serialise: a
-  /// sum of 2M elements made 32768 of them on %acc alone (convtasnet's
-  /// global layer norms, 147 such sums per call). Float sums then add in
-  /// another order (the addition is marked reassociable; PyTorch's own GPU
-  /// sums differ from its CPU ones the same way). Max/min of floats keep
-  /// one thread (their NaN rule has no atomic).
+  /// would run on one GPU thread. A range known to be at most 2048 long
+  /// becomes a row kernel of one row (one block reduces it). Longer ones
+  /// become a parallel loop of up to 65536 threads (64 elements each at
+  /// least), each reducing a strided part of the range from the identity:
+  /// with at most 4096 threads (the host's choice per call) each stores its
+  /// result in a slot of its own; with more, it combines it with one atomic
+  /// into one of up to 128 slots (thread t into slot t mod slots; the slots
+  /// filled with the identity first; atomics to one address serialise: a
+  /// sum of 2M elements made 32768 of them on %acc alone, convtasnet's
+  /// global layer norms, 147 such sums per call). Then a one-row row kernel
+  /// combines the slots with %init into %acc. With reduction-slots=0
+  /// (DISC_CUDA_REDUCTION_SLOTS, to compare on a GPU) atomic combiners put
+  /// every thread's atomic on %acc. Float sums then add in another order
+  /// (the addition is marked reassociable; PyTorch's own GPU sums differ
+  /// from its CPU ones the same way). Float max/min (their NaN rule has no
+  /// atomic) always take a slot per thread. Last, finishOneRowKernels.
   void parallelizeWholeReductions(func::FuncOp func) {
     for (Block &block : func.getBody())
       for (auto loop : llvm::to_vector(block.getOps<scf::ForOp>())) {
