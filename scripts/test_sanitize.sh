@@ -30,6 +30,9 @@ echo "[sanitize] lit"
 "$LLVM_BIN/lit" -q "$BUILD/test"
 echo "[sanitize] GoogleTest"
 "$BUILD/unittests/disc-runtime-tests" --gtest_brief=1
+# The cuda target's host code against the fake driver, cuBLASLt and cuDNN
+# (the graph API's descriptors included); skips itself without ptxas.
+"$BUILD/unittests/disc-cuda-host-tests" --gtest_brief=1
 
 # The Python package with this build's extension: python/disc with _C
 # taken from build-sanitize (a temporary tree on PYTHONPATH).
