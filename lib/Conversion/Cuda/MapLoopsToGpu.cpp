@@ -756,8 +756,11 @@ struct MapLoopsToGpuPass
     for (Operation &op : func.getBody().front())
       if (op.hasAttr(kOneRow))
         rows.push_back(cast<scf::ParallelOp>(op));
+    // One dominance analysis for all: the moves stay within the body's
+    // block, where dominance is its (recomputed) op order.
+    DominanceInfo dominance(func);
     for (scf::ParallelOp row : rows)
-      sinkScalarWork(row);
+      sinkScalarWork(row, dominance);
     scf::ParallelOp current;
     SmallVector<Operation *> between;
     for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
@@ -800,8 +803,7 @@ struct MapLoopsToGpuPass
   /// nothing else uses what they compute. On the way, host arithmetic and
   /// operand-free allocations move before the row, and host checks and
   /// deallocs stay where they are.
-  static void sinkScalarWork(scf::ParallelOp row) {
-    DominanceInfo dominance(row->getParentOp());
+  static void sinkScalarWork(scf::ParallelOp row, DominanceInfo &dominance) {
     llvm::SetVector<Operation *> chain;
     SmallVector<Value> freed;
     Operation *last = nullptr;

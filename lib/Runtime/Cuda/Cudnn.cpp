@@ -531,7 +531,8 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
 
   if (api == CudnnApi::Backend) {
     void *const data[3] = {xData, wData, yData};
-    executeConvolutionPlan(handle, p, facts, data, allocate, describe);
+    executeConvolutionPlan(handle, p, std::move(key), facts, data, allocate,
+                           describe);
     return;
   }
 

@@ -156,17 +156,20 @@ void check(Status status, const char *what);
 /// One handle per CUDA context; the stream is set per call.
 Handle handleFor(cuda::CUcontext context);
 
-/// A graph-API descriptor, destroyed with its owner.
+/// A graph-API descriptor, destroyed with its owner. It keeps the loaded
+/// library it was made with (no lookup per attribute on the call path).
 class BackendDescriptor {
 public:
   BackendDescriptor() = default;
-  BackendDescriptor(int type, const char *what) {
-    check(library().createDescriptor(type, &desc), what);
+  BackendDescriptor(int type, const char *what) : lib(&library()) {
+    check(lib->createDescriptor(type, &desc), what);
   }
-  BackendDescriptor(BackendDescriptor &&other) noexcept : desc(other.desc) {
+  BackendDescriptor(BackendDescriptor &&other) noexcept
+      : lib(other.lib), desc(other.desc) {
     other.desc = nullptr;
   }
   BackendDescriptor &operator=(BackendDescriptor &&other) noexcept {
+    std::swap(lib, other.lib);
     std::swap(desc, other.desc);
     return *this;
   }
@@ -174,13 +177,13 @@ public:
   BackendDescriptor &operator=(const BackendDescriptor &) = delete;
   ~BackendDescriptor() {
     if (desc)
-      library().destroyDescriptor(desc);
+      lib->destroyDescriptor(desc);
   }
   BackendDesc get() const { return desc; }
   /// cudnnBackendSetAttribute; `what` names the attribute in errors.
   void set(int name, int type, int64_t count, const void *values,
            const char *what) const {
-    check(library().setAttribute(desc, name, type, count, values), what);
+    check(lib->setAttribute(desc, name, type, count, values), what);
   }
   void setDescriptor(int name, const BackendDescriptor &value,
                      const char *what) const {
@@ -193,10 +196,11 @@ public:
         values.data(), what);
   }
   void finalize(const char *what) const {
-    check(library().finalize(desc), what);
+    check(lib->finalize(desc), what);
   }
 
 private:
+  const Library *lib = nullptr;
   BackendDesc desc = nullptr;
 };
 
@@ -247,10 +251,12 @@ struct CudnnProblem {
 
 /// Runs one call through the graph API (CudnnGraph.cpp): the problem's
 /// plan, prepared once per (handle, problem, pointer alignments), executed
-/// on the handle's stream with cuDNN's x, w and y at `data`. `allocate`
-/// gives device scratch freed after the call; `describe` names the
-/// operands in errors and logs.
+/// on the handle's stream with cuDNN's x, w and y at `data`. `key` is
+/// `problem.key()`, which the caller has made already. `allocate` gives
+/// device scratch freed after the call; `describe` names the operands in
+/// errors and logs.
 void executeConvolutionPlan(cudnn::Handle handle, const CudnnProblem &problem,
+                            std::vector<int64_t> key,
                             const DirectionFacts &facts, void *const data[3],
                             const std::function<void *(int64_t)> &allocate,
                             const std::function<std::string()> &describe);

@@ -243,6 +243,7 @@ PreparedPlan preparePlan(cudnn::Handle handle, const CudnnProblem &p,
 } // namespace
 
 void executeConvolutionPlan(cudnn::Handle handle, const CudnnProblem &p,
+                            std::vector<int64_t> key,
                             const DirectionFacts &facts, void *const data[3],
                             const std::function<void *(int64_t)> &allocate,
                             const std::function<std::string()> &describe) {
@@ -250,7 +251,6 @@ void executeConvolutionPlan(cudnn::Handle handle, const CudnnProblem &p,
   const int64_t alignments[3] = {byteAlignment(data[0]),
                                  byteAlignment(data[1]),
                                  byteAlignment(data[2])};
-  std::vector<int64_t> key = p.key();
   key.insert(key.end(), alignments, alignments + 3);
   const PreparedPlan &prepared =
       cuda::preparedPerProblem<PreparedPlan>(handle, key, [&] {
