@@ -270,7 +270,7 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          "one-shot-bufferize{bufferize-function-boundaries=1 "
          "function-boundary-type-conversion=identity-layout-map "
          "unknown-type-conversion=identity-layout-map},"
-         "cse,canonicalize,"
+         "func.func(resolve-ranked-shaped-type-result-dims),cse,canonicalize,"
          // Strided copies become loop nests like the rest; parallel dims
          // become scf.parallel, reductions scf.for inside. Dims every
          // operand holds contiguously merge first ([N, C, H, W] + [C] loops

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace disc {
 namespace ral {
@@ -59,6 +61,13 @@ struct ExecutionContext {
   /// Where the call's device buffers come from (cuda only; the invocation
   /// keeps it alive).
   DeviceAllocator *deviceAllocator = nullptr;
+  /// Device blocks the call has freed, kept for its next allocation of the
+  /// same rounded size (cuda only, DISC_CUDA_REUSE_BLOCKS): {rounded bytes,
+  /// pointer}, the most recently freed last. On cuda, `live` maps each
+  /// pointer to its rounded size.
+  std::vector<std::pair<size_t, void *>> freedDeviceBlocks;
+  /// Whether freed device blocks are kept for reuse (read once per call).
+  bool reuseDeviceBlocks = true;
   /// Whether the call's f32 library calls may use TF32 (cuda only).
   Float32Math float32Math;
   /// Kernels launched by this call.

@@ -314,6 +314,8 @@ std::vector<OutputTensor> invoke(Context &context, PackedFunction fn,
   ectx->cudaModules = options.cudaModules;
   ectx->float32Math = options.float32Math;
   ectx->deviceAllocator = deviceAllocator.get();
+  if (onCuda)
+    ectx->reuseDeviceBlocks = reuseDeviceBlocksSetting();
   void *ctxArg = ectx.get();
   std::vector<void *> args;
   args.reserve(1 + numInputWords + 1);

@@ -33,6 +33,9 @@ void ExecutionContext::releaseAll() noexcept {
     for (auto &entry : live)
       deviceAllocator->deallocate(entry.first, cudaStream);
     live.clear();
+    for (auto &block : freedDeviceBlocks)
+      deviceAllocator->deallocate(block.second, cudaStream);
+    freedDeviceBlocks.clear();
     return;
   }
   Allocator &allocator = context.allocator();

@@ -482,6 +482,12 @@ def stats() -> dict:
                        their rows in shared memory: a row read once
     uncached_rows      ... whose rows were too long for it
                        (DISC_CUDA_ROW_CACHE_BYTES)
+    device_allocations device blocks cuda calls asked their allocator for
+                       (PyTorch's caching allocator, or the stream-ordered
+                       pool)
+    device_blocks_reused  requests of cuda calls that a block the same call
+                       had freed served instead: no allocator round trip
+                       (DISC_CUDA_REUSE_BLOCKS, docs/cuda.md)
     cache_hits         compile_mlir calls served by the compile cache (local
                        or remote): nothing compiled (docs/artifacts.md)
     cache_misses       compile_mlir calls the cache could not serve
@@ -497,6 +503,7 @@ def stats() -> dict:
      columns_per_thread, rows_per_warp, index32_grids, index64_grids,
      vector_rows, scalar_rows, cached_rows,
      uncached_rows) = _runtime.row_variant_stats()
+    device_allocations, device_blocks_reused = _runtime.device_block_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
               "compile_seconds": _compile_seconds[0],
@@ -510,7 +517,9 @@ def stats() -> dict:
               "columns_per_thread": columns_per_thread,
               "index32_grids": index32_grids, "index64_grids": index64_grids,
               "vector_rows": vector_rows, "scalar_rows": scalar_rows,
-              "cached_rows": cached_rows, "uncached_rows": uncached_rows}
+              "cached_rows": cached_rows, "uncached_rows": uncached_rows,
+              "device_allocations": device_allocations,
+              "device_blocks_reused": device_blocks_reused}
     result.update(_backend.stats())
     result.update(_cache.stats())
     return result

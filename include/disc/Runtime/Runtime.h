@@ -315,6 +315,15 @@ struct RowVariantStats {
 };
 RowVariantStats rowVariantStats();
 
+/// Process-wide counts of the device blocks cuda calls asked their
+/// allocator for, and of the requests a block the same call had freed
+/// served instead (DISC_CUDA_REUSE_BLOCKS).
+struct DeviceBlockStats {
+  int64_t allocations = 0;
+  int64_t reused = 0;
+};
+DeviceBlockStats deviceBlockStats();
+
 /// Bytes held by all threads' loop scratch buffers (disc_ral_thread_scratch;
 /// kept for reuse until a thread exits, outside the caching allocator).
 int64_t threadScratchBytes();

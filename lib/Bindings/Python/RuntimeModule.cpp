@@ -406,6 +406,10 @@ NB_MODULE(_runtime, m) {
     return std::make_pair(stats.parallelLaunches, stats.serialRuns);
   });
   m.def("small_matmul_calls", [] { return ral::smallMatmulCalls(); });
+  m.def("device_block_stats", [] {
+    ral::DeviceBlockStats stats = ral::deviceBlockStats();
+    return std::make_pair(stats.allocations, stats.reused);
+  });
   m.def("row_variant_stats", [] {
     ral::RowVariantStats stats = ral::rowVariantStats();
     return nb::make_tuple(stats.rowsPerThread, stats.rowsPerBlock,

@@ -12,6 +12,8 @@
 #include "../ExecutionContext.h"
 #include "disc/Runtime/RalApi.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -171,6 +173,71 @@ std::shared_ptr<DeviceAllocator> streamOrderedDevicePool() {
   return pool;
 }
 
+namespace {
+
+/// Device blocks are asked for in multiples of this (PyTorch's caching
+/// allocator rounds to it too), so a freed block serves any later request
+/// of the same rounded size.
+constexpr size_t kDeviceBlockGranule = 512;
+/// A request the call's freed blocks cannot serve returns them to the
+/// allocator first when it is larger than this, so that the allocator may
+/// reuse their memory and the call's peak stays what it was without reuse;
+/// a smaller one (a reduction's slots, a scalar) keeps them.
+constexpr size_t kKeepFreedBlocksBelow = 64 << 10;
+
+std::atomic<int64_t> deviceAllocations{0};
+std::atomic<int64_t> deviceBlocksReused{0};
+
+size_t roundedDeviceBytes(int64_t bytes) {
+  // Allocators may reject 0 bytes; a granule keeps pointers unique.
+  const size_t requested = bytes <= 0 ? 1 : static_cast<size_t>(bytes);
+  return (requested + kDeviceBlockGranule - 1) / kDeviceBlockGranule *
+         kDeviceBlockGranule;
+}
+
+void releaseFreedBlocks(ExecutionContext &ectx) noexcept {
+  for (auto &block : ectx.freedDeviceBlocks)
+    ectx.deviceAllocator->deallocate(block.second, ectx.cudaStream);
+  ectx.freedDeviceBlocks.clear();
+}
+
+/// Takes `ptr` out of the call's live set: kept for the call's next request
+/// of its size (stream order makes that safe: every use of the block so far
+/// was queued on the call's stream before the next user's), or returned to
+/// the allocator.
+void retireDeviceBlock(ExecutionContext &ectx,
+                       std::unordered_map<void *, int64_t>::iterator it) {
+  void *ptr = it->first;
+  const size_t rounded = static_cast<size_t>(it->second);
+  ectx.live.erase(it);
+  if (ectx.reuseDeviceBlocks) {
+    try {
+      ectx.freedDeviceBlocks.emplace_back(rounded, ptr);
+      return;
+    } catch (...) {
+    }
+  }
+  ectx.deviceAllocator->deallocate(ptr, ectx.cudaStream);
+}
+
+} // namespace
+
+bool reuseDeviceBlocksSetting() {
+  const char *env = std::getenv("DISC_CUDA_REUSE_BLOCKS");
+  if (!env || !*env || std::strcmp(env, "1") == 0)
+    return true;
+  if (std::strcmp(env, "0") == 0)
+    return false;
+  throw RuntimeError(std::string("DISC_CUDA_REUSE_BLOCKS='") + env +
+                     "': expected 1 (a block a call frees serves its next "
+                     "request of the same size, the default) or 0 (every "
+                     "request goes to the allocator)");
+}
+
+DeviceBlockStats deviceBlockStats() {
+  return {deviceAllocations.load(), deviceBlocksReused.load()};
+}
+
 void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
   void *result = nullptr;
   bool ok = guardedCall(*ectx, "disc_ral_cuda_alloc", [&] {
@@ -178,14 +245,27 @@ void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
       throw RuntimeError("negative size " + std::to_string(bytes));
     if (!ectx->deviceAllocator)
       throw RuntimeError("the call has no device allocator");
-    // Allocators may reject 0 bytes; a 1-byte block keeps pointers unique.
-    result = ectx->deviceAllocator->allocate(bytes == 0 ? 1 : (size_t)bytes,
-                                             ectx->cudaStream);
+    const size_t rounded = roundedDeviceBytes(bytes);
+    // The most recently freed block of this size first (likely still in
+    // the GPU's L2).
+    std::vector<std::pair<size_t, void *>> &freed = ectx->freedDeviceBlocks;
+    for (size_t i = freed.size(); i-- > 0;)
+      if (freed[i].first == rounded) {
+        result = freed[i].second;
+        freed.erase(freed.begin() + static_cast<std::ptrdiff_t>(i));
+        ectx->live.emplace(result, static_cast<int64_t>(rounded));
+        deviceBlocksReused.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    if (rounded > kKeepFreedBlocksBelow)
+      releaseFreedBlocks(*ectx);
+    result = ectx->deviceAllocator->allocate(rounded, ectx->cudaStream);
     if (!result)
       throw RuntimeError("the device allocator returned null for " +
                          std::to_string(bytes) + " bytes");
+    deviceAllocations.fetch_add(1, std::memory_order_relaxed);
     try {
-      ectx->live.emplace(result, bytes);
+      ectx->live.emplace(result, static_cast<int64_t>(rounded));
     } catch (...) {
       ectx->deviceAllocator->deallocate(result, ectx->cudaStream);
       throw;
@@ -197,8 +277,12 @@ void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
 void releaseDeviceForCall(ExecutionContext &ectx, void *ptr) noexcept {
   if (!ptr)
     return;
-  ectx.live.erase(ptr);
-  ectx.deviceAllocator->deallocate(ptr, ectx.cudaStream);
+  auto it = ectx.live.find(ptr);
+  if (it == ectx.live.end()) {
+    ectx.deviceAllocator->deallocate(ptr, ectx.cudaStream);
+    return;
+  }
+  retireDeviceBlock(ectx, it);
 }
 
 void launchChecked(ExecutionContext &ectx, const void *image,
@@ -260,8 +344,7 @@ bool freeDeviceForCall(ExecutionContext &ectx, void *ptr) noexcept {
     }
     return false;
   }
-  ectx.live.erase(it);
-  ectx.deviceAllocator->deallocate(ptr, ectx.cudaStream);
+  retireDeviceBlock(ectx, it);
   return true;
 }
 

@@ -32,6 +32,11 @@ const KernelImage::Object *selectObject(const KernelImage &image, int sm);
 /// stream), recorded in its live set; null with the error message set on
 /// failure.
 void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept;
+/// DISC_CUDA_REUSE_BLOCKS (read per call, so that a process may switch):
+/// whether a device block a call frees serves the call's next request of
+/// the same rounded size instead of going back to the allocator. Throws
+/// RuntimeError naming the variable on a value other than 0 or 1.
+bool reuseDeviceBlocksSetting();
 /// Takes a buffer of allocateDeviceForCall out of the call's live set and
 /// returns it to the call's allocator, stream-ordered after the work queued
 /// so far (scratch of a library call).
