@@ -176,14 +176,15 @@ std::shared_ptr<DeviceAllocator> streamOrderedDevicePool() {
 namespace {
 
 /// Device blocks are asked for in multiples of this (PyTorch's caching
-/// allocator rounds to it too), so a freed block serves any later request
-/// of the same rounded size.
+/// allocator rounds to it too).
 constexpr size_t kDeviceBlockGranule = 512;
-/// A request the call's freed blocks cannot serve returns them to the
-/// allocator first when it is larger than this, so that the allocator may
-/// reuse their memory and the call's peak stays what it was without reuse;
-/// a smaller one (a reduction's slots, a scalar) keeps them.
-constexpr size_t kKeepFreedBlocksBelow = 64 << 10;
+/// Blocks larger than this that the call keeps go back to the allocator
+/// when a request no kept block serves is larger than this too, so that
+/// the allocator may reuse their memory. A request takes a kept block at
+/// most twice its size, so the call holds at most twice what it would
+/// without reuse, besides the small blocks it keeps (a reduction's slots, a
+/// scalar: these stay until the call ends).
+constexpr size_t kSmallDeviceBlock = 64 << 10;
 
 std::atomic<int64_t> deviceAllocations{0};
 std::atomic<int64_t> deviceBlocksReused{0};
@@ -195,10 +196,15 @@ size_t roundedDeviceBytes(int64_t bytes) {
          kDeviceBlockGranule;
 }
 
-void releaseFreedBlocks(ExecutionContext &ectx) noexcept {
-  for (auto &block : ectx.freedDeviceBlocks)
-    ectx.deviceAllocator->deallocate(block.second, ectx.cudaStream);
-  ectx.freedDeviceBlocks.clear();
+void releaseLargeFreedBlocks(ExecutionContext &ectx) noexcept {
+  std::vector<std::pair<size_t, void *>> &freed = ectx.freedDeviceBlocks;
+  size_t kept = 0;
+  for (auto &block : freed)
+    if (block.first > kSmallDeviceBlock)
+      ectx.deviceAllocator->deallocate(block.second, ectx.cudaStream);
+    else
+      freed[kept++] = block;
+  freed.resize(kept);
 }
 
 /// Takes `ptr` out of the call's live set: kept for the call's next request
@@ -246,19 +252,25 @@ void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
     if (!ectx->deviceAllocator)
       throw RuntimeError("the call has no device allocator");
     const size_t rounded = roundedDeviceBytes(bytes);
-    // The most recently freed block of this size first (likely still in
-    // the GPU's L2).
+    // The smallest freed block that holds the request and is at most twice
+    // its size (the call holds it either way), the most recently freed of
+    // those first (likely still in the GPU's L2).
     std::vector<std::pair<size_t, void *>> &freed = ectx->freedDeviceBlocks;
+    size_t best = freed.size();
     for (size_t i = freed.size(); i-- > 0;)
-      if (freed[i].first == rounded) {
-        result = freed[i].second;
-        freed.erase(freed.begin() + static_cast<std::ptrdiff_t>(i));
-        ectx->live.emplace(result, static_cast<int64_t>(rounded));
-        deviceBlocksReused.fetch_add(1, std::memory_order_relaxed);
-        return;
-      }
-    if (rounded > kKeepFreedBlocksBelow)
-      releaseFreedBlocks(*ectx);
+      if (freed[i].first >= rounded && freed[i].first / 2 <= rounded &&
+          (best == freed.size() || freed[i].first < freed[best].first))
+        best = i;
+    if (best != freed.size()) {
+      result = freed[best].second;
+      const size_t blockBytes = freed[best].first;
+      freed.erase(freed.begin() + static_cast<std::ptrdiff_t>(best));
+      ectx->live.emplace(result, static_cast<int64_t>(blockBytes));
+      deviceBlocksReused.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (rounded > kSmallDeviceBlock)
+      releaseLargeFreedBlocks(*ectx);
     result = ectx->deviceAllocator->allocate(rounded, ectx->cudaStream);
     if (!result)
       throw RuntimeError("the device allocator returned null for " +
