@@ -391,9 +391,15 @@ std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath,
       "finalize-memref-to-llvm{use-aligned-alloc=1},convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "gpu-to-llvm,reconcile-unrealized-casts,"
-      // Upstream's gpu-module-to-binary with each chip's LLVM code
-      // generation and ptxas on a thread of its own.
-      "disc-gpu-module-to-binary{format=fatbin" + toolkit + "},"
+      // Upstream's gpu-module-to-binary with each module's LLVM code
+      // generation and each chip's ptxas on a thread of their own: LLVM
+      // makes the PTX once, for sm_80, and ptxas compiles it for each
+      // chip (DISC_CUDA_SHARE_PTX=0: LLVM once per chip, as upstream).
+      "disc-gpu-module-to-binary{format=fatbin" + toolkit +
+      (integerSetting("DISC_CUDA_SHARE_PTX", 1, 0, 1) == "1"
+           ? ""
+           : " share-ptx=0") +
+      "},"
       "disc-ral-lower-gpu-launch" +
       (dumpDir.empty() ? "" : "{dump-dir=" + dumpDir + "}") +
       ",disc-ral-inject-context{device=cuda}";

@@ -304,10 +304,21 @@ def DiscGpuModuleToBinary
     two chips (sm_80, sm_90) that is two ptxas runs in parallel rather than
     one after the other. A module without targets, or a target that fails,
     is an error naming the module (and the target's own diagnostics).
+
+    With `share-ptx` (the default) and a binary or fatbin format, a module
+    whose targets are NVVM targets that differ in their chip only goes
+    through LLVM once: translated and compiled to PTX for the oldest chip,
+    which every newer chip's ptxas takes; then ptxas (and fatbinary, which
+    packs each cubin with that PTX) runs once per chip, in parallel. The
+    objects are what the per-target path makes, but for the `.target` line
+    of the PTX inside. `share-ptx=0`, an `isa` format, or targets that
+    differ otherwise: each target serialises its own clone.
   }];
   let options = [
     Option<"toolkitPath", "toolkit", "std::string", /*default=*/"\"\"",
            "The CUDA toolkit (ptxas, fatbinary, libdevice)">,
+    Option<"sharePtx", "share-ptx", "bool", /*default=*/"true",
+           "Compile a module to PTX once for all its chips">,
     Option<"compilationTarget", "format", "std::string",
            /*default=*/"\"fatbin\"",
            "isa, bin or fatbin, as gpu-module-to-binary's format">
