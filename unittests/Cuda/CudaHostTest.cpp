@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
+#include <thread>
 
 using namespace disc;
 
@@ -57,6 +58,8 @@ void resetFake() {
   s.backwardFilters = 0;
   s.backendPlans = s.backendExecutes = 0;
   s.rejectEveryEngine = false;
+  s.setStreamDelayUs = 0;
+  s.numConvRecords = 0;
   s.lastConvStream = nullptr;
   s.lastConvMathType = -1;
 }
@@ -1179,6 +1182,64 @@ func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<7x3x3x3xf32>, %a: tensor<?x1
     EXPECT_EQ(fake().backendPlans, backend ? 2 : 0);
     EXPECT_EQ(fake().allocations, fake().frees);
   });
+}
+
+TEST_F(CudaHost, ThreadsSharingTheCudnnHandleKeepTheirStreams) {
+  // cuDNN takes the stream from the handle, which the context's threads
+  // share: two threads convolving at once on streams of their own (the
+  // fake's cudnnSetStream waiting, so that the other thread's call can
+  // come in between) must each run on their own stream, under both APIs.
+  const char *program = R"(
+func.func @main(%x: tensor<?x?x?x?xf32>, %w: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  return %0 : tensor<?x?x?x?xf32>
+})";
+  for (const char *api : {"backend", "legacy"}) {
+    setenv("DISC_CUDA_CONV_API", api, 1);
+    resetFake();
+    CompileOptions options;
+    options.target = "cuda";
+    auto exe = Executable::compile(program, options);
+    fake().setStreamDelayUs = 200;
+    constexpr int kThreads = 2, kCalls = 20;
+    std::vector<std::vector<float>> inputs(kThreads,
+                                           std::vector<float>(2 * 5 * 5));
+    std::vector<float> weights(3 * 2 * 3 * 3, 0.5f);
+    std::vector<std::string> errors(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        ral::TensorView x, w;
+        x.data = inputs[t].data(), w.data = weights.data();
+        x.shape = {1, 2, 5, 5};
+        w.shape = {3, 2, 3, 3};
+        void *stream = reinterpret_cast<void *>(0x1000 + t);
+        try {
+          for (int call = 0; call < kCalls; ++call)
+            exe->run({x, w}, stream);
+        } catch (const std::exception &e) {
+          errors[t] = e.what();
+        }
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+    for (int t = 0; t < kThreads; ++t)
+      EXPECT_EQ(errors[t], "") << api;
+    const int records = std::min<int>(fake().numConvRecords,
+                                      FakeCudaState::kMaxConvRecords);
+    ASSERT_EQ(records, kThreads * kCalls) << api;
+    int wrong = 0;
+    for (int r = 0; r < records; ++r) {
+      const FakeCudaState::ConvRecord &record = fake().convRecords[r];
+      for (int t = 0; t < kThreads; ++t)
+        if (record.x == inputs[t].data() &&
+            record.stream != reinterpret_cast<void *>(0x1000 + t))
+          ++wrong;
+    }
+    EXPECT_EQ(wrong, 0) << api << ": convolutions ran on another thread's "
+                           "stream";
+  }
+  unsetenv("DISC_CUDA_CONV_API");
 }
 
 TEST_F(CudaHost, TransposedConvolutionThroughCudnnBackwardData) {

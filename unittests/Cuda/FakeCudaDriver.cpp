@@ -10,6 +10,8 @@
 #include "FakeCudaDriver.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdint>
 #include <initializer_list>
 #include <cstdlib>
@@ -21,6 +23,12 @@
 namespace {
 FakeCudaState state;
 int contextToken, moduleToken;
+
+void recordConvolution(const void *x, void *stream) {
+  int index = state.numConvRecords.fetch_add(1);
+  if (index < FakeCudaState::kMaxConvRecords)
+    state.convRecords[index] = {x, stream};
+}
 } // namespace
 
 extern "C" {
@@ -284,6 +292,9 @@ int cudnnCreate(FakeHandle **handle) {
 }
 int cudnnSetStream(FakeHandle *handle, void *stream) {
   handle->stream = stream;
+  if (state.setStreamDelayUs > 0)
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(state.setStreamDelayUs));
   return 0;
 }
 const char *cudnnGetErrorString(int status) {
@@ -576,6 +587,7 @@ int cudnnConvolutionForward(FakeHandle *handle, const float *alpha,
     return status;
   state.lastConvStream = handle->stream;
   state.lastConvMathType = conv->math;
+  recordConvolution(xData, handle->stream);
   return 0;
 }
 int cudnnGetConvolutionBackwardFilterAlgorithm_v7(
@@ -1048,6 +1060,8 @@ int cudnnBackendExecute(FakeHandle *handle, FakeBackend *plan,
     return status;
   ++state.backendExecutes;
   state.lastConvStream = handle->stream;
+  if (op->type == kDescForward)
+    recordConvolution(data[0], handle->stream);
   // As the legacy fake reports it: 1 tensor cores, 3 FMA.
   state.lastConvMathType = config->engine == 0 ? 1 : 3;
   return 0;

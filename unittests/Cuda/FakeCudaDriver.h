@@ -2,6 +2,7 @@
 #ifndef DISC_UNITTESTS_CUDA_FAKECUDADRIVER_H
 #define DISC_UNITTESTS_CUDA_FAKECUDADRIVER_H
 
+#include <atomic>
 #include <cstdint>
 
 struct FakeLaunch {
@@ -53,6 +54,18 @@ struct FakeCudaState {
   int backendPlans = 0, backendExecutes = 0;
   // Every engine the heuristics list fails to finalize its plan.
   bool rejectEveryEngine = false;
+  // cudnnSetStream waits this long (microseconds) after setting the
+  // handle's stream, so that another thread's call can come in between.
+  int setStreamDelayUs = 0;
+  // Each forward convolution's input pointer and the handle's stream when
+  // it ran (the first kMaxConvRecords).
+  static constexpr int kMaxConvRecords = 4096;
+  struct ConvRecord {
+    const void *x = nullptr;
+    void *stream = nullptr;
+  };
+  ConvRecord convRecords[kMaxConvRecords];
+  std::atomic<int> numConvRecords{0};
 };
 
 extern "C" FakeCudaState *fake_cuda_state();

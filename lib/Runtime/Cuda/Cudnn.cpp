@@ -121,6 +121,22 @@ Handle handleFor(cuda::CUcontext context) {
   });
 }
 
+/// cuDNN takes the stream from the handle, which the context's threads
+/// share: a convolution holds its handle's lock from cudnnSetStream to its
+/// last cuDNN call, so that another thread's call cannot set its own stream
+/// in between (its work would then run on that stream, unordered with the
+/// rest of the call). The calls only enqueue work: the lock is held for
+/// microseconds, or for a plan's first preparation.
+std::mutex &streamLockFor(Handle handle) {
+  static std::mutex mutex;
+  static auto *locks = new std::map<Handle, std::unique_ptr<std::mutex>>;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<std::mutex> &streamLock = (*locks)[handle];
+  if (!streamLock)
+    streamLock = std::make_unique<std::mutex>();
+  return *streamLock;
+}
+
 /// Releases legacy cuDNN descriptors on every path.
 struct Descriptors {
   const Library &lib;
@@ -492,6 +508,7 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
   p.tensorCoresAllowed = p.mathType != kFmaMath;
   const Library &lib = library();
   Handle handle = handleFor(cuda::currentContext());
+  std::lock_guard<std::mutex> streamLock(streamLockFor(handle));
   check(lib.setStream(handle, ectx.cudaStream), "cudnnSetStream");
   std::vector<int64_t> key = p.key();
 
