@@ -31,9 +31,8 @@ struct BufferUse {
 /// by loads, stores (as the destination), copies, deallocs and the return
 /// (which reads it: a result's last write stays).
 bool isCandidate(memref::AllocOp alloc) {
-  MemRefType type = alloc.getType();
-  if (!type.hasStaticShape() || type.getNumElements() != 1 ||
-      !type.getLayout().isIdentity())
+  if (!disc::cuda::isOneElementMemRef(alloc.getType()) ||
+      !alloc.getType().getLayout().isIdentity())
     return false;
   for (OpOperand &use : alloc->getUses()) {
     Operation *user = use.getOwner();

@@ -136,6 +136,11 @@ bool definedOutside(Value value, Operation *op) {
   return !op->isAncestor(owner);
 }
 
+bool isOneElementMemRef(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return memref && memref.hasStaticShape() && memref.getNumElements() == 1;
+}
+
 bool hostComputable(Value value, Block &body, DenseMap<Value, bool> &memo) {
   // A memref operand is its descriptor (memref.dim reads only that).
   if (isa<MemRefType>(value.getType()))

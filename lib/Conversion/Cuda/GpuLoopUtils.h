@@ -61,6 +61,10 @@ mlir::ValueRange accessedIndices(mlir::Operation *op);
 /// Whether `value` is defined outside `op` (not in its regions).
 bool definedOutside(mlir::Value value, mlir::Operation *op);
 
+/// Whether `type` is a memref of one element with a static shape (a
+/// reduction's accumulator, a scalar the host reads or writes).
+bool isOneElementMemRef(mlir::Type type);
+
 /// Whether the host computes `value` without reading memory: a scalar made
 /// from `body`'s arguments and memory-free ops of `body` (constants, shape
 /// arithmetic, `memref.dim`: memref operands count as their descriptors).

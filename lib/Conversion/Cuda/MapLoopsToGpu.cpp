@@ -737,11 +737,6 @@ struct MapLoopsToGpuPass
   /// finishOneRowKernels.
   static constexpr llvm::StringLiteral kOneRow = "disc.one_row";
 
-  static bool isOneElement(Value memref) {
-    auto type = dyn_cast<MemRefType>(memref.getType());
-    return type && type.hasStaticShape() && type.getNumElements() == 1;
-  }
-
   /// The one-row kernels of whole-range reductions, in the function's body:
   /// the scalar work right after each (loads and stores of one-element
   /// buffers, arithmetic, checks: a mean's division, an f64 sum's rounding
@@ -844,7 +839,7 @@ struct MapLoopsToGpuPass
       if (!isa<memref::LoadOp, memref::StoreOp>(op))
         break;
       Value memref = disc::cuda::accessedMemref(op);
-      if (!isOneElement(memref) || llvm::is_contained(freed, memref))
+      if (!disc::cuda::isOneElementMemRef(memref.getType()) || llvm::is_contained(freed, memref))
         break;
       chain.insert(op);
       if (isa<memref::StoreOp>(op))
