@@ -32,10 +32,20 @@ print(time.perf_counter() - start, exe.kernel_counts.get("loops"))
 '''
 
 
-def partitions_of(path: str, out_dir: str) -> list[str]:
-    """The MLIR of every partition the front end compiles for `path`."""
+def run_emulated(path: str) -> None:
+    """One call of the sample at `path` through torch.compile with DISC's
+    target cuda-emulated (which partitions as the cuda target does), the
+    compile cache off."""
     os.environ["DISC_TARGET"] = "cuda-emulated"
     os.environ["DISC_CACHE"] = "0"
+    sample = load_sample(path)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(sample.module, backend="disc", dynamic=True)(*sample.inputs)
+
+
+def partitions_of(path: str, out_dir: str) -> list[str]:
+    """The MLIR of every partition the front end compiles for `path`."""
     files = []
     compile_mlir = disc.compile_mlir
 
@@ -48,10 +58,7 @@ def partitions_of(path: str, out_dir: str) -> list[str]:
 
     disc.compile_mlir = saving
     try:
-        sample = load_sample(path)
-        torch._dynamo.reset()
-        with torch.no_grad():
-            torch.compile(sample.module, backend="disc", dynamic=True)(*sample.inputs)
+        run_emulated(path)
     finally:
         disc.compile_mlir = compile_mlir
     return files

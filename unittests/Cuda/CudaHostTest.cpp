@@ -19,6 +19,10 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
+#include <sstream>
+#include <fstream>
+#include <cstdio>
+#include <chrono>
 #include <thread>
 
 using namespace disc;
@@ -59,6 +63,7 @@ void resetFake() {
   s.backendPlans = s.backendExecutes = 0;
   s.rejectEveryEngine = false;
   s.setStreamDelayUs = 0;
+  s.skipMath = false;
   s.numConvRecords = 0;
   s.lastConvStream = nullptr;
   s.lastConvMathType = -1;
@@ -1381,6 +1386,76 @@ func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x
               std::string::npos)
         << e.what();
   }
+}
+
+// Not a test: what one call of a compiled partition costs the host, against
+// the fake driver with the libraries' math skipped (launches, allocator
+// calls, library calls, microseconds). bench/cuda_host_counts.py runs it on
+// the partitions of GraphNet samples:
+//   DISC_HOST_COUNTS_MLIR=partition.mlir DISC_HOST_COUNTS_SHAPES=shapes.txt
+//   disc-cuda-host-tests --gtest_also_run_disabled_tests
+//     --gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition
+// shapes.txt: one line per input, "dtype size size ...". Prints one line:
+// "host counts: launches L allocations A convolutions C matmuls M us U".
+TEST_F(CudaHost, DISABLED_HostCountsOfAPartition) {
+  const char *mlirPath = std::getenv("DISC_HOST_COUNTS_MLIR");
+  const char *shapesPath = std::getenv("DISC_HOST_COUNTS_SHAPES");
+  if (!mlirPath || !shapesPath)
+    GTEST_SKIP() << "set DISC_HOST_COUNTS_MLIR and DISC_HOST_COUNTS_SHAPES";
+  std::ifstream mlirFile(mlirPath), shapesFile(shapesPath);
+  ASSERT_TRUE(mlirFile && shapesFile) << mlirPath << ", " << shapesPath;
+  std::string text((std::istreambuf_iterator<char>(mlirFile)), {});
+  std::vector<std::vector<int64_t>> shapes;
+  for (std::string line; std::getline(shapesFile, line);) {
+    std::istringstream words(line);
+    std::string dtype;
+    words >> dtype;
+    std::vector<int64_t> shape;
+    for (int64_t size; words >> size;)
+      shape.push_back(size);
+    shapes.push_back(shape);
+  }
+  CompileOptions options;
+  options.target = "cuda";
+  auto exe = Executable::compile(text, options);
+  // Eight bytes per element whatever the dtype: the host reads none of it
+  // (kernels do not run, library math is skipped).
+  std::vector<std::vector<int64_t>> storage;
+  std::vector<ral::TensorView> inputs;
+  for (const std::vector<int64_t> &shape : shapes) {
+    int64_t count = 1;
+    for (int64_t size : shape)
+      count *= size;
+    storage.emplace_back(std::max<int64_t>(count, 1), 0);
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    ral::TensorView view;
+    view.data = storage[i].data();
+    view.shape = shapes[i];
+    inputs.push_back(view);
+  }
+  resetFake();
+  fake().skipMath = true;
+  for (int warm = 0; warm < 3; ++warm)
+    exe->run(inputs, kStream);
+  resetFake();
+  fake().skipMath = true;
+  const int calls = 100;
+  auto start = std::chrono::steady_clock::now();
+  for (int call = 0; call < calls; ++call)
+    exe->run(inputs, kStream);
+  double us = std::chrono::duration<double, std::micro>(
+                  std::chrono::steady_clock::now() - start)
+                  .count() /
+              calls;
+  const FakeCudaState &s = fake();
+  std::printf("host counts: launches %.1f allocations %.1f convolutions "
+              "%.1f matmuls %.1f us %.1f\n",
+              double(s.numLaunches) / calls, double(s.allocations) / calls,
+              double(s.convolutions + s.backwardFilters + s.backwardData) /
+                  calls,
+              double(s.matmuls) / calls, us);
+  fake().skipMath = false;
 }
 
 } // namespace

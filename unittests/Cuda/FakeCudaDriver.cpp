@@ -242,6 +242,11 @@ int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const float *a,
     return 15; // CUBLAS_STATUS_NOT_SUPPORTED: the fake does f32 only
   if (workspaceBytes && !workspace)
     return 7;
+  if (state.skipMath) { // counting only (bench/cuda_host_counts.py)
+    ++state.matmuls;
+    state.lastMatmulStream = stream;
+    return 0;
+  }
   // op(A): m x k, op(B): k x n, D: m x n, all column-major.
   uint64_t m = desc->transA ? la->cols : la->rows;
   uint64_t k = desc->transA ? la->rows : la->cols;
@@ -514,6 +519,10 @@ template <typename Visit> void forEachOffset(const FakeTensor *t, Visit visit) {
 int forwardOnHost(FakeTensor *x, const float *xData, FakeTensor *w,
                   const float *wData, FakeConv *conv, float alpha, float beta,
                   FakeTensor *y, float *yData) {
+  if (state.skipMath) { // counting only (bench/cuda_host_counts.py)
+    ++state.convolutions;
+    return 0;
+  }
   // Sums per output element (dense), then written where y's strides say.
   std::vector<double> sums(elementsOf(y));
   int status = forEachConvTap(
@@ -534,6 +543,10 @@ int forwardOnHost(FakeTensor *x, const float *xData, FakeTensor *w,
 int backwardFilterOnHost(FakeTensor *x, const float *xData, FakeTensor *dy,
                          const float *dyData, FakeConv *conv, float alpha,
                          float beta, FakeTensor *dw, float *dwData) {
+  if (state.skipMath) { // counting only (bench/cuda_host_counts.py)
+    ++state.backwardFilters;
+    return 0;
+  }
   std::vector<double> sums(elementsOf(dw));
   int status = forEachConvTap(
       x, dw, dy, conv,
@@ -553,6 +566,10 @@ int backwardFilterOnHost(FakeTensor *x, const float *xData, FakeTensor *dy,
 int backwardDataOnHost(FakeTensor *w, const float *wData, FakeTensor *dy,
                        const float *dyData, FakeConv *conv, float alpha,
                        float beta, FakeTensor *dx, float *dxData) {
+  if (state.skipMath) { // counting only (bench/cuda_host_counts.py)
+    ++state.backwardData;
+    return 0;
+  }
   std::map<int64_t, double> sums; // by dx offset
   int status = forEachConvTap(
       dx, w, dy, conv,

@@ -14,7 +14,7 @@ struct FakeLaunch {
 };
 
 struct FakeCudaState {
-  static constexpr int kMaxLaunches = 256;
+  static constexpr int kMaxLaunches = 2048;
   int sm = 90;               // the device's compute capability, 10 * major + minor
   bool failLaunches = false; // cuLaunchKernel returns CUDA_ERROR_ILLEGAL_ADDRESS
   int moduleLoads = 0, moduleUnloads = 0;
@@ -54,6 +54,9 @@ struct FakeCudaState {
   int backendPlans = 0, backendExecutes = 0;
   // Every engine the heuristics list fails to finalize its plan.
   bool rejectEveryEngine = false;
+  // Library calls check their descriptors and count, but compute nothing
+  // (the host cost of a whole partition: bench/cuda_host_counts.py).
+  bool skipMath = false;
   // cudnnSetStream waits this long (microseconds) after setting the
   // handle's stream, so that another thread's call can come in between.
   int setStreamDelayUs = 0;

@@ -1,0 +1,138 @@
+"""What one call of each cuda partition of a GraphNet sample costs the
+host, without a GPU: kernel launches, device allocator calls, library calls
+and DISC's own host microseconds per call.
+
+Each sample runs once through the front end on the CPU with target
+cuda-emulated (which partitions as the cuda target does); each partition's
+MLIR and its first call's input shapes are saved; then the gtest
+CudaHost.DISABLED_HostCountsOfAPartition compiles the partition for target
+cuda (ptxas included) and calls it against the fake driver, the libraries'
+math skipped (unittests/Cuda/FakeCudaDriver.cpp). `--env VAR=VALUE` sets
+a variable for those runs (an A/B: run twice).
+
+    .venv/bin/python bench/cuda_host_counts.py \\
+        ../shared/graphnet/samples/torchvision/resnet18 [--env DISC_CUDA_REUSE_BLOCKS=0]
+
+Needs `make build` (build/unittests/disc-cuda-host-tests) and ptxas.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+import disc
+from cuda_compile_ab import run_emulated  # bench/, the script's folder
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_GTEST = os.path.join(_ROOT, "build", "unittests", "disc-cuda-host-tests")
+_LINE = re.compile(r"host counts: launches ([\d.]+) allocations ([\d.]+) "
+                   r"convolutions ([\d.]+) matmuls ([\d.]+) us ([\d.]+)")
+
+
+_last_arguments: list = []  # (dtype, shape) of the last disc._as_arguments
+
+
+class _Recording:
+    """An executable that records the dtypes and shapes of its first call's
+    arguments (the front end converts them with disc._as_arguments right
+    before it calls `_run`)."""
+
+    def __init__(self, exe, shapes: list):
+        self._exe, self._shapes = exe, shapes
+
+    def _run(self, *args, **kwargs):
+        if not self._shapes:
+            self._shapes.extend(_last_arguments)
+        return self._exe._run(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._exe.__class__.__call__(self, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._exe, name)
+
+
+def partitions_of(path: str, out_dir: str) -> list[tuple[str, str]]:
+    """(MLIR file, shapes file) of every partition the front end compiles
+    for `path`, in compile order."""
+    made = []
+    compile_mlir = disc.compile_mlir
+
+    def recording(text, *args, **kwargs):
+        shapes = []
+        made.append((text, shapes))
+        return _Recording(compile_mlir(text, *args, **kwargs), shapes)
+
+    as_arguments = disc._as_arguments
+
+    def recording_arguments(values):
+        _last_arguments[:] = [(str(v.dtype).replace("torch.", ""), tuple(v.shape))
+                              for v in values if isinstance(v, torch.Tensor)]
+        return as_arguments(values)
+
+    disc.compile_mlir = recording
+    disc._as_arguments = recording_arguments
+    try:
+        run_emulated(path)
+    finally:
+        disc.compile_mlir = compile_mlir
+        disc._as_arguments = as_arguments
+    files = []
+    for k, (text, shapes) in enumerate(made):
+        if not shapes:
+            continue  # never called
+        mlir = os.path.join(out_dir, f"partition-{k}.mlir")
+        with open(mlir, "w") as f:
+            f.write(text)
+        shapes_file = os.path.join(out_dir, f"partition-{k}.shapes")
+        with open(shapes_file, "w") as f:
+            for dtype, shape in shapes:
+                f.write(" ".join([dtype, *map(str, shape)]) + "\n")
+        files.append((mlir, shapes_file))
+    return files
+
+
+def counts(mlir: str, shapes: str, env: dict) -> str:
+    run = subprocess.run(
+        [_GTEST, "--gtest_also_run_disabled_tests",
+         "--gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition"],
+        env=dict(os.environ, **env, DISC_HOST_COUNTS_MLIR=mlir,
+                 DISC_HOST_COUNTS_SHAPES=shapes),
+        capture_output=True, text=True)
+    found = _LINE.search(run.stdout)
+    if not found:
+        tail = (run.stdout + run.stderr).strip().splitlines()[-5:]
+        return "failed: " + " | ".join(tail)
+    launches, allocations, convolutions, matmuls, us = found.groups()
+    return (f"{float(launches):9.0f} {float(allocations):11.0f} "
+            f"{float(convolutions) + float(matmuls):9.0f} {float(us):9.1f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("samples", nargs="+")
+    parser.add_argument("--env", action="append", default=[],
+                        help="VAR=VALUE for the counting runs")
+    args = parser.parse_args()
+    if not os.path.exists(_GTEST):
+        print(f"{_GTEST} is missing: run `make build` first", file=sys.stderr)
+        return 2
+    env = dict(item.split("=", 1) for item in args.env)
+    print(f"{'sample / partition':48s} {'launches':>9s} {'allocations':>11s} "
+          f"{'libcalls':>9s} {'host us':>9s}")
+    for path in args.samples:
+        with tempfile.TemporaryDirectory() as work:
+            for mlir, shapes in partitions_of(path, work):
+                name = f"{os.path.basename(path.rstrip('/'))}/{os.path.basename(mlir)}"
+                print(f"{name[:48]:48s} {counts(mlir, shapes, env)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
