@@ -52,7 +52,8 @@ class _Recording:
         return self._exe._run(*args, **kwargs)
 
     def __call__(self, *args, **kwargs):
-        return self._exe.__class__.__call__(self, *args, **kwargs)
+        # Executable.__call__ run on the proxy, so that its _run records.
+        return type(self._exe).__call__(self, *args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._exe, name)

@@ -61,10 +61,10 @@ struct ExecutionContext {
   /// Where the call's device buffers come from (cuda only; the invocation
   /// keeps it alive).
   DeviceAllocator *deviceAllocator = nullptr;
-  /// Device blocks the call has freed, kept for its next allocation of the
-  /// same rounded size (cuda only, DISC_CUDA_REUSE_BLOCKS): {rounded bytes,
-  /// pointer}, the most recently freed last. On cuda, `live` maps each
-  /// pointer to its rounded size.
+  /// Device blocks the call has freed, kept for its later allocations
+  /// (cuda only, DISC_CUDA_REUSE_BLOCKS; lib/Runtime/Cuda/CudaRal.cpp):
+  /// {block bytes, pointer}, the most recently freed last. On cuda, `live`
+  /// maps each pointer to its block's bytes.
   std::vector<std::pair<size_t, void *>> freedDeviceBlocks;
   /// Whether freed device blocks are kept for reuse (read once per call).
   bool reuseDeviceBlocks = true;

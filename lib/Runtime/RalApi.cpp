@@ -33,9 +33,7 @@ void ExecutionContext::releaseAll() noexcept {
     for (auto &entry : live)
       deviceAllocator->deallocate(entry.first, cudaStream);
     live.clear();
-    for (auto &block : freedDeviceBlocks)
-      deviceAllocator->deallocate(block.second, cudaStream);
-    freedDeviceBlocks.clear();
+    releaseKeptDeviceBlocks(*this);
     return;
   }
   Allocator &allocator = context.allocator();

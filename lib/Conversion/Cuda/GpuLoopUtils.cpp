@@ -136,6 +136,16 @@ bool definedOutside(Value value, Operation *op) {
   return !op->isAncestor(owner);
 }
 
+FailureOr<int64_t> smVersionOfChip(StringRef chip) {
+  if (!chip.consume_front("sm_"))
+    return failure();
+  chip = chip.take_while([](char c) { return llvm::isDigit(c); });
+  int64_t version;
+  if (chip.getAsInteger(10, version))
+    return failure();
+  return version;
+}
+
 bool isOneElementMemRef(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
   return memref && memref.hasStaticShape() && memref.getNumElements() == 1;

@@ -61,6 +61,10 @@ mlir::ValueRange accessedIndices(mlir::Operation *op);
 /// Whether `value` is defined outside `op` (not in its regions).
 bool definedOutside(mlir::Value value, mlir::Operation *op);
 
+/// The SM version of an NVVM chip name: 80 for "sm_80", 90 for "sm_90a";
+/// failure for anything else.
+mlir::FailureOr<int64_t> smVersionOfChip(llvm::StringRef chip);
+
 /// Whether `type` is a memref of one element with a static shape (a
 /// reduction's accumulator, a scalar the host reads or writes).
 bool isOneElementMemRef(mlir::Type type);

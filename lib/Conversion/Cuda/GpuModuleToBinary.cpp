@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Cuda/Passes.h"
 
+#include "GpuLoopUtils.h"
+
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -12,7 +14,6 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -27,15 +28,10 @@ using namespace mlir;
 
 namespace {
 
-/// The SM number of an NVVM chip: 80 for "sm_80", 90 for "sm_90a"; -1 for
-/// anything else.
-int smNumber(StringRef chip) {
-  int sm = -1;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while([](char c) { return c >= '0' && c <= '9'; })
-          .getAsInteger(10, sm))
-    return -1;
-  return sm;
+/// The SM number of an NVVM chip (80 for "sm_80"), -1 for anything else.
+int64_t smNumber(StringRef chip) {
+  FailureOr<int64_t> version = disc::cuda::smVersionOfChip(chip);
+  return succeeded(version) ? *version : -1;
 }
 
 /// The NVVM target whose PTX every target of `targets` can compile: the

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "../RuntimeFunctions.h"
 #include "disc/Conversion/Cuda/Passes.h"
+
+#include "GpuLoopUtils.h"
 #include "disc/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -31,14 +33,7 @@ FailureOr<int64_t> smVersion(gpu::ObjectAttr object) {
   auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
   if (!target)
     return failure();
-  StringRef chip = target.getChip();
-  if (!chip.consume_front("sm_"))
-    return failure();
-  chip = chip.take_while([](char c) { return llvm::isDigit(c); });
-  int64_t version;
-  if (chip.getAsInteger(10, version))
-    return failure();
-  return version;
+  return disc::cuda::smVersionOfChip(target.getChip());
 }
 
 /// A constant internal global holding `bytes`; its address.

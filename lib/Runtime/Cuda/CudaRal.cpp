@@ -196,19 +196,8 @@ size_t roundedDeviceBytes(int64_t bytes) {
          kDeviceBlockGranule;
 }
 
-void releaseLargeFreedBlocks(ExecutionContext &ectx) noexcept {
-  std::vector<std::pair<size_t, void *>> &freed = ectx.freedDeviceBlocks;
-  size_t kept = 0;
-  for (auto &block : freed)
-    if (block.first > kSmallDeviceBlock)
-      ectx.deviceAllocator->deallocate(block.second, ectx.cudaStream);
-    else
-      freed[kept++] = block;
-  freed.resize(kept);
-}
-
-/// Takes `ptr` out of the call's live set: kept for the call's next request
-/// of its size (stream order makes that safe: every use of the block so far
+/// Takes `ptr` out of the call's live set: kept for the call's later
+/// requests (stream order makes that safe: every use of the block so far
 /// was queued on the call's stream before the next user's), or returned to
 /// the allocator.
 void retireDeviceBlock(ExecutionContext &ectx,
@@ -228,6 +217,18 @@ void retireDeviceBlock(ExecutionContext &ectx,
 
 } // namespace
 
+void releaseKeptDeviceBlocks(ExecutionContext &ectx,
+                             size_t largerThan) noexcept {
+  std::vector<std::pair<size_t, void *>> &freed = ectx.freedDeviceBlocks;
+  size_t kept = 0;
+  for (auto &block : freed)
+    if (block.first > largerThan)
+      ectx.deviceAllocator->deallocate(block.second, ectx.cudaStream);
+    else
+      freed[kept++] = block;
+  freed.resize(kept);
+}
+
 bool reuseDeviceBlocksSetting() {
   const char *env = std::getenv("DISC_CUDA_REUSE_BLOCKS");
   if (!env || !*env || std::strcmp(env, "1") == 0)
@@ -235,9 +236,9 @@ bool reuseDeviceBlocksSetting() {
   if (std::strcmp(env, "0") == 0)
     return false;
   throw RuntimeError(std::string("DISC_CUDA_REUSE_BLOCKS='") + env +
-                     "': expected 1 (a block a call frees serves its next "
-                     "request of the same size, the default) or 0 (every "
-                     "request goes to the allocator)");
+                     "': expected 1 (a block a call frees serves its later "
+                     "requests, the default) or 0 (every request goes to "
+                     "the allocator)");
 }
 
 DeviceBlockStats deviceBlockStats() {
@@ -263,14 +264,14 @@ void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept {
         best = i;
     if (best != freed.size()) {
       result = freed[best].second;
-      const size_t blockBytes = freed[best].first;
+      // Recorded live before it leaves the kept list: never in neither.
+      ectx->live.emplace(result, static_cast<int64_t>(freed[best].first));
       freed.erase(freed.begin() + static_cast<std::ptrdiff_t>(best));
-      ectx->live.emplace(result, static_cast<int64_t>(blockBytes));
       deviceBlocksReused.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     if (rounded > kSmallDeviceBlock)
-      releaseLargeFreedBlocks(*ectx);
+      releaseKeptDeviceBlocks(*ectx, kSmallDeviceBlock);
     result = ectx->deviceAllocator->allocate(rounded, ectx->cudaStream);
     if (!result)
       throw RuntimeError("the device allocator returned null for " +

@@ -4,6 +4,7 @@
 
 #include "disc/Runtime/Runtime.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -32,9 +33,13 @@ const KernelImage::Object *selectObject(const KernelImage &image, int sm);
 /// stream), recorded in its live set; null with the error message set on
 /// failure.
 void *allocateDeviceForCall(ExecutionContext *ectx, int64_t bytes) noexcept;
+/// Returns the device blocks the call keeps for reuse that are larger than
+/// `largerThan` bytes (all of them by default) to the call's allocator.
+void releaseKeptDeviceBlocks(ExecutionContext &ectx,
+                             size_t largerThan = 0) noexcept;
 /// DISC_CUDA_REUSE_BLOCKS (read per call, so that a process may switch):
-/// whether a device block a call frees serves the call's next request of
-/// the same rounded size instead of going back to the allocator. Throws
+/// whether a device block a call frees serves its later requests (one at
+/// most twice as large) instead of going back to the allocator. Throws
 /// RuntimeError naming the variable on a value other than 0 or 1.
 bool reuseDeviceBlocksSetting();
 /// Takes a buffer of allocateDeviceForCall out of the call's live set and
