@@ -98,6 +98,7 @@ CANARIES=(
   "cuda/test_cuda_gpu.py::test_group_norm_of_one_sample_on_the_gpu DISC_CUDA_FORWARD_SCALARS=0"
   "cuda/test_cuda_gpu.py::test_program_on_gpu_matches_pytorch[sum] DISC_CUDA_REDUCTION_SLOTS=0"
   "cuda/test_cuda_gpu.py::test_freed_blocks_serve_later_requests_on_the_gpu DISC_CUDA_REUSE_BLOCKS=0"
+  "cuda/test_cuda_gpu.py::test_linear_bias_in_cublaslts_epilogue_on_the_gpu DISC_LIBRARY_EPILOGUES=0"
 )
 if [[ "${GPU_CHECK_CANARIES:-1}" == "1" ]]; then
   # PyTorch's caching allocator serves every call unless this fails: alone,

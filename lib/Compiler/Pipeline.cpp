@@ -48,8 +48,9 @@ std::string disc::cpuLowerPipeline(bool runtimeChecks) {
 /// DISC_LIBRARY_EPILOGUES: unset or "1" (the default) fuses the profitable
 /// chains, "all" every chain, "0" none (docs/architecture.md, "Library
 /// epilogues"). Any other value is an error, so a typo does not silently
-/// measure the wrong variant.
-static std::string libraryEpiloguesStep(bool logFusion) {
+/// measure the wrong variant. `cublaslt` (target cuda): only cuBLASLt's bias
+/// epilogue, every one of them ("all" is "1" there).
+static std::string libraryEpiloguesStep(bool logFusion, bool cublaslt) {
   const char *env = std::getenv("DISC_LIBRARY_EPILOGUES");
   const std::string mode = env && *env ? env : "1";
   if (mode == "0")
@@ -61,7 +62,9 @@ static std::string libraryEpiloguesStep(bool logFusion) {
   std::string options;
   if (logFusion)
     options += "log=1";
-  if (mode == "all")
+  if (cublaslt)
+    options += std::string(options.empty() ? "" : " ") + "cublaslt=1";
+  else if (mode == "all")
     options += std::string(options.empty() ? "" : " ") + "all=1";
   return "func.func(disc-fuse-library-epilogues" +
          (options.empty() ? "" : "{" + options + "}") + "),canonicalize,cse,";
@@ -185,7 +188,8 @@ static std::string integerContractionsStep(bool gpu) {
 /// fusion, library calls, bufferization, loop nests. `target` is "cpu",
 /// "cuda-emulated" or "cuda": only the CPU has per-thread scratch buffers
 /// (a GPU kernel's row temporaries must fit on its stack); library calls
-/// run on the GPU for cuda (no epilogues there yet), on the CPU otherwise.
+/// run on the GPU for cuda (cuBLASLt's bias epilogue only), on the CPU
+/// otherwise.
 static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
                                         const std::string &target) {
 
@@ -220,11 +224,11 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          "func.func(disc-scatter-window-indices),canonicalize,cse," +
          // Library ops with epilogues (DISC_LIBRARY_EPILOGUES, default 1:
          // the profitable chains): a convolution's bias and activation run
-         // inside its call.
+         // inside its call; on cuda, a matmul's bias inside cuBLASLt's.
          // On the GPU targets float depthwise convolutions become loop nests
          // first (no library epilogue then, on cuda-emulated either).
          (gpu ? integerContractionsStep(true) : std::string()) +
-         (target == "cuda" ? std::string() : libraryEpiloguesStep(logFusion)) +
+         libraryEpiloguesStep(logFusion, target == "cuda") +
          // 3. placement: host shape code and device work share the CPU
          "disc-add-ral-context,disc-read-only-inputs," +
          // 4. (fusion planning)

@@ -3,7 +3,8 @@
 // The elementwise ops that follow a dot_general or convolution (bias add, an
 // inference batch norm's subtract/multiply/add, the activation) become the
 // library op's epilogue, which oneDNN applies as post-ops while the result is
-// still in registers. See Passes.td.
+// still in registers; for the cuda target (`cublaslt`), a dot_general's bias
+// add, which cuBLASLt adds as it writes the product. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Analysis/ShapeConstraints.h"
@@ -66,9 +67,12 @@ struct OperandPlan {
 /// Collects the epilogue of one library op.
 class EpilogueBuilder {
 public:
-  EpilogueBuilder(Operation *library, disc::ShapeConstraints &shapes)
+  /// `cublaslt`: only what cuBLASLt's epilogue computes (one bias add).
+  EpilogueBuilder(Operation *library, disc::ShapeConstraints &shapes,
+                  bool cublaslt)
       : library(library), result(library->getResult(0)), shapes(shapes),
-        resultType(cast<RankedTensorType>(result.getType())) {}
+        resultType(cast<RankedTensorType>(result.getType())),
+        cublaslt(cublaslt) {}
 
   /// Extends the chain as far as it goes; returns the reason it stopped.
   std::string collect();
@@ -96,6 +100,7 @@ private:
   }
   std::optional<OperandPlan> planOperand(Value other, std::string &why);
   bool layoutSupported(const OperandPlan &plan, std::string &why);
+  bool isPackedColumnBias(const OperandPlan &plan, std::string &why);
   Value materialize(OpBuilder &b, const OperandPlan &plan);
   bool matchBinary(Operation *user, Value acc, std::string &why);
   Operation *matchSwish(Value acc);
@@ -105,6 +110,7 @@ private:
   Value result;
   disc::ShapeConstraints &shapes;
   RankedTensorType resultType;
+  bool cublaslt;
 
   SmallVector<Attribute> stepAttrs;
   SmallVector<OperandPlan> operandPlans;
@@ -126,6 +132,7 @@ std::optional<OperandPlan> EpilogueBuilder::planOperand(Value other,
             : cast<disc::DynamicBroadcastInDimOp>(def)
                   .getBroadcastDimensions();
     auto sourceType = cast<RankedTensorType>(plan.source.getType());
+    int64_t lastResultDim = -1;
     for (auto [sourceDim, d] : llvm::enumerate(dims)) {
       if (sourceType.getDimSize(sourceDim) == 1)
         continue; // broadcast (or a result dim of size 1)
@@ -133,6 +140,13 @@ std::optional<OperandPlan> EpilogueBuilder::planOperand(Value other,
         why = "cannot prove a broadcast operand dim equals the result's";
         return std::nullopt;
       }
+      // The operand is the source reshaped (materialize): its dims must
+      // keep their order.
+      if (d < lastResultDim) {
+        why = "the broadcast transposes its operand";
+        return std::nullopt;
+      }
+      lastResultDim = d;
       plan.dimOf[d] = sourceDim;
     }
     return plan;
@@ -187,6 +201,41 @@ bool EpilogueBuilder::layoutSupported(const OperandPlan &plan,
       return false;
     }
     begin += size;
+  }
+  return true;
+}
+
+/// cuBLASLt's bias (CUBLASLT_EPILOGUE_BIAS): one value per column of the
+/// call's [B, M, N] result, read as a packed vector. The operand is
+/// broadcast over the batch and lhs free dims and has the rhs free dims;
+/// it is built from a function argument (DISC's inputs are contiguous) or
+/// a computed tensor, not from a slice, which may be a strided view.
+bool EpilogueBuilder::isPackedColumnBias(const OperandPlan &plan,
+                                         std::string &why) {
+  auto dot = cast<disc::DotGeneralOp>(library);
+  int64_t rank = resultType.getRank();
+  int64_t rhsFree = dot.getRhs().getType().getRank() -
+                    (int64_t)dot.getRhsBatchingDimensions().size() -
+                    (int64_t)dot.getRhsContractingDimensions().size();
+  for (int64_t d = 0; d < rank; ++d) {
+    bool columnDim = d >= rank - rhsFree;
+    bool full = plan.dimOf[d] >= 0;
+    if (resultDimIsOne(d) || full == columnDim)
+      continue;
+    why = columnDim ? "the operand is broadcast along the output columns, "
+                      "not a per-column bias"
+                    : "the operand varies along the batch or rows, not a "
+                      "per-column bias";
+    return false;
+  }
+  Value source = plan.source;
+  while (isa_and_present<disc::ReshapeOp, disc::DynamicReshapeOp>(
+      source.getDefiningOp()))
+    source = source.getDefiningOp()->getOperand(0);
+  if (isa_and_present<disc::SliceOp, disc::RealDynamicSliceOp>(
+          source.getDefiningOp())) {
+    why = "the bias is a slice, which may be a strided view";
+    return false;
   }
   return true;
 }
@@ -262,6 +311,8 @@ bool EpilogueBuilder::matchBinary(Operation *user, Value acc,
   std::optional<OperandPlan> plan = planOperand(other, why);
   if (!plan || !layoutSupported(*plan, why))
     return false;
+  if (cublaslt && !isPackedColumnBias(*plan, why))
+    return false; // (collect passes only adds in this mode)
   operandPlans.push_back(*plan);
   stepAttrs.push_back(PostOpAttr::get(ctx, *kind));
   absorbed.push_back(user);
@@ -332,6 +383,11 @@ std::string EpilogueBuilder::collect() {
   Value acc = result;
   while (true) {
     std::string why;
+    if (cublaslt && !stepAttrs.empty())
+      return "cuBLASLt's epilogue ends with the bias add";
+    if (cublaslt && !acc.hasOneUse())
+      return acc.use_empty() ? "the value has no users"
+                             : "the value has several users";
     if (!acc.hasOneUse()) {
       if (acc.use_empty())
         return "the value has no users";
@@ -354,6 +410,9 @@ std::string EpilogueBuilder::collect() {
                                           result.getType())
       return "the user is " + user->getName().getStringRef().str() +
              ", not an elementwise op of the result's type";
+    if (cublaslt && !isa<disc::AddOp>(user))
+      return "the user is " + user->getName().getStringRef().str() +
+             "; cuBLASLt's epilogue takes a bias add";
     if (isa<disc::LogisticOp, disc::TanhOp>(user)) {
       stepAttrs.push_back(PostOpAttr::get(
           ctx, isa<disc::LogisticOp>(user) ? PostOpKind::Logistic
@@ -436,6 +495,12 @@ struct FuseLibraryEpiloguesPass
         continue;
       std::string label = isa<disc::ConvolutionOp>(op) ? "convolution"
                                                        : "dot_general";
+      if (cublaslt && isa<disc::ConvolutionOp>(op)) {
+        if (log)
+          llvm::errs() << "[disc] fusion: convolution epilogue: none (the "
+                          "cuda target's cuDNN calls take none)\n";
+        continue;
+      }
       // oneDNN's post-ops are used in f32 only: in bf16/f16 the library
       // may compute in f32 and convert, and the epilogue would round
       // differently from the elementwise kernels.
@@ -446,9 +511,10 @@ struct FuseLibraryEpiloguesPass
                        << type.getElementType() << ", only f32)\n";
         continue;
       }
-      EpilogueBuilder builder(op, *shapes);
+      EpilogueBuilder builder(op, *shapes, cublaslt);
       std::string stop = builder.collect();
-      if (!all) {
+      // cuBLASLt adds the bias where it writes the product: always worth it.
+      if (!all && !cublaslt) {
         // What pays with oneDNN 2.6 on x86 (docs/architecture.md, "Library
         // epilogues"): a convolution with a bias and/or activation and at
         // most two binary steps; more binary post-ops slow its kernels

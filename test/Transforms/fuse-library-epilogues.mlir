@@ -167,3 +167,18 @@ func.func @conv_transpose_bias(%x: tensor<1x4x9xf32>, %w: tensor<2x4x16xf32>, %b
   %2 = disc.add %0, %1 : tensor<1x2x80xf32>
   return %2 : tensor<1x2x80xf32>
 }
+
+// -----
+
+// NOT fused: an operand broadcast with its dims transposed. The epilogue
+// operand is its source reshaped, which would read it in the wrong order.
+// CHECK-LABEL: func.func @transposing_broadcast
+// CHECK-NOT: epilogue
+// CHECK: disc.add
+// LOG: dot_general epilogue: none (stops: at disc.add: the broadcast transposes its operand)
+func.func @transposing_broadcast(%x: tensor<3x4xf32>, %w: tensor<4x5xf32>, %t: tensor<5x3xf32>) -> tensor<3x5xf32> {
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %1 = disc.broadcast_in_dim %t, dims = [1, 0] : (tensor<5x3xf32>) -> tensor<3x5xf32>
+  %2 = disc.add %0, %1 : tensor<3x5xf32>
+  return %2 : tensor<3x5xf32>
+}

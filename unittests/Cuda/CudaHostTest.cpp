@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <fstream>
 #include <cstdio>
@@ -56,6 +57,9 @@ void resetFake() {
   s.lastMatmulStream = nullptr;
   s.matmulDescriptors = 0;
   s.lastMatmulComputeType = -1;
+  s.misalignedMatmuls = 0;
+  s.lastMatmulEpilogue = 0;
+  s.biasPointerSets = 0;
   s.convolutions = 0;
   s.convDescriptorSets = 0;
   s.backwardData = s.transforms = 0;
@@ -67,6 +71,15 @@ void resetFake() {
   s.numConvRecords = 0;
   s.lastConvStream = nullptr;
   s.lastConvMathType = -1;
+}
+
+/// A copy of `values` at a 256-byte aligned address, as device buffers are.
+std::shared_ptr<float> deviceLike(const std::vector<float> &values) {
+  size_t bytes = (std::max<size_t>(values.size(), 1) * sizeof(float) + 255) /
+                 256 * 256;
+  auto *copy = static_cast<float *>(std::aligned_alloc(256, bytes));
+  std::copy(values.begin(), values.end(), copy);
+  return std::shared_ptr<float>(copy, std::free);
 }
 
 /// Compiling for cuda needs the CUDA toolkit's ptxas (not a GPU).
@@ -338,7 +351,10 @@ public:
     ++record.allocations;
     record.streams.push_back(stream);
     record.sizes.push_back(bytes);
-    void *ptr = std::malloc(bytes);
+    // 256-byte aligned, as device allocators return (and cuBLASLt's
+    // algorithm choice depends on it).
+    void *ptr = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) /
+                                            256 * 256);
     record.live.emplace(ptr, bytes);
     record.liveBytes += bytes;
     record.peakBytes = std::max(record.peakBytes, record.liveBytes);
@@ -601,6 +617,21 @@ struct MatmulCase {
   bool transB, batched;
 };
 
+/// Element [p, i, j] of a [batch, m, k] @ b, b being [batch, k, n] or,
+/// with `transposedB`, one [n, k] for every batch: the f64 sum rounded
+/// once, as the fake cuBLASLt computes it.
+float hostProductAt(const std::vector<float> &a, const std::vector<float> &b,
+                    bool transposedB, int64_t p, int64_t i, int64_t j,
+                    int64_t m, int64_t k, int64_t n) {
+  double sum = 0;
+  for (int64_t q = 0; q < k; ++q) {
+    float lhs = a[(p * m + i) * k + q];
+    float rhs = transposedB ? b[j * k + q] : b[(p * k + q) * n + j];
+    sum += double(lhs) * rhs;
+  }
+  return float(sum);
+}
+
 TEST_F(CudaHost, MatmulThroughCublasLtMatchesAHostReference) {
   const MatmulCase cases[] = {
       {"x @ w.T (transB)", R"(
@@ -647,13 +678,8 @@ func.func @main(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf3
       for (int64_t p = 0; p < batch; ++p)
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < n; ++j) {
-            double want = 0;
-            for (int64_t q = 0; q < k; ++q) {
-              float lhs = a[(p * m + i) * k + q];
-              float rhs = c.transB ? b[j * k + q] : b[(p * k + q) * n + j];
-              want += double(lhs) * rhs;
-            }
-            ASSERT_EQ(got[(p * m + i) * n + j], float(want))
+            ASSERT_EQ(got[(p * m + i) * n + j],
+                      hostProductAt(a, b, c.transB, p, i, j, m, k, n))
                 << c.name << " at batch " << p << " [" << i << ", " << j
                 << "] of " << m << "x" << k << "x" << n;
           }
@@ -904,6 +930,28 @@ func.func @main(%x: tensor<?x2x?xf32>, %dy: tensor<?x6x?xf32>) -> tensor<6x2x5xf
   });
 }
 
+// x @ w.T with dynamic extents (w: [n, k], contracted on its dim 1).
+const char *kTransposedProduct = R"(
+func.func @main(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+})";
+
+/// Checks that got [m, n] is a [m, k] @ b [n, k]^T (the f64 sum rounded
+/// once, as the fake cuBLASLt computes it).
+void expectTransposedProduct(const float *got, const float *a, const float *b,
+                             int64_t m, int64_t k, int64_t n,
+                             const std::string &what) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t q = 0; q < k; ++q)
+        want += double(a[i * k + q]) * b[j * k + q];
+      ASSERT_EQ(got[i * n + j], float(want))
+          << what << " [" << i << ", " << j << "]";
+    }
+}
+
 TEST_F(CudaHost, MatmulDescriptorsArePreparedOncePerProblem) {
   // The descriptors and the heuristic are made once per (handle, problem)
   // and reused: three calls at one shape and two at another prepare two
@@ -912,12 +960,7 @@ TEST_F(CudaHost, MatmulDescriptorsArePreparedOncePerProblem) {
   resetFake();
   CompileOptions options;
   options.target = "cuda";
-  auto exe = Executable::compile(R"(
-func.func @main(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %0 : tensor<?x?xf32>
-})",
-                                 options);
+  auto exe = Executable::compile(kTransposedProduct, options);
   const int64_t shapes[][3] = {{13, 11, 9}, {13, 11, 9}, {2, 11, 9},
                                {13, 11, 9}, {2, 11, 9}}; // m, k, n
   int call = 0;
@@ -928,25 +971,169 @@ func.func @main(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>) -> tensor<?x?xf32> {
       a[i] = float((i * 7 + call) % 11) - 5; // different data every call
     for (size_t i = 0; i < b.size(); ++i)
       b[i] = float((i * 5) % 13) - 6;
+    // Aligned as device buffers are (the alignment is part of the problem).
+    std::shared_ptr<float> aDevice = deviceLike(a), bDevice = deviceLike(b);
     ral::TensorView x, y;
-    x.data = a.data(), x.shape = {m, k};
-    y.data = b.data(), y.shape = {n, k};
+    x.data = aDevice.get(), x.shape = {m, k};
+    y.data = bDevice.get(), y.shape = {n, k};
     auto outputs = exe->run({x, y}, kStream);
     ASSERT_EQ(outputs.size(), 1u);
-    const float *got = static_cast<const float *>(outputs[0].data);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double want = 0;
-        for (int64_t q = 0; q < k; ++q)
-          want += double(a[i * k + q]) * b[j * k + q];
-        ASSERT_EQ(got[i * n + j], float(want))
-            << "call " << call << " [" << i << ", " << j << "]";
-      }
+    expectTransposedProduct(static_cast<const float *>(outputs[0].data),
+                            a.data(), b.data(), m, k, n,
+                            "call " + std::to_string(call));
     ++call;
   }
   EXPECT_EQ(fake().matmuls, 5);
   EXPECT_EQ(fake().matmulDescriptors, 2) << "one preparation per problem";
   EXPECT_EQ(fake().allocations, fake().frees);
+}
+
+TEST_F(CudaHost, MatmulOperandsStartingMidBlockGetAnAlgorithmForTheirAlignment) {
+  // cuBLASLt's heuristic assumes 256-byte aligned pointers unless told
+  // less, and its kernels may rely on it: a view one float into its
+  // buffer (x[1:] of a flat buffer) is 4-byte aligned. The call tells the
+  // heuristic each pointer's alignment, and an aligned and a misaligned
+  // call of the same extents are two problems. (The fake refuses a pointer
+  // less aligned than its algorithm was chosen for; these extents are used
+  // by no other test.)
+  resetFake();
+  CompileOptions options;
+  options.target = "cuda";
+  auto exe = Executable::compile(kTransposedProduct, options);
+  const int64_t m = 7, k = 13, n = 6;
+  // 256-byte aligned storage, so offset 0 is aligned and 1..3 are not.
+  std::vector<float> storage(m * k + 64 + 3), b(n * k);
+  float *base = storage.data();
+  while (reinterpret_cast<uintptr_t>(base) % 256 != 0)
+    ++base;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float((i * 5) % 13) - 6;
+  for (int64_t offset : {0, 1, 2, 0, 1}) {
+    float *a = base + offset;
+    for (int64_t i = 0; i < m * k; ++i)
+      a[i] = float((i * 7 + offset) % 11) - 5;
+    ral::TensorView x, y;
+    x.data = a, x.shape = {m, k};
+    y.data = b.data(), y.shape = {n, k};
+    auto outputs = exe->run({x, y}, kStream);
+    ASSERT_EQ(outputs.size(), 1u);
+    expectTransposedProduct(static_cast<const float *>(outputs[0].data), a,
+                            b.data(), m, k, n,
+                            "offset " + std::to_string(offset));
+  }
+  EXPECT_EQ(fake().misalignedMatmuls, 0);
+  EXPECT_EQ(fake().matmuls, 5);
+  // Alignments 256 (or more: the buffer's own), 4 and 8.
+  EXPECT_EQ(fake().matmulDescriptors, 3) << "one preparation per alignment";
+  EXPECT_EQ(fake().allocations, fake().frees);
+}
+
+TEST_F(CudaHost, LinearBiasIsAddedByCublasLtsEpilogue) {
+  // x @ w.T + b (a linear layer, bias broadcast over the rows) and a
+  // batched a @ b + bias: the bias add becomes cuBLASLt's BIAS epilogue,
+  // no kernel is launched, and each call sets its own bias pointer on the
+  // shared descriptor. The fake adds the bias on the host. (These extents
+  // are used by no other test.)
+  struct Case {
+    const char *name, *program;
+    bool batched;
+  };
+  const Case cases[] = {
+      {"linear", R"(
+func.func @main(%x: tensor<?x?xf32> {disc.dims = ["s0", "s1"]}, %w: tensor<?x?xf32> {disc.dims = ["s2", "s1"]}, %b: tensor<?xf32> {disc.dims = ["s2"]}) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c0 : tensor<?xf32>
+  %s = tensor.from_elements %m, %n : tensor<2xindex>
+  %1 = disc.dynamic_broadcast_in_dim %b, %s, dims = [1] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  %2 = disc.add %0, %1 : tensor<?x?xf32>
+  return %2 : tensor<?x?xf32>
+})",
+       false},
+      {"batched", R"(
+func.func @main(%x: tensor<?x?x?xf32> {disc.dims = ["s0", "s1", "s2"]}, %w: tensor<?x?x?xf32> {disc.dims = ["s0", "s2", "s3"]}, %b: tensor<?xf32> {disc.dims = ["s3"]}) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %0 = disc.dot_general %x, %w, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %p = tensor.dim %x, %c0 : tensor<?x?x?xf32>
+  %m = tensor.dim %x, %c1 : tensor<?x?x?xf32>
+  %n = tensor.dim %b, %c0 : tensor<?xf32>
+  %s = tensor.from_elements %p, %m, %n : tensor<3xindex>
+  %1 = disc.dynamic_broadcast_in_dim %b, %s, dims = [2] : (tensor<?xf32>, tensor<3xindex>) -> tensor<?x?x?xf32>
+  %2 = disc.add %1, %0 : tensor<?x?x?xf32>
+  return %2 : tensor<?x?x?xf32>
+})",
+       true},
+  };
+  for (const Case &c : cases) {
+    resetFake();
+    CompileOptions options;
+    options.target = "cuda";
+    auto exe = Executable::compile(c.program, options);
+    EXPECT_EQ(exe->kernelCounts().libraryCalls, 1) << c.name;
+    EXPECT_EQ(exe->kernelCounts().loopKernels, 0)
+        << c.name << ": the bias add is in the library call";
+    const int64_t shapes[][4] = {{1, 5, 7, 3}, {3, 1, 7, 9}, {2, 4, 1, 1}};
+    int call = 0;
+    for (const auto &shape : shapes) {
+      const int64_t batch = c.batched ? shape[0] : 1, m = shape[1],
+                    k = shape[2], n = shape[3];
+      std::vector<float> a(batch * m * k), w(batch * k * n), bias(n);
+      for (size_t i = 0; i < a.size(); ++i)
+        a[i] = float((i * 7 + call) % 11) - 5;
+      for (size_t i = 0; i < w.size(); ++i)
+        w[i] = float((i * 5) % 13) - 6;
+      for (int64_t j = 0; j < n; ++j)
+        bias[j] = 0.25f * float(j + 1) + float(call); // new every call
+      ral::TensorView x, y, z;
+      x.data = a.data(), y.data = w.data(), z.data = bias.data();
+      x.shape = c.batched ? std::vector<int64_t>{batch, m, k}
+                          : std::vector<int64_t>{m, k};
+      y.shape = c.batched ? std::vector<int64_t>{batch, k, n}
+                          : std::vector<int64_t>{n, k};
+      z.shape = {n};
+      auto outputs = exe->run({x, y, z}, kStream);
+      ASSERT_EQ(outputs.size(), 1u) << c.name;
+      const float *got = static_cast<const float *>(outputs[0].data);
+      for (int64_t p = 0; p < batch; ++p)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            ASSERT_EQ(got[(p * m + i) * n + j],
+                      hostProductAt(a, w, !c.batched, p, i, j, m, k, n) +
+                          bias[j])
+                << c.name << " call " << call << " at [" << p << ", " << i
+                << ", " << j << "]";
+          }
+      ++call;
+    }
+    EXPECT_EQ(fake().matmuls, 3) << c.name;
+    EXPECT_EQ(fake().lastMatmulEpilogue, 4u) << c.name << ": BIAS";
+    EXPECT_EQ(fake().numLaunches, 0) << c.name;
+    // Three problems, each prepared (one set) and called (one set).
+    EXPECT_EQ(fake().biasPointerSets, 6) << c.name;
+    EXPECT_EQ(fake().allocations, fake().frees) << c.name;
+  }
+}
+
+TEST_F(CudaHost, BiasEpilogueIsOffWithDiscLibraryEpiloguesZero) {
+  // DISC_LIBRARY_EPILOGUES=0 keeps the bias add a kernel of its own on cuda
+  // too (what the A/B measures).
+  resetFake();
+  setenv("DISC_LIBRARY_EPILOGUES", "0", 1);
+  CompileOptions options;
+  options.target = "cuda";
+  auto exe = Executable::compile(R"(
+func.func @main(%x: tensor<4x6xf32>, %w: tensor<3x6xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<4x6xf32>, tensor<3x6xf32>) -> tensor<4x3xf32>
+  %1 = disc.broadcast_in_dim %b, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %2 = disc.add %0, %1 : tensor<4x3xf32>
+  return %2 : tensor<4x3xf32>
+})",
+                                 options);
+  unsetenv("DISC_LIBRARY_EPILOGUES");
+  EXPECT_EQ(exe->kernelCounts().libraryCalls, 1);
+  EXPECT_EQ(exe->kernelCounts().loopKernels, 1);
 }
 
 TEST_F(CudaHost, ConvolutionDescriptorsArePreparedOncePerProblem) {
@@ -1127,8 +1314,11 @@ func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<7x3x3x3xf32>, %a: tensor<?x1
     ral::TensorView xv, wv, av, bv;
     xv.data = x.data(), xv.shape = xShape;
     wv.data = w.data(), wv.shape = wShape;
-    av.data = a.data(), av.shape = {3, 17};
-    bv.data = b.data(), bv.shape = {19, 17};
+    // The matmul's operands 256-byte aligned, as device buffers are: the
+    // problem (and so its preparation) depends on the alignment.
+    std::shared_ptr<float> aDevice = deviceLike(a), bDevice = deviceLike(b);
+    av.data = aDevice.get(), av.shape = {3, 17};
+    bv.data = bDevice.get(), bv.shape = {19, 17};
     const std::vector<int64_t> yShape = {2, 7, 4, 5};
     const std::vector<float> wantConv =
         hostConvolution(x, xShape, w, wShape, yShape, 1, 1, 1, 1);

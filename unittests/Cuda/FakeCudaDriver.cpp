@@ -108,7 +108,9 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
   return 0;
 }
 int cuMemAllocAsync(unsigned long long *ptr, size_t bytes, void *stream) {
-  void *p = std::malloc(bytes);
+  // 256-byte aligned, as cudaMallocAsync's blocks are.
+  void *p = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 *
+                                        256);
   if (!p)
     return 2; // CUDA_ERROR_OUT_OF_MEMORY
   *ptr = reinterpret_cast<unsigned long long>(p);
@@ -145,6 +147,8 @@ int cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src,
 
 struct FakeDesc {
   int transA = 0, transB = 0, computeType = 0;
+  uint32_t epilogue = 1; // CUBLASLT_EPILOGUE_DEFAULT; 4 is BIAS
+  const float *bias = nullptr;
 };
 struct FakeLayout {
   int type = 0;
@@ -172,6 +176,23 @@ int cublasLtMatmulDescDestroy(FakeDesc *desc) {
 }
 int cublasLtMatmulDescSetAttribute(FakeDesc *desc, int attribute,
                                    const void *value, size_t bytes) {
+  if (attribute == 7) { // EPILOGUE: DEFAULT or BIAS
+    uint32_t epilogue = 0;
+    if (bytes != sizeof(epilogue))
+      return 7;
+    std::memcpy(&epilogue, value, bytes);
+    if (epilogue != 1 && epilogue != 4)
+      return 15;
+    desc->epilogue = epilogue;
+    return 0;
+  }
+  if (attribute == 8) { // BIAS_POINTER
+    if (bytes != sizeof(void *))
+      return 7;
+    std::memcpy(&desc->bias, value, bytes);
+    ++state.biasPointerSets;
+    return 0;
+  }
   if (bytes != sizeof(int))
     return 7;
   int op = *static_cast<const int *>(value);
@@ -206,14 +227,32 @@ int cublasLtMatrixLayoutSetAttribute(FakeLayout *layout, int attribute,
     return 7;
   return 0;
 }
-int cublasLtMatmulPreferenceCreate(void **preference) {
-  *preference = &moduleToken;
+// A preference: the minimum pointer alignments (A, B, C, D) the caller
+// promises, 256 bytes each unless set, as in cuBLASLt.
+struct FakePreference {
+  uint32_t minAlignment[4] = {256, 256, 256, 256};
+};
+int cublasLtMatmulPreferenceCreate(FakePreference **preference) {
+  *preference = new FakePreference;
   return 0;
 }
-int cublasLtMatmulPreferenceDestroy(void *) { return 0; }
-int cublasLtMatmulPreferenceSetAttribute(void *, int attribute, const void *,
+int cublasLtMatmulPreferenceDestroy(FakePreference *preference) {
+  delete preference;
+  return 0;
+}
+int cublasLtMatmulPreferenceSetAttribute(FakePreference *preference,
+                                         int attribute, const void *value,
                                          size_t bytes) {
-  return attribute == 1 && bytes == 8 ? 0 : 7;
+  if (attribute == 1 && bytes == 8) // MAX_WORKSPACE_BYTES
+    return 0;
+  if (attribute >= 5 && attribute <= 8 && bytes == 4) { // MIN_ALIGNMENT_*
+    uint32_t alignment = *static_cast<const uint32_t *>(value);
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+      return 7;
+    preference->minAlignment[attribute - 5] = alignment;
+    return 0;
+  }
+  return 7;
 }
 struct FakeHeuristic {
   uint64_t algo[8];
@@ -222,13 +261,17 @@ struct FakeHeuristic {
   float waves;
   int reserved[4];
 };
+// The algorithm remembers the alignments it was chosen for (algo[0..3]):
+// cublasLtMatmul refuses pointers less aligned, as cuBLASLt's kernels may.
 int cublasLtMatmulAlgoGetHeuristic(void *, FakeDesc *, FakeLayout *,
                                    FakeLayout *, FakeLayout *, FakeLayout *,
-                                   void *, int requested,
+                                   FakePreference *preference, int requested,
                                    FakeHeuristic *results, int *found) {
   if (requested < 1)
     return 7;
   std::memset(results, 0, sizeof(FakeHeuristic));
+  for (int i = 0; i < 4; ++i)
+    results[0].algo[i] = preference->minAlignment[i];
   results[0].workspaceSize = 4096; // exercises the workspace allocation
   *found = 1;
   return 0;
@@ -236,12 +279,20 @@ int cublasLtMatmulAlgoGetHeuristic(void *, FakeDesc *, FakeLayout *,
 int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const float *a,
                    FakeLayout *la, const float *b, FakeLayout *lb,
                    const float *beta, const float *c, FakeLayout *lc,
-                   float *d, FakeLayout *ld, const void *, void *workspace,
-                   size_t workspaceBytes, void *stream) {
+                   float *d, FakeLayout *ld, const uint64_t *algo,
+                   void *workspace, size_t workspaceBytes, void *stream) {
   if (la->type != 0 || lb->type != 0 || lc->type != 0 || ld->type != 0)
     return 15; // CUBLAS_STATUS_NOT_SUPPORTED: the fake does f32 only
+  const void *pointers[4] = {a, b, c, d};
+  for (int i = 0; i < 4; ++i)
+    if (reinterpret_cast<uintptr_t>(pointers[i]) % algo[i] != 0) {
+      ++state.misalignedMatmuls;
+      return 15; // the algorithm needs more alignment than the pointer has
+    }
   if (workspaceBytes && !workspace)
     return 7;
+  if (desc->epilogue == 4 && !desc->bias)
+    return 7; // BIAS without a bias pointer
   if (state.skipMath) { // counting only (bench/cuda_host_counts.py)
     ++state.matmuls;
     state.lastMatmulStream = stream;
@@ -269,12 +320,16 @@ int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const float *a,
           sum += double(x) * y;
         }
         float prior = *beta != 0 ? cb[i + j * lc->ld] : 0.0f;
-        db[i + j * ld->ld] = *alpha * float(sum) + *beta * prior;
+        float value = *alpha * float(sum) + *beta * prior;
+        if (desc->epilogue == 4) // one bias per row of column-major D
+          value += desc->bias[i];
+        db[i + j * ld->ld] = value;
       }
   }
   ++state.matmuls;
   state.lastMatmulStream = stream;
   state.lastMatmulComputeType = desc->computeType;
+  state.lastMatmulEpilogue = desc->epilogue;
   return 0;
 }
 

@@ -34,6 +34,13 @@ struct FakeCudaState {
   int matmulDescriptors = 0;
   // The compute type of the last matmul (68 COMPUTE_32F, 77 with TF32).
   int lastMatmulComputeType = -1;
+  // Matmuls refused because a pointer was less aligned than the heuristic
+  // was told (cublasLtMatmulPreference MIN_ALIGNMENT_*, 256 if unset).
+  int misalignedMatmuls = 0;
+  // The epilogue of the last matmul (1 DEFAULT, 4 BIAS) and how many times
+  // a bias pointer was set (preparation and each call).
+  unsigned lastMatmulEpilogue = 0;
+  int biasPointerSets = 0;
   // The fake cuDNN (DISC_CUDNN_LIBRARY): convolutions computed on the host,
   // f32 only, cross-correlation (or convolution: the kernel flipped) with
   // groups, strides, padding, dilation.

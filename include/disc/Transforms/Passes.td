@@ -529,11 +529,25 @@ def DiscFuseLibraryEpilogues
     `all` fuses every chain (tests, experiments: DISC_LIBRARY_EPILOGUES=all).
 
     `log` prints each library op's epilogue and why its chain stops.
+
+    `cublaslt` (the cuda target): what cuBLASLt's epilogues compute, and
+    nothing else. A dot_general takes one `add` of a bias, an f32 operand
+    that is broadcast over the batch and lhs free dims and has the rhs free
+    dims (cuBLASLt's CUBLASLT_EPILOGUE_BIAS: one value per output column,
+    packed in memory). The bias must not come from a slice (looked through
+    reshapes), whose buffer may be a strided view; function arguments and
+    computed tensors are packed. The chain stops after it: cuBLASLt's ReLU
+    is not NaN-safe either, and its GELU is the tanh approximation.
+    Convolutions get no epilogue (cuDNN's fused forms are not used yet).
+    Always profitable: the bias is added where the product is written.
   }];
   let options = [Option<"log", "log", "bool", "false",
                          "print each epilogue to stderr">,
                  Option<"all", "all", "bool", "false",
-                        "fuse every chain, profitable or not">];
+                        "fuse every chain, profitable or not">,
+                 Option<"cublaslt", "cublaslt", "bool", "false",
+                        "only what cuBLASLt's epilogues do (a bias add of "
+                        "a dot_general)">];
   let dependentDialects = ["mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];
 }

@@ -4,8 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Cuda/Passes.h"
+#include "disc/Runtime/RalApi.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 
 namespace disc {
 #define GEN_PASS_DEF_DISCCUDALIBRARYCALLS
@@ -13,6 +17,7 @@ namespace disc {
 } // namespace disc
 
 using namespace mlir;
+using namespace disc;
 
 namespace {
 
@@ -63,6 +68,64 @@ LogicalResult checkCudnnConvolution(func::CallOp call, bool kernelGradient) {
   return success();
 }
 
+/// The step triples of a `_post_` call (RalApi.h): the f64 constant that
+/// disc-lower-library-calls passes as `steps`.
+FailureOr<SmallVector<double>> constantSteps(Value steps) {
+  while (Operation *def = steps.getDefiningOp()) {
+    if (isa<memref::CastOp, bufferization::ToBufferOp>(def)) {
+      steps = def->getOperand(0);
+      continue;
+    }
+    DenseFPElementsAttr values;
+    if (!matchPattern(steps, m_Constant(&values)))
+      return failure();
+    SmallVector<double> triples;
+    for (APFloat v : values.getValues<APFloat>())
+      triples.push_back(v.convertToDouble());
+    return triples;
+  }
+  return failure();
+}
+
+/// `disc_ral_matmul_post_f32(ctx, a, b, c, transA, transB, steps, e0..e5)`
+/// with the one step cuBLASLt takes (a bias add, disc-fuse-library-epilogues
+/// `cublaslt`) -> `disc_ral_cuda_matmul_bias_f32(ctx, a, b, c, transA,
+/// transB, e0)`. The steps never reach the runtime: a host constant there
+/// would become a device buffer.
+LogicalResult lowerMatmulWithBias(func::CallOp call, SymbolTable &symbols) {
+  constexpr unsigned kSteps = 6, kFirstOperand = 7;
+  if (call.getNumOperands() != kFirstOperand + ral::kMaxEpilogueOperands)
+    return call.emitOpError() << "calls @" << call.getCallee() << " with "
+                              << call.getNumOperands() << " operands, expected "
+                              << kFirstOperand + ral::kMaxEpilogueOperands;
+  FailureOr<SmallVector<double>> steps =
+      constantSteps(call.getOperand(kSteps));
+  if (failed(steps) || steps->size() != 3 ||
+      (*steps)[0] != (double)(int64_t)ral::PostOpKind::Add)
+    return call.emitOpError()
+           << "calls @" << call.getCallee()
+           << " with an epilogue other than one bias add, which is all "
+              "cuBLASLt's epilogue does here";
+  SmallVector<Value> operands(call.getOperands().take_front(kSteps));
+  operands.push_back(call.getOperand(kFirstOperand));
+  const std::string name = "disc_ral_cuda_matmul_bias_f32";
+  auto declaration = symbols.lookup<func::FuncOp>(name);
+  if (!declaration) {
+    ModuleOp module = call->getParentOfType<ModuleOp>();
+    OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+    declaration = func::FuncOp::create(
+        b, module.getLoc(), name,
+        b.getFunctionType(ValueRange(operands).getTypes(), {}));
+    declaration.setPrivate();
+    declaration->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    symbols.insert(declaration);
+  }
+  OpBuilder b(call);
+  func::CallOp::create(b, call.getLoc(), declaration, operands);
+  call.erase();
+  return success();
+}
+
 struct CudaLibraryCallsPass
     : public disc::impl::DiscCudaLibraryCallsBase<CudaLibraryCallsPass> {
   void runOnOperation() override {
@@ -79,6 +142,8 @@ struct CudaLibraryCallsPass
       StringRef rest = callee, kind;
       if (rest.consume_front("disc_ral_matmul_") && isFloatSuffix(rest))
         kind = "matmul";
+      else if (callee == "disc_ral_matmul_post_f32")
+        kind = "matmul_post"; // cuBLASLt's bias epilogue
       else if ((rest = callee).consume_front("disc_ral_conv_") &&
                isFloatSuffix(rest))
         kind = "conv";
@@ -92,6 +157,10 @@ struct CudaLibraryCallsPass
                               "does not support yet";
         return WalkResult::interrupt();
       }
+      if (kind == "matmul_post")
+        return failed(lowerMatmulWithBias(call, symbols))
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
       if (kind != "matmul" &&
           failed(checkCudnnConvolution(call, kind == "conv_backward_weights")))
         return WalkResult::interrupt();

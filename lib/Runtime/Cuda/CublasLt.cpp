@@ -3,7 +3,9 @@
 // _mlir_ciface_disc_ral_cuda_matmul_<f32|f16|bf16>(ctx, A, B, C, transA,
 // transB): C[b] = op(A[b]) x op(B[b]) on the call's stream, operands as the
 // CPU's matmul takes them (3-d [batch, rows, cols] descriptors with any
-// strides; disc-lower-library-calls normalises them). cuBLASLt is loaded
+// strides; disc-lower-library-calls normalises them).
+// _mlir_ciface_disc_ral_cuda_matmul_bias_f32(..., bias): the same plus a
+// [1, 1, N] bias added to every row, by cuBLASLt's BIAS epilogue. cuBLASLt is loaded
 // with dlopen ($DISC_CUBLASLT_LIBRARY, else libcublasLt.so.13 / .12, which a
 // PyTorch CUDA process has loaded already): the CPU build never needs it.
 //
@@ -22,11 +24,13 @@
 #include "disc/Runtime/RalApi.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <memory>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace disc {
@@ -52,9 +56,16 @@ struct HeuristicResult {
 constexpr int kR32F = 0, kR16F = 2, kR16BF = 14;      // cudaDataType
 constexpr int kCompute32F = 68, kCompute32FFastTf32 = 77; // cublasComputeType_t
 constexpr int kDescTransA = 3, kDescTransB = 4;       // matmul desc attrs
+constexpr int kDescEpilogue = 7, kDescBiasPointer = 8;
+constexpr uint32_t kEpilogueBias = 4; // CUBLASLT_EPILOGUE_BIAS
 constexpr int kOpN = 0, kOpT = 1;                     // cublasOperation_t
 constexpr int kLayoutBatchCount = 5, kLayoutBatchOffset = 6;
 constexpr int kPrefMaxWorkspace = 1;
+// CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_{A,B,C,D}_BYTES: the heuristic assumes
+// 256-byte aligned pointers unless told less.
+constexpr int kPrefMinAlignmentA = 5, kPrefMinAlignmentB = 6,
+              kPrefMinAlignmentC = 7, kPrefMinAlignmentD = 8;
+constexpr uint32_t kMaxAlignment = 256;
 constexpr size_t kWorkspaceBytes = 32u << 20;
 
 struct Library {
@@ -175,6 +186,16 @@ ColumnMajor columnMajor(const char *role, int64_t rows, int64_t cols,
                 "]: neither dim is contiguous");
 }
 
+/// The largest power of two, at most kMaxAlignment, that divides `p`'s
+/// address: what an algorithm chosen for this pointer may assume.
+uint32_t alignmentOf(const void *p) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  uint32_t alignment = kMaxAlignment;
+  while (alignment > 1 && address % alignment != 0)
+    alignment /= 2;
+  return alignment;
+}
+
 } // namespace cublaslt
 
 namespace {
@@ -199,20 +220,43 @@ int cudaTypeOf(DType dtype) {
 /// on an H100); building and destroying the descriptors on every call cost
 /// host time too. Descriptors are only read once set, so calls on several
 /// threads share them.
+/// With a bias, the descriptor also holds the bias pointer, which changes
+/// every call: `biasLock` is held from setting it to the call's enqueue
+/// (cuBLASLt reads the descriptor then).
 struct PreparedMatmul {
   std::unique_ptr<cublaslt::Descriptors> descriptors;
   cublaslt::HeuristicResult heuristic{};
+  std::unique_ptr<std::mutex> biasLock;
 };
+
+/// The bias of a `_bias_` call: [1, 1, n], packed (cuBLASLt reads it as a
+/// vector of n contiguous elements).
+Operand readBias(const UnrankedMemRef *biasRef, int64_t n, size_t elemSize) {
+  Operand bias = readOperand("bias", biasRef, 3, elemSize);
+  if (bias.sizes[0] != 1 || bias.sizes[1] != 1 || bias.sizes[2] != n)
+    throw OpError("the bias is " + shapeString(bias.sizes) +
+                  "; cuBLASLt's bias epilogue takes [1, 1, " +
+                  std::to_string(n) + "]");
+  if (n > 1 && bias.strides[2] != 1)
+    throw OpError("the bias has element stride " +
+                  std::to_string(bias.strides[2]) +
+                  "; cuBLASLt's bias epilogue reads a packed vector");
+  return bias;
+}
 
 void cudaMatmul(ExecutionContext &ectx, DType dtype,
                 const UnrankedMemRef *aRef, const UnrankedMemRef *bRef,
-                const UnrankedMemRef *cRef, bool transA, bool transB) {
+                const UnrankedMemRef *cRef, bool transA, bool transB,
+                const UnrankedMemRef *biasRef) {
   using namespace cublaslt;
   const size_t elemSize = dtypeSize(dtype);
   MatmulOperands ops =
       readMatmulOperands(aRef, bRef, cRef, transA, transB, elemSize);
   Operand &a = ops.a, &b = ops.b, &c = ops.c;
   const int64_t batch = ops.batch, m = ops.m, k = ops.k, n = ops.n;
+  Operand bias;
+  if (biasRef)
+    bias = readBias(biasRef, n, elemSize);
   if (batch == 0 || m == 0 || n == 0)
     return;
   void *stream = ectx.cudaStream;
@@ -236,13 +280,21 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
   const int computeType = dtype == DType::F32 && ectx.float32Math.tf32Matmul
                               ? kCompute32FFastTf32
                               : kCompute32F;
-  // The problem: types, ops, extents, leading dims, batching; all the
-  // descriptors and the heuristic see.
+  // The pointers' alignments: an algorithm the heuristic picks for aligned
+  // operands may not run on a view that starts mid-block (x[:, 1:]).
+  const uint32_t alignFirst = alignmentOf(b.data),
+                 alignSecond = alignmentOf(a.data),
+                 alignResult = alignmentOf(c.data);
+  // 0: no bias (cuBLASLt's heuristic reads the bias pointer's alignment).
+  const uint32_t alignBias = biasRef ? alignmentOf(bias.data) : 0;
+  // The problem: types, ops, extents, leading dims, batching, alignments;
+  // all the descriptors and the heuristic see.
   const std::vector<int64_t> problem = {
       (int64_t)type, computeType,  first.op,     second.op,    first.rows,
       first.cols,    first.ld,     second.rows,  second.cols,  second.ld,
       result.rows,   result.cols,  result.ld,    batch,        b.strides[0],
-      a.strides[0],  c.strides[0]};
+      a.strides[0],  c.strides[0], alignFirst,   alignSecond,  alignResult,
+      alignBias};
   const PreparedMatmul &prepared =
       cuda::preparedPerProblem<PreparedMatmul>(handle, problem, [&] {
         HeuristicResult heuristic{};
@@ -255,6 +307,15 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
         check(lib.descSetAttribute(d->desc, kDescTransB, &second.op,
                                    sizeof(int)),
               "cublasLtMatmulDescSetAttribute(TRANSB)");
+        if (biasRef) {
+          // One bias for every batch (the default batch stride, 0).
+          check(lib.descSetAttribute(d->desc, kDescEpilogue, &kEpilogueBias,
+                                     sizeof(kEpilogueBias)),
+                "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+          check(lib.descSetAttribute(d->desc, kDescBiasPointer, &bias.data,
+                                     sizeof(bias.data)),
+                "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+        }
         check(lib.layoutCreate(&d->a, type, first.rows, first.cols, first.ld),
               "cublasLtMatrixLayoutCreate(B)");
         check(lib.layoutCreate(&d->b, type, second.rows, second.cols,
@@ -285,6 +346,15 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
                                          &workspaceBytes,
                                          sizeof(workspaceBytes)),
               "cublasLtMatmulPreferenceSetAttribute");
+        const std::pair<int, uint32_t> alignments[] = {
+            {kPrefMinAlignmentA, alignFirst},
+            {kPrefMinAlignmentB, alignSecond},
+            {kPrefMinAlignmentC, alignResult},
+            {kPrefMinAlignmentD, alignResult}};
+        for (const auto &[attribute, bytes] : alignments)
+          check(lib.preferenceSetAttribute(d->preference, attribute, &bytes,
+                                           sizeof(bytes)),
+                "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
         int found = 0;
         check(lib.algoGetHeuristic(handle, d->desc, d->a, d->b, d->c, d->c,
                                    d->preference, 1, &heuristic, &found),
@@ -292,7 +362,8 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
         if (found == 0)
           throw OpError("cuBLASLt has no algorithm for A " +
                         shapeString(a.sizes) + ", B " + shapeString(b.sizes));
-        return PreparedMatmul{std::move(d), heuristic};
+        return PreparedMatmul{std::move(d), heuristic,
+                              std::make_unique<std::mutex>()};
       });
   const Descriptors &d = *prepared.descriptors;
   HeuristicResult heuristic = prepared.heuristic;
@@ -303,19 +374,32 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
       throw RuntimeError(ectx.errorMessage);
   }
   const float one = 1.0f, zero = 0.0f;
-  Status status = lib.matmul(handle, d.desc, &one, b.data, d.a, a.data, d.b,
-                             &zero, c.data, d.c, c.data, d.c, &heuristic.algo,
-                             workspace, heuristic.workspaceSize, stream);
+  Status status;
+  {
+    std::unique_lock<std::mutex> biasLock;
+    if (biasRef) {
+      biasLock = std::unique_lock<std::mutex>(*prepared.biasLock);
+      status = lib.descSetAttribute(d.desc, kDescBiasPointer, &bias.data,
+                                    sizeof(bias.data));
+      if (status != 0) {
+        releaseDeviceForCall(ectx, workspace);
+        check(status, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+      }
+    }
+    status = lib.matmul(handle, d.desc, &one, b.data, d.a, a.data, d.b, &zero,
+                        c.data, d.c, c.data, d.c, &heuristic.algo, workspace,
+                        heuristic.workspaceSize, stream);
+  }
   releaseDeviceForCall(ectx, workspace); // stream-ordered after the matmul
   check(status, "cublasLtMatmul");
 }
 
 bool runCudaMatmul(ExecutionContext &ectx, DType dtype, const char *opName,
                    const UnrankedMemRef *a, const UnrankedMemRef *b,
-                   const UnrankedMemRef *c, int64_t transA,
-                   int64_t transB) noexcept {
+                   const UnrankedMemRef *c, int64_t transA, int64_t transB,
+                   const UnrankedMemRef *bias = nullptr) noexcept {
   return guardedCall(ectx, opName, [&] {
-    cudaMatmul(ectx, dtype, a, b, c, transA != 0, transB != 0);
+    cudaMatmul(ectx, dtype, a, b, c, transA != 0, transB != 0, bias);
   });
 }
 
@@ -340,3 +424,14 @@ using disc::ral::ralFailNoReturn;
 DISC_RAL_DEFINE_CUDA_MATMUL(f32, F32)
 DISC_RAL_DEFINE_CUDA_MATMUL(f16, F16)
 DISC_RAL_DEFINE_CUDA_MATMUL(bf16, BF16)
+
+extern "C" void _mlir_ciface_disc_ral_cuda_matmul_bias_f32(
+    void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,
+    disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB,
+    disc::ral::UnrankedMemRef *bias) {
+  ExecutionContext *ectx = asExecutionContext(ctx);
+  if (!disc::ral::runCudaMatmul(*ectx, disc::ral::DType::F32,
+                                "disc_ral_cuda_matmul_bias_f32", a, b, c,
+                                transA, transB, bias))
+    ralFailNoReturn(ectx);
+}

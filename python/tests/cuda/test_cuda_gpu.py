@@ -621,6 +621,69 @@ def test_freed_blocks_serve_later_requests_on_the_gpu(monkeypatch):
     assert counts["1"][0] < counts["0"][0], counts
 
 
+def test_linear_bias_in_cublaslts_epilogue_on_the_gpu(monkeypatch):
+    """A linear layer's bias added by cuBLASLt's BIAS epilogue
+    (DISC_LIBRARY_EPILOGUES=1, the default), then as a kernel of its own
+    (0): right against eager at three sizes with one compilation each,
+    with one kernel fewer when the epilogue is on. A gpu-check canary: if
+    it fails, the rest of the run sets DISC_LIBRARY_EPILOGUES=0."""
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch.manual_seed(17)
+    linear = torch.nn.Linear(24, 40).cuda()
+    kernels = {}
+    with _no_tf32():
+        for epilogues in ("1", "0"):
+            monkeypatch.setenv("DISC_LIBRARY_EPILOGUES", epilogues)
+            torch._dynamo.reset()
+            compiled = torch.compile(linear, backend="disc", dynamic=True)
+            before = disc.stats()
+            with torch.no_grad():
+                for rows in (3, 7, 300):
+                    x = torch.randn(rows, 24, device="cuda")
+                    torch.testing.assert_close(compiled(x), linear(x), rtol=1e-4, atol=1e-4)
+            after = disc.stats()
+            assert after["compilations"] - before["compilations"] == 1, epilogues
+            assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+            kernels[epilogues] = after["kernels"] - before["kernels"]
+    assert kernels["1"] == kernels["0"] - 1, kernels
+
+
+def test_products_of_views_that_start_mid_buffer_on_the_gpu(monkeypatch):
+    """Products whose operand is a view one or two floats into its buffer
+    (4- and 8-byte aligned): cuBLASLt's heuristic is told each pointer's
+    alignment, so the algorithm it picks can read them. Against eager at
+    three sizes, one compilation."""
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch.manual_seed(19)
+    w = torch.randn(8, 21, device="cuda")
+
+    def f(x):
+        return x[:, 1:22] @ w.T, x[:, 2:23] @ w.T
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before = disc.stats()
+    with _no_tf32(), torch.no_grad():
+        for rows in (3, 7, 300):
+            x = torch.randn(rows, 23, device="cuda")
+            for got, want in zip(compiled(x), f(x)):
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    after = disc.stats()
+    assert after["compilations"] - before["compilations"] == 1
+    assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+
+
+class _no_tf32:
+    """torch.backends.cuda.matmul.allow_tf32 off for a block."""
+
+    def __enter__(self):
+        self.saved = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    def __exit__(self, *exc):
+        torch.backends.cuda.matmul.allow_tf32 = self.saved
+
+
 @pytest.mark.parametrize("api", ["backend", "legacy"])
 def test_convolutions_through_each_cudnn_api_on_the_gpu(api, monkeypatch):
     """Convolutions through cuDNN's graph API (DISC_CUDA_CONV_API=backend,

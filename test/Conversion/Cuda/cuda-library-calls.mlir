@@ -165,3 +165,51 @@ func.func @helper_call() {
   call @helper() : () -> ()
   return
 }
+
+// -----
+
+// A matmul whose epilogue is one bias add (disc-fuse-library-epilogues
+// `cublaslt`) goes to cuBLASLt's bias epilogue: the steps constant does not
+// reach the call (on the device a host constant would become a device
+// buffer), nor do the unused operand slots.
+// CHECK-NOT:   func.func private @disc_ral_matmul_post_f32
+// CHECK:       func.func private @disc_ral_cuda_matmul_bias_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf32>) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @matmul_bias
+// CHECK:         call @disc_ral_cuda_matmul_bias_f32(%arg0, %arg1, %arg2, %arg3, %c0_i64, %c1_i64, %arg4)
+// CHECK-NOT:     call @disc_ral_matmul_post_f32
+func.func private @disc_ral_matmul_post_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func @matmul_bias(%ctx: !llvm.ptr, %a: memref<*xf32>, %b: memref<*xf32>, %c: memref<*xf32>, %bias: memref<*xf32>) {
+  %c0_i64 = arith.constant 0 : i64
+  %c1_i64 = arith.constant 1 : i64
+  %t = arith.constant dense<[0.0, 0.0, 0.0]> : tensor<3xf64>
+  %m = bufferization.to_buffer %t read_only : tensor<3xf64> to memref<3xf64, strided<[?], offset: ?>>
+  %steps = memref.cast %m : memref<3xf64, strided<[?], offset: ?>> to memref<*xf64>
+  call @disc_ral_matmul_post_f32(%ctx, %a, %b, %c, %c0_i64, %c1_i64, %steps, %bias, %c, %c, %c, %c, %c) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+  return
+}
+
+// -----
+
+// Any other epilogue is an error naming the call (the cuda mode of
+// disc-fuse-library-epilogues forms none).
+func.func private @disc_ral_matmul_post_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func @matmul_bias_relu(%ctx: !llvm.ptr, %a: memref<*xf32>, %b: memref<*xf32>, %c: memref<*xf32>, %bias: memref<*xf32>) {
+  %c0_i64 = arith.constant 0 : i64
+  %t = arith.constant dense<[0.0, 0.0, 0.0, 16.0, 0.0, 0.0]> : tensor<6xf64>
+  %m = bufferization.to_buffer %t read_only : tensor<6xf64> to memref<6xf64, strided<[?], offset: ?>>
+  %steps = memref.cast %m : memref<6xf64, strided<[?], offset: ?>> to memref<*xf64>
+  // expected-error @+1 {{calls @disc_ral_matmul_post_f32 with an epilogue other than one bias add, which is all cuBLASLt's epilogue does here}}
+  call @disc_ral_matmul_post_f32(%ctx, %a, %b, %c, %c0_i64, %c0_i64, %steps, %bias, %c, %c, %c, %c, %c) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+  return
+}
+
+// -----
+
+// Steps that are not a constant: an error too.
+func.func private @disc_ral_matmul_post_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func @matmul_unknown_steps(%ctx: !llvm.ptr, %a: memref<*xf32>, %b: memref<*xf32>, %c: memref<*xf32>, %steps: memref<*xf64>) {
+  %c0_i64 = arith.constant 0 : i64
+  // expected-error @+1 {{with an epilogue other than one bias add}}
+  call @disc_ral_matmul_post_f32(%ctx, %a, %b, %c, %c0_i64, %c0_i64, %steps, %c, %c, %c, %c, %c, %c) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+  return
+}
