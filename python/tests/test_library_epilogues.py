@@ -237,6 +237,25 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 }""")
 
 
+def test_transposing_broadcast_is_not_an_epilogue_operand(monkeypatch):
+    """A matmul plus an operand broadcast with its dims transposed
+    (disc.broadcast_in_dim dims = [1, 0]): the epilogue operand would be its
+    source reshaped, read in the wrong order, so it stays a loop kernel;
+    right against PyTorch with every chain fused (`all`)."""
+    monkeypatch.setenv("DISC_LIBRARY_EPILOGUES", "all")
+    exe = disc.compile_mlir("""
+func.func @main(%x: tensor<3x4xf32>, %w: tensor<4x5xf32>, %t: tensor<5x3xf32>) -> tensor<3x5xf32> {
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %1 = disc.broadcast_in_dim %t, dims = [1, 0] : (tensor<5x3xf32>) -> tensor<3x5xf32>
+  %2 = disc.add %0, %1 : tensor<3x5xf32>
+  return %2 : tensor<3x5xf32>
+}""")
+    g = torch.Generator().manual_seed(5)
+    x, w, t = (torch.randn(*s, generator=g) for s in ((3, 4), (4, 5), (5, 3)))
+    (got,) = exe(x, w, t)
+    torch.testing.assert_close(got, x @ w + t.T, rtol=1e-5, atol=1e-5)
+
+
 def test_gemm_convolution_runs_binary_post_ops_separately(monkeypatch, capfd):
     """A depthwise dilated 1-d convolution is oneDNN's gemm-based kernel,
     which applies binary post-ops per element in reference code (12x slower
