@@ -8,7 +8,10 @@ MLIR and its first call's input shapes are saved; then the gtest
 CudaHost.DISABLED_HostCountsOfAPartition compiles the partition for target
 cuda (ptxas included) and calls it against the fake driver, the libraries'
 math skipped (unittests/Cuda/FakeCudaDriver.cpp). `--env VAR=VALUE` sets
-a variable for those runs (an A/B: run twice).
+a variable for those runs (an A/B: run twice). `--launches` also lists one
+call's launches, in order: kernel, grid, block, dynamic shared memory
+(which kernels run with how many threads: what to look at first when a
+partition's GPU time is unexplained).
 
     .venv/bin/python bench/cuda_host_counts.py \\
         ../shared/graphnet/samples/torchvision/resnet18 [--env DISC_CUDA_REUSE_BLOCKS=0]
@@ -31,6 +34,7 @@ from cuda_compile_ab import run_emulated  # bench/, the script's folder
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _GTEST = os.path.join(_ROOT, "build", "unittests", "disc-cuda-host-tests")
+_LAUNCH = re.compile(r"^launch .*$", re.MULTILINE)
 _LINE = re.compile(r"host counts: launches ([\d.]+) allocations ([\d.]+) "
                    r"convolutions ([\d.]+) matmuls ([\d.]+) us ([\d.]+)")
 
@@ -99,7 +103,11 @@ def partitions_of(path: str, out_dir: str) -> list[tuple[str, str]]:
     return files
 
 
-def counts(mlir: str, shapes: str, env: dict) -> str:
+def counts(mlir: str, shapes: str, env: dict, launches: list | None = None) -> str:
+    """The partition's counts row; with `launches`, one call's launch lines
+    appended to it."""
+    if launches is not None:
+        env = dict(env, DISC_HOST_COUNTS_LAUNCHES="1")
     run = subprocess.run(
         [_GTEST, "--gtest_also_run_disabled_tests",
          "--gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition"],
@@ -107,6 +115,8 @@ def counts(mlir: str, shapes: str, env: dict) -> str:
                  DISC_HOST_COUNTS_SHAPES=shapes),
         capture_output=True, text=True)
     found = _LINE.search(run.stdout)
+    if launches is not None:
+        launches.extend(_LAUNCH.findall(run.stdout))
     if not found:
         tail = (run.stdout + run.stderr).strip().splitlines()[-5:]
         return "failed: " + " | ".join(tail)
@@ -120,6 +130,8 @@ def main() -> int:
     parser.add_argument("samples", nargs="+")
     parser.add_argument("--env", action="append", default=[],
                         help="VAR=VALUE for the counting runs")
+    parser.add_argument("--launches", action="store_true",
+                        help="also list one call's launches per partition")
     args = parser.parse_args()
     if not os.path.exists(_GTEST):
         print(f"{_GTEST} is missing: run `make build` first", file=sys.stderr)
@@ -131,7 +143,10 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as work:
             for mlir, shapes in partitions_of(path, work):
                 name = f"{os.path.basename(path.rstrip('/'))}/{os.path.basename(mlir)}"
-                print(f"{name[:48]:48s} {counts(mlir, shapes, env)}", flush=True)
+                launches = [] if args.launches else None
+                print(f"{name[:48]:48s} {counts(mlir, shapes, env, launches)}", flush=True)
+                for line in launches or []:
+                    print("    " + line)
     return 0
 
 

@@ -122,10 +122,10 @@ static std::string mapLoopsToGpuStep(bool logFusion) {
   // DISC_CUDA_ROW_UNROLL: the block-per-row variant's per-thread unroll
   // factor (default 4; 1 leaves the loops rolled).
   std::string unroll = integerSetting("DISC_CUDA_ROW_UNROLL", 4, 1, 16);
-  // DISC_CUDA_REDUCTION_SLOTS: the most slots a whole-range reduction's
-  // atomics spread over (default 128; 0: all on the result).
+  // DISC_CUDA_REDUCTION_SLOTS: the most parts a whole-range reduction is
+  // cut into (default 4096; 0: every thread's atomic on the result).
   std::string slots =
-      integerSetting("DISC_CUDA_REDUCTION_SLOTS", 128, 0, 65536);
+      integerSetting("DISC_CUDA_REDUCTION_SLOTS", 4096, 0, 65536);
   // DISC_CUDA_COLUMN_THREADS: column reductions with fewer columns split
   // their rows for about this many threads (default 65536; 0: never).
   std::string columns =

@@ -447,20 +447,23 @@ struct MapLoopsToGpuPass
   ///   memref.store %r, %acc[]
   /// would run on one GPU thread. A range known to be at most 2048 long
   /// becomes a row kernel of one row (one block reduces it). Longer ones
-  /// become a parallel loop of up to 65536 threads (64 elements each at
-  /// least), each reducing a strided part of the range from the identity:
-  /// with at most 4096 threads (the host's choice per call) each stores its
-  /// result in a slot of its own; with more, it combines it with one atomic
-  /// into one of up to 128 slots (thread t into slot t mod slots; the slots
-  /// filled with the identity first; atomics to one address serialise: a
-  /// sum of 2M elements made 32768 of them on %acc alone, convtasnet's
-  /// global layer norms, 147 such sums per call). Then a one-row row kernel
-  /// combines the slots with %init into %acc. With reduction-slots=0
-  /// (DISC_CUDA_REDUCTION_SLOTS, to compare on a GPU) atomic combiners put
-  /// every thread's atomic on %acc. Float sums then add in another order
-  /// (the addition is marked reassociable; PyTorch's own GPU sums differ
-  /// from its CPU ones the same way). Float max/min (their NaN rule has no
-  /// atomic) always take a slot per thread. Last, finishOneRowKernels.
+  /// are cut into parts of `chunk` consecutive iterations (at least
+  /// kMinPartLength; at most reduction-slots parts, default 4096), all
+  /// sized on the host: a row kernel of `parts` rows reduces each part
+  /// from the identity into a slot of its own (a block per row: coalesced
+  /// reads, the block's threads combined in shared memory), then a one-row
+  /// row kernel combines %init, the slots and the last iterations (fewer
+  /// than a chunk) into %acc. Two launches at most (one when the range is
+  /// shorter than a chunk: the parts' grid is empty), no fill, no atomics,
+  /// the same result on every call. Until 2026-11-29 threads of 64 strided
+  /// elements each combined their part with an atomic into one of 128
+  /// slots filled with the identity first (three launches; convtasnet's
+  /// global layer norms make 147 such sums of 2M elements per call).
+  /// With reduction-slots=0 (DISC_CUDA_REDUCTION_SLOTS, to compare on a
+  /// GPU) atomic combiners put every thread's atomic on %acc, as before
+  /// the slots. Float sums add in another order than on the CPU (the
+  /// addition is marked reassociable; PyTorch's own GPU sums differ from
+  /// its CPU ones the same way). Last, finishOneRowKernels.
   void parallelizeWholeReductions(func::FuncOp func) {
     for (Block &block : func.getBody())
       for (auto loop : llvm::to_vector(block.getOps<scf::ForOp>())) {
@@ -613,99 +616,86 @@ struct MapLoopsToGpuPass
       row->setAttr(kOneRow, UnitAttr::get(row.getContext()));
       return;
     }
-    Value perThread = arith::ConstantIndexOp::create(b, loc, 64);
-    Value threads = b.createOrFold<arith::CeilDivUIOp>(loc, count, perThread);
-    threads = b.createOrFold<arith::MinUIOp>(
-        loc, threads,
-        arith::ConstantIndexOp::create(b, loc,
-                                       atomic ? 65536 : kPlainPartials));
     Value identity =
         arith::ConstantOp::create(b, loc, identityAttr).getResult();
     SmallVector<Value> indices(store.getIndices());
-    // reduction-slots=0: every thread's atomic straight into %acc.
-    const bool useSlots = !atomic || reductionSlots > 0;
-    // The slots: without an atomic, or with at most kPlainPartials threads
-    // (`plain`, chosen on the host), one per thread, each written once (no
-    // launch to fill them, no atomics, the same sum every call); otherwise
-    // min(threads, 128) partial results combined atomically, from the
-    // identity.
-    Value slots, slotBuffer, plain;
-    if (useSlots) {
-      slots = threads;
-      if (atomic) {
-        plain = b.createOrFold<arith::CmpIOp>(
-            loc, arith::CmpIPredicate::ule, threads,
-            arith::ConstantIndexOp::create(b, loc, kPlainPartials));
-        Value shared = b.createOrFold<arith::MinUIOp>(
-            loc, threads,
-            arith::ConstantIndexOp::create(
-                b, loc, static_cast<int64_t>(reductionSlots)));
-        slots = b.createOrFold<arith::SelectOp>(loc, plain, threads, shared);
-      }
-      slotBuffer = memref::AllocOp::create(
-          b, loc,
-          MemRefType::get({ShapedType::kDynamic}, accType.getElementType()),
-          ValueRange{slots});
-    }
-    // Atomics straight into %acc start from the initial value there.
-    if (!useSlots && !load)
-      memref::StoreOp::create(b, loc, init, acc, indices);
-    // The shared slots filled with the identity: none when plain (an empty
-    // grid is not launched).
-    if (useSlots && atomic) {
-      Value filled = b.createOrFold<arith::SelectOp>(loc, plain, zero, slots);
+    // The body of the original loop at iteration `iv`, combined into `acc`.
+    auto cloneBody = [&](OpBuilder &fb, Location floc, Value iv, Value acc) {
+      IRMapping mapping;
+      mapping.map(loop.getInductionVar(), iv);
+      mapping.map(iterArg, acc);
+      for (Operation &op : loop.getBody()->without_terminator())
+        fb.clone(op, mapping);
+      return mapping.lookup(yield.getOperand(0));
+    };
+    if (atomic && reductionSlots == 0) {
+      // reduction-slots=0: threads of 64 strided elements or more, every
+      // thread's atomic straight into %acc, from its initial value.
+      Value perThread = arith::ConstantIndexOp::create(b, loc, 64);
+      Value threads =
+          b.createOrFold<arith::CeilDivUIOp>(loc, count, perThread);
+      threads = b.createOrFold<arith::MinUIOp>(
+          loc, threads, arith::ConstantIndexOp::create(b, loc, 65536));
+      if (!load)
+        memref::StoreOp::create(b, loc, init, acc, indices);
       scf::ParallelOp::create(
-          b, loc, ValueRange{zero}, ValueRange{filled}, ValueRange{one},
+          b, loc, ValueRange{zero}, ValueRange{threads}, ValueRange{one},
           [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-            memref::StoreOp::create(pb, ploc, identity, slotBuffer, ivs);
-          });
-    }
-    scf::ParallelOp::create(
-        b, loc, ValueRange{zero}, ValueRange{threads}, ValueRange{one},
-        [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
-          Value offset = arith::MulIOp::create(pb, ploc, ivs[0], step);
-          Value start = arith::AddIOp::create(pb, ploc, lb, offset);
-          Value stride = arith::MulIOp::create(pb, ploc, step, threads);
-          auto part = scf::ForOp::create(
-              pb, ploc, start, ub, stride, ValueRange{identity},
-              [&](OpBuilder &fb, Location floc, Value iv, ValueRange args) {
-                IRMapping mapping;
-                mapping.map(loop.getInductionVar(), iv);
-                mapping.map(iterArg, args[0]);
-                for (Operation &op : loop.getBody()->without_terminator())
-                  fb.clone(op, mapping);
-                scf::YieldOp::create(
-                    fb, floc, ValueRange{mapping.lookup(yield.getOperand(0))});
-              });
-          if (!useSlots) {
+            Value offset = arith::MulIOp::create(pb, ploc, ivs[0], step);
+            Value start = arith::AddIOp::create(pb, ploc, lb, offset);
+            Value stride = arith::MulIOp::create(pb, ploc, step, threads);
+            auto part = scf::ForOp::create(
+                pb, ploc, start, ub, stride, ValueRange{identity},
+                [&](OpBuilder &fb, Location floc, Value iv, ValueRange args) {
+                  scf::YieldOp::create(fb, floc,
+                                       cloneBody(fb, floc, iv, args[0]));
+                });
             memref::AtomicRMWOp::create(pb, ploc, combiner->first,
                                         part.getResult(0), acc, indices);
-            return;
-          }
-          if (!atomic) {
-            memref::StoreOp::create(pb, ploc, part.getResult(0), slotBuffer,
-                                    ValueRange{ivs[0]});
-            return;
-          }
-          auto choice = scf::IfOp::create(pb, ploc, plain,
-                                          /*withElseRegion=*/true);
-          OpBuilder tb = choice.getThenBodyBuilder();
-          memref::StoreOp::create(tb, ploc, part.getResult(0), slotBuffer,
-                                  ValueRange{ivs[0]});
-          OpBuilder eb = choice.getElseBodyBuilder();
-          Value slot = arith::RemUIOp::create(eb, ploc, ivs[0], slots);
-          memref::AtomicRMWOp::create(eb, ploc, combiner->first,
-                                      part.getResult(0), slotBuffer,
-                                      ValueRange{slot});
-        });
-    if (!useSlots) {
+          });
       store.erase();
       loop.erase();
       if (load)
         load.erase();
       return;
     }
-    // %acc combined with the slots: a row kernel of one row, whose
+    // Parts: the range's first parts * chunk iterations in `parts` rows of
+    // `chunk` (at least kMinPartLength; at most reduction-slots parts, or
+    // kPlainPartials without an atomic), each reduced by a row kernel
+    // (one block per row for such lengths: coalesced reads, the block's
+    // threads combined in shared memory) into a slot of its own. No fill,
+    // no atomics, the same sum on every call. The row's bounds do not
+    // depend on the row, so the host sizes the block from them.
+    const int64_t maxParts = reductionSlots > 0 ? reductionSlots
+                                                : kPlainPartials;
+    Value chunk = b.createOrFold<arith::MaxUIOp>(
+        loc, arith::ConstantIndexOp::create(b, loc, kMinPartLength),
+        b.createOrFold<arith::CeilDivUIOp>(
+            loc, count, arith::ConstantIndexOp::create(b, loc, maxParts)));
+    Value parts = b.createOrFold<arith::DivUIOp>(loc, count, chunk);
+    Value tailStart = b.createOrFold<arith::MulIOp>(loc, parts, chunk);
+    Value slotBuffer = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, accType.getElementType()),
+        ValueRange{parts});
+    scf::ParallelOp::create(
+        b, loc, ValueRange{zero}, ValueRange{parts}, ValueRange{one},
+        [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
+          Value first = arith::MulIOp::create(pb, ploc, ivs[0], chunk);
+          auto part = scf::ForOp::create(
+              pb, ploc, zero, chunk, one, ValueRange{identity},
+              [&](OpBuilder &fb, Location floc, Value j, ValueRange args) {
+                Value k = arith::AddIOp::create(fb, floc, first, j);
+                Value offset = arith::MulIOp::create(fb, floc, k, step);
+                Value iv = arith::AddIOp::create(fb, floc, lb, offset);
+                scf::YieldOp::create(fb, floc,
+                                     cloneBody(fb, floc, iv, args[0]));
+              });
+          memref::StoreOp::create(pb, ploc, part.getResult(0), slotBuffer,
+                                  ValueRange{ivs[0]});
+        });
+    // %acc combined with the slots, then with the range's last iterations
+    // (fewer than a chunk): a row kernel of one row, two phases, whose
     // block-per-row variant combines them with the block's threads.
     Value other = combine->getOperand(0) == iterArg ? combine->getOperand(1)
                                                     : combine->getOperand(0);
@@ -715,7 +705,7 @@ struct MapLoopsToGpuPass
     if (load)
       load->moveBefore(row.getBody()->getTerminator());
     auto gather = scf::ForOp::create(
-        rb, loc, zero, slots, one, ValueRange{load ? load.getResult() : init},
+        rb, loc, zero, parts, one, ValueRange{load ? load.getResult() : init},
         [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
           Value partial =
               memref::LoadOp::create(fb, floc, slotBuffer, ValueRange{k});
@@ -725,8 +715,15 @@ struct MapLoopsToGpuPass
           Operation *combined = fb.clone(*combine, mapping);
           scf::YieldOp::create(fb, floc, combined->getResults());
         });
-    store->moveAfter(gather);
-    store.getValueMutable().assign(gather.getResult(0));
+    auto tail = scf::ForOp::create(
+        rb, loc, tailStart, count, one, ValueRange{gather.getResult(0)},
+        [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
+          Value offset = arith::MulIOp::create(fb, floc, k, step);
+          Value iv = arith::AddIOp::create(fb, floc, lb, offset);
+          scf::YieldOp::create(fb, floc, cloneBody(fb, floc, iv, args[0]));
+        });
+    store->moveAfter(tail);
+    store.getValueMutable().assign(tail.getResult(0));
     b.setInsertionPointAfter(row);
     memref::DeallocOp::create(b, loc, slotBuffer);
     loop.erase();
@@ -866,9 +863,12 @@ struct MapLoopsToGpuPass
       member->moveBefore(terminator);
   }
 
-  /// Whole-range reductions without an atomic combiner: at most this many
-  /// threads, each writing its partial result to a slot of its own.
+  /// Whole-range reductions without an atomic combiner (and with
+  /// reduction-slots=0): at most this many parts.
   static constexpr int64_t kPlainPartials = 4096;
+  /// The fewest iterations a whole-range reduction's part reduces (a block
+  /// of 256 threads, 16 each).
+  static constexpr int64_t kMinPartLength = 4096;
 
   /// Loop nests that cannot run as a GPU kernel.
   LogicalResult checkSupported(func::FuncOp func) {

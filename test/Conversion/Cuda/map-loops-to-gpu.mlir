@@ -290,51 +290,42 @@ func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
 
 // -----
 
-// A reassociable sum of a whole range into one element: up to 65536
-// threads, each reducing a strided part from the identity (-0.0). With at
-// most 4096 threads (chosen on the host) each stores its partial result in
-// a slot of its own: no fill, no atomics. With more, one atomic add each
-// into one of min(threads, 128) slots (thread t into slot t mod slots; the
-// slots filled with -0.0 first: atomics to one address serialise); the
-// fill's grid is empty (not launched) in the first case. Then the slots
-// are added to the element in order (a row kernel of one row). The initial
-// store stays a one-thread grid before it.
+// A reassociable sum of a whole range into one element: cut into parts of
+// `chunk` consecutive elements (at least 4096; at most 4096 parts), both
+// computed on the host. A row kernel of `parts` rows reduces each part
+// from the identity (-0.0) into a slot of its own (for such rows, one
+// block per row: the block's threads then combine); then a one-row row
+// kernel adds the element's value, the slots and the last elements (fewer
+// than a chunk: the second phase). No fill, no atomics. The initial store
+// stays a one-thread grid before it.
 // CHECK-LABEL: func.func @whole_sum
 // CHECK:         %[[ACC:.*]] = memref.alloc() : memref<f32>
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             memref.store %{{.*}}, %[[ACC]][]
-// CHECK:         %[[THREADS:.*]] = arith.minui %{{.*}}, %c65536
+// CHECK:         %[[COUNT:.*]] = arith.maxsi %{{.*}}, %c0
 // CHECK:         %[[MINUS_ZERO:.*]] = arith.constant -0.000000e+00 : f32
-// CHECK:         %[[OWN:.*]] = arith.cmpi ule, %[[THREADS]], %c4096
-// CHECK:         %[[SHARED:.*]] = arith.minui %[[THREADS]], %c128
-// CHECK:         %[[SLOTS:.*]] = arith.select %[[OWN]], %[[THREADS]], %[[SHARED]]
-// CHECK:         %[[SLOT_BUFFER:.*]] = memref.alloc(%[[SLOTS]]) : memref<?xf32>
-// CHECK:         %[[FILLED:.*]] = arith.select %[[OWN]], %c0{{.*}}, %[[SLOTS]]
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             memref.store %[[MINUS_ZERO]], %[[SLOT_BUFFER]][%{{.*}}]
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             scf.if
-// CHECK:               %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[P:.*]] = %[[MINUS_ZERO]])
-// CHECK:                 arith.addf %[[P]], %{{.*}} fastmath<reassoc>
-// CHECK:               scf.if %[[OWN]] {
-// CHECK:                 memref.store %[[PART]], %[[SLOT_BUFFER]][%{{.*}}]
-// CHECK:               } else {
-// CHECK:                 %[[SLOT:.*]] = arith.remui %{{.*}}, %[[SLOTS]]
-// CHECK:                 memref.atomic_rmw addf %[[PART]], %[[SLOT_BUFFER]][%[[SLOT]]]
-// CHECK-NOT:           memref.atomic_rmw {{.*}} %[[ACC]]
-// CHECK:         scf.if
-// CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
-// CHECK:             memref.load %[[ACC]][]
-// CHECK:             scf.parallel
-// CHECK:               memref.load %[[SLOT_BUFFER]]
-// CHECK:             memref.store %{{.*}}, %[[ACC]][]
-// CHECK:           } {disc.row_block
-// CHECK:         } else {
+// CHECK:         %[[SPREAD:.*]] = arith.ceildivui %[[COUNT]], %c4096
+// CHECK:         %[[CHUNK:.*]] = arith.maxui %[[SPREAD]], %c4096
+// CHECK:         %[[PARTS:.*]] = arith.divui %[[COUNT]], %[[CHUNK]]
+// CHECK:         %[[TAIL:.*]] = arith.muli %[[PARTS]], %[[CHUNK]]
+// CHECK:         %[[SLOTS:.*]] = memref.alloc(%[[PARTS]]) : memref<?xf32>
+// CHECK-NOT:     memref.atomic_rmw
+// CHECK:         arith.muli %{{.*}}, %[[CHUNK]]
+// CHECK:         arith.addf {{.*}} fastmath<reassoc>
+// CHECK:         memref.store %{{.*}}, %[[SLOTS]][%{{.*}}]
+// CHECK:         } {disc.row_warp
+// CHECK:         memref.store %{{.*}}, %[[SLOTS]][%{{.*}}]
+// CHECK:         } {disc.row_block
+// CHECK:         memref.store %{{.*}}, %[[SLOTS]][%{{.*}}]
 // CHECK:         } {disc.row_variants}
-// CHECK:         memref.dealloc %[[SLOT_BUFFER]]
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
+// CHECK:           memref.load %[[ACC]][]
+// CHECK:           memref.load %[[SLOTS]]
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[COUNT]]
+// CHECK:           memref.store %{{.*}}, %[[ACC]][]
+// CHECK:         memref.dealloc %[[SLOTS]]
+// CHECK-NOT:     memref.atomic_rmw
 func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -370,7 +361,8 @@ func.func @whole_sum(%a: memref<?xf32>) -> memref<f32> {
 // CHECK:         scf.if
 // CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
 // CHECK-NOT:         memref.load %[[ACC]][]
-// CHECK:             %[[SUM:.*]] = arith.addf %[[ZERO]], %{{.*}} fastmath<reassoc>
+// CHECK:             %[[SLOTS:.*]] = arith.addf %[[ZERO]], %{{.*}} fastmath<reassoc>
+// CHECK:             %[[SUM:.*]] = arith.addf %[[SLOTS]], %{{.*}} fastmath<reassoc>
 // CHECK:             memref.store %[[SUM]], %[[ACC]][]
 // CHECK:             %[[R:.*]] = memref.load %[[ACC]][]
 // CHECK:             %[[M:.*]] = arith.divf %[[R]], %[[COUNT]] : f32
@@ -522,10 +514,13 @@ func.func @scalar_work_a_branch_uses(%i: memref<16xi64>, %out: memref<i64>) {
 
 // -----
 
-// Integer max: an atomic max from the smallest i64.
+// Integer max: parts from the smallest i64, no atomic.
 // CHECK-LABEL: func.func @whole_max_i64
 // CHECK:         arith.constant -9223372036854775808 : i64
-// CHECK:         memref.atomic_rmw maxs
+// CHECK-NOT:     memref.atomic_rmw
+// CHECK:         arith.maxsi
+// CHECK-NOT:     memref.atomic_rmw
+// CHECK:         return
 func.func @whole_max_i64(%a: memref<?xi64>, %acc: memref<i64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -551,11 +546,12 @@ func.func @whole_max_i64(%a: memref<?xi64>, %acc: memref<i64>) {
 // CHECK:         %[[J:.*]] = arith.maxsi %[[N]]
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
-// CHECK:             scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK:             scf.for %{{.*}} iter_args
+// CHECK:               %[[K:.*]] = arith.addi
 // CHECK-DAG:           %[[R:.*]] = arith.remui %[[K]], %[[J]]
 // CHECK-DAG:           %[[Q:.*]] = arith.divui %[[K]], %[[J]]
 // CHECK:               memref.load %arg0[%[[Q]], %[[R]]]
-// CHECK:             memref.atomic_rmw addf
+// CHECK-NOT:         memref.atomic_rmw
 func.func @strided_2d_sum(%a: memref<?x?xf32, strided<[?, 1], offset: ?>>, %acc: memref<f64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -602,27 +598,25 @@ func.func @triangle_sum(%a: memref<?x?xf32>, %acc: memref<f32>) {
 
 // -----
 
-// A float max (NaN-propagating: no atomic has its rule) also splits: up
-// to 4096 threads from -inf, each storing its partial result into a slot
-// of its own (no fill, no atomic), then the one-row row kernel over them.
+// A float max (NaN-propagating: no atomic has its rule) splits the same
+// way: parts from -inf, each into a slot of its own, then the one-row row
+// kernel over the slots and the last elements.
 // CHECK-LABEL: func.func @whole_max_f32
-// CHECK:         %[[THREADS:.*]] = arith.minui %{{.*}}, %c4096
-// CHECK:         %[[PARTS:.*]] = memref.alloc(%[[THREADS]]) : memref<?xf32>
+// CHECK:         %[[CHUNK:.*]] = arith.maxui %{{.*}}, %c4096
+// CHECK:         %[[PARTS:.*]] = arith.divui %{{.*}}, %[[CHUNK]]
+// CHECK:         %[[SLOTS:.*]] = memref.alloc(%[[PARTS]]) : memref<?xf32>
 // CHECK-NOT:     memref.atomic_rmw
-// CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             %[[T:.*]] = arith.addi
-// CHECK:             scf.if
-// CHECK:               %[[PART:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %cst{{.*}})
-// CHECK:                 arith.maximumf
-// CHECK:               memref.store %[[PART]], %[[PARTS]][%[[T]]]
+// CHECK:         scf.parallel (%[[P:.*]]) = (%{{.*}}) to (%{{.*}})
+// CHECK:           scf.parallel {{.*}} init (%cst{{.*}})
+// CHECK:             arith.maximumf
+// CHECK:           memref.store %{{.*}}, %[[SLOTS]][%[[P]]]
 // CHECK:         scf.if
 // CHECK:           scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}})
 // CHECK:             scf.parallel
-// CHECK:               memref.load %[[PARTS]]
+// CHECK:               memref.load %[[SLOTS]]
 // CHECK:               arith.maximumf
 // CHECK:             memref.store %{{.*}}, %arg1[]
-// CHECK:         memref.dealloc %[[PARTS]]
+// CHECK:         memref.dealloc %[[SLOTS]]
 // CHECK-NOT:     memref.atomic_rmw
 func.func @whole_max_f32(%a: memref<?xf32>, %acc: memref<f32>) {
   %c0 = arith.constant 0 : index

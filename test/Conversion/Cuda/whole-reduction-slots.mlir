@@ -2,19 +2,23 @@
 // RUN: disc-opt %s -pass-pipeline='builtin.module(disc-map-loops-to-gpu{reduction-slots=8})' | FileCheck %s --check-prefix=EIGHT
 // RUN: not disc-opt %s -pass-pipeline='builtin.module(disc-map-loops-to-gpu{reduction-slots=70000})' 2>&1 | FileCheck %s --check-prefix=BAD
 
-// reduction-slots bounds the slots a whole-range reduction's atomics spread
-// over: 0 puts every thread's atomic on the result (no slot buffer), 8 at
-// most eight slots (beyond the 4096 threads that each take a slot of their
-// own); out of range is an error naming the option.
+// reduction-slots bounds the parts a whole-range reduction is cut into: 0
+// puts every thread's atomic on the result (no slot buffer), 8 at most
+// eight parts (each at least 4096 elements: the chunk is the larger of
+// ceil(n / 8) and 4096), each reduced into a slot of its own, no atomic;
+// out of range is an error naming the option.
 // NONE-LABEL: func.func @whole_sum
 // NONE-NOT:     memref.alloc(
 // NONE:         memref.atomic_rmw addf %{{.*}}, %arg1[]
 // NONE-NOT:     memref.dealloc
 // EIGHT-LABEL: func.func @whole_sum
-// EIGHT:         %[[SHARED:.*]] = arith.minui %{{.*}}, %c8
-// EIGHT:         %[[SLOTS:.*]] = arith.select %{{.*}}, %{{.*}}, %[[SHARED]]
-// EIGHT:         %[[BUFFER:.*]] = memref.alloc(%[[SLOTS]]) : memref<?xf32>
-// EIGHT:         memref.atomic_rmw addf %{{.*}}, %[[BUFFER]][%{{.*}}]
+// EIGHT:         %[[SPREAD:.*]] = arith.ceildivui %{{.*}}, %c8
+// EIGHT:         %[[CHUNK:.*]] = arith.maxui %[[SPREAD]], %c4096
+// EIGHT:         %[[PARTS:.*]] = arith.divui %{{.*}}, %[[CHUNK]]
+// EIGHT:         %[[BUFFER:.*]] = memref.alloc(%[[PARTS]]) : memref<?xf32>
+// EIGHT-NOT:     memref.atomic_rmw
+// EIGHT:         memref.store %{{.*}}, %[[BUFFER]][%{{.*}}]
+// EIGHT-NOT:     memref.atomic_rmw
 // EIGHT:         memref.dealloc %[[BUFFER]]
 // BAD: reduction-slots must be in [0, 65536], got 70000
 func.func @whole_sum(%a: memref<?xf32>, %acc: memref<f32>) {

@@ -146,9 +146,10 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
            "Row kernels' block and warp variants keep rows their phases "
            "touch more than once in shared memory when one block's rows "
            "take at most this many bytes (0: never; at most 45056)">,
-    Option<"reductionSlots", "reduction-slots", "int64_t", /*default=*/"128",
-           "Whole-range reductions: the most slots their threads' atomics "
-           "spread over (0: every atomic on the result itself)">,
+    Option<"reductionSlots", "reduction-slots", "int64_t", /*default=*/"4096",
+           "Whole-range reductions: the most parts (each a row of the "
+           "parts kernel, its result a slot) they are cut into (0: "
+           "threads whose atomics go to the result itself)">,
     Option<"log", "log", "bool", /*default=*/"false",
            "Print to stderr each loop left to a one-thread grid">,
     Option<"columnThreads", "column-threads", "int64_t", /*default=*/"65536",
