@@ -16,8 +16,10 @@
 # device memory and of the newest kernel variants; a failing one switches
 # its feature off for the rest of the run), `pytest -m cuda`
 # (python/tests/cuda: programs, models, training),
-# the kernel benchmark, A/Bs of DISC_CUDA_CONV_API, DISC_CUDA_DEPTHWISE and
-# DISC_CUDA_REUSE_BLOCKS on two samples each (GPU_CHECK_AB,
+# the kernel benchmark, A/Bs of DISC_CUDA_REDUCTION_SLOTS on convtasnet
+# (whole-range reductions in parts, or the atomics before them), then
+# DISC_CUDA_CONV_API, DISC_CUDA_DEPTHWISE and DISC_CUDA_REUSE_BLOCKS on two
+# samples each (GPU_CHECK_AB,
 # GPU_CHECK_AB_SECONDS, default 100; into
 # run.log), then the GraphNet harness with --device cuda
 # --dynamic true on the shared dev set (eager, Inductor and DISC in one run;
@@ -171,7 +173,7 @@ AB_SECONDS=${GPU_CHECK_AB_SECONDS:-100}
 if [[ -n "${GPU_CHECK_AB_VAR:-}" ]]; then
   AB_SPECS=("$GPU_CHECK_AB_VAR=${GPU_CHECK_AB_VALUES:-1,0} ${GPU_CHECK_AB_SAMPLES:-torchvision/mobilenet_v3_small timm/convnext_atto.d2_in1k mmseg/Fast-SCNN}")
 else
-  IFS=';' read -ra AB_SPECS <<< "${GPU_CHECK_AB:-DISC_CUDA_CONV_API=backend,legacy torchvision/resnet18 timm/convnext_atto.d2_in1k;DISC_CUDA_DEPTHWISE=generated,cudnn torchvision/mobilenet_v3_small mmseg/Fast-SCNN;DISC_CUDA_REUSE_BLOCKS=1,0 timm/poolformerv2_s12.sail_in1k torchvision/resnet18}"
+  IFS=';' read -ra AB_SPECS <<< "${GPU_CHECK_AB:-DISC_CUDA_REDUCTION_SLOTS=4096,0 torchaudio/convtasnet_base_libri2mix;DISC_CUDA_CONV_API=backend,legacy torchvision/resnet18 timm/convnext_atto.d2_in1k;DISC_CUDA_DEPTHWISE=generated,cudnn torchvision/mobilenet_v3_small mmseg/Fast-SCNN;DISC_CUDA_REUSE_BLOCKS=1,0 timm/poolformerv2_s12.sail_in1k torchvision/resnet18}"
 fi
 if [[ $AB_SECONDS -gt 0 && -n "$SAMPLES" ]]; then
   ab_end=$((SECONDS + AB_SECONDS))
