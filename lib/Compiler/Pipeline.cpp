@@ -252,7 +252,7 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          "func.func(disc-stitch-fusion" + log +
          "),disc-fuse-elementwise{multi-result=1" +
          (fuseOptions.empty() ? std::string() : " " + fuseOptions) +
-         "},canonicalize,cse,"
+         "},canonicalize,cse," +
          // Library calls last before bufferization, and nothing that moves,
          // merges or folds ops in between: a call reads its operands through
          // `bufferization.to_buffer` right before it, which is where one-shot
@@ -260,8 +260,11 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
          // tensor and hide the second call's read, so bufferization could
          // reuse the buffer in place before that call ran. The second
          // legalize converts the transposes/reshapes the calls introduce.
-         "disc-lower-library-calls," +
-         std::string(target == "cuda" ? "disc-cuda-library-calls," : "") +
+         // On cuda, f16/bf16 matmuls may have cuBLASLt's bias epilogue.
+         std::string(target == "cuda"
+                         ? "disc-lower-library-calls{half-epilogues=1},"
+                           "disc-cuda-library-calls,"
+                         : "disc-lower-library-calls,") +
          legalize +
          // 6. bufferization (memory: per-call arena in the RAL). A stitch
          // kernel writes each row straight into its output slice (no

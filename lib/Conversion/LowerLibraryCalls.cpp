@@ -245,19 +245,20 @@ LogicalResult appendEpilogueArgs(OpBuilder &b, Location loc, Operation *op,
   return success();
 }
 
-/// "_post_f32" for a library op with an epilogue, else "_" + the usual
-/// suffix; fails for an epilogue on another element type.
+/// "_post_" + the suffix for a library op with an epilogue, else "_" + the
+/// suffix; fails for an epilogue on f16/bf16 unless `halfEpilogues`.
 FailureOr<std::string> entrySuffix(Operation *op, ArrayAttr epilogue,
-                                   StringRef suffix) {
+                                   StringRef suffix, bool halfEpilogues) {
   if (epilogue.empty())
     return ("_" + suffix).str();
-  if (suffix != "f32")
+  if (suffix != "f32" && !halfEpilogues)
     return op->emitOpError() << "has an epilogue on " << suffix
                              << "; library epilogues are f32 only";
-  return std::string("_post_f32");
+  return ("_post_" + suffix).str();
 }
 
-LogicalResult lowerDotGeneral(DotGeneralOp op, Value ctx) {
+LogicalResult lowerDotGeneral(DotGeneralOp op, Value ctx,
+                              bool halfEpilogues) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto suffix = librarySuffix(op.getLhs().getType().getElementType());
@@ -292,7 +293,7 @@ LogicalResult lowerDotGeneral(DotGeneralOp op, Value ctx) {
   auto cType = RankedTensorType::get(cShape, resultType.getElementType());
   Value cBuffer = allocResult(b, loc, cType, {batch, m, n});
   ArrayAttr epilogue = op.getEpilogue();
-  auto entry = entrySuffix(op, epilogue, *suffix);
+  auto entry = entrySuffix(op, epilogue, *suffix, halfEpilogues);
   if (failed(entry))
     return failure();
   func::FuncOp callee = declareRalFunction(
@@ -351,7 +352,7 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
   if (failed(out))
     return failure();
   ArrayAttr epilogue = op.getEpilogue();
-  auto entry = entrySuffix(op, epilogue, *suffix);
+  auto entry = entrySuffix(op, epilogue, *suffix, /*halfEpilogues=*/false);
   if (failed(entry))
     return failure();
   func::FuncOp callee = declareRalFunction(
@@ -578,6 +579,7 @@ LogicalResult lowerSort(SortOp op, Value ctx) {
 
 struct LowerLibraryCallsPass
     : public disc::impl::DiscLowerLibraryCallsBase<LowerLibraryCallsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
@@ -594,7 +596,9 @@ struct LowerLibraryCallsPass
       }
       LogicalResult result =
           TypeSwitch<Operation *, LogicalResult>(op)
-              .Case([&](DotGeneralOp dot) { return lowerDotGeneral(dot, *ctx); })
+              .Case([&](DotGeneralOp dot) {
+                return lowerDotGeneral(dot, *ctx, halfEpilogues);
+              })
               .Case([&](ConvolutionOp conv) {
                 return lowerConvolution(conv, *ctx);
               })

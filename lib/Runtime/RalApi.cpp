@@ -444,6 +444,8 @@ const RalSymbol *ralSymbols(int64_t *count) {
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_f16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_bf16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_bias_f32),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_bias_f16),
+      DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_matmul_bias_bf16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_conv_f32),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_conv_f16),
       DISC_RAL_SYMBOL(_mlir_ciface_disc_ral_cuda_conv_bf16),

@@ -503,12 +503,17 @@ struct FuseLibraryEpiloguesPass
       }
       // oneDNN's post-ops are used in f32 only: in bf16/f16 the library
       // may compute in f32 and convert, and the epilogue would round
-      // differently from the elementwise kernels.
-      if (!type.getElementType().isF32()) {
+      // differently from the elementwise kernels. cuBLASLt adds a bias in
+      // f32 before it rounds the product once (half a rounding closer to
+      // the exact value than the kernels' add): f16 and bf16 too.
+      Type element = type.getElementType();
+      if (!element.isF32() &&
+          !(cublaslt && (element.isF16() || element.isBF16()))) {
         if (log)
           llvm::errs() << "[disc] fusion: " << label
-                       << " epilogue: none (element type "
-                       << type.getElementType() << ", only f32)\n";
+                       << " epilogue: none (element type " << element
+                       << (cublaslt ? ", only f32, f16 and bf16)\n"
+                                    : ", only f32)\n");
         continue;
       }
       EpilogueBuilder builder(op, *shapes, cublaslt);

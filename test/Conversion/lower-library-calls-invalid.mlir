@@ -40,3 +40,14 @@ func.func @conv_transpose_padding(%ctx: !llvm.ptr {disc.ral_context}, %x: tensor
   %0 = disc.convolution %x, %w, strides = [1], pad_low = [1], pad_high = [3], dilation = [1] lhs_dilation = [2] : (tensor<1x4x8xf32>, tensor<2x4x3xf32>) -> tensor<1x2x16xf32>
   return %0 : tensor<1x2x16xf32>
 }
+
+// -----
+
+// The CPU runtime's post-ops are f32 only: an epilogue on bf16 is an error
+// (with half-epilogues, the cuda target's, it is not:
+// lower-library-calls-half-epilogues.mlir).
+func.func @bf16_epilogue(%ctx: !llvm.ptr {disc.ral_context}, %a: tensor<4x8xbf16>, %b: tensor<8x16xbf16>, %bias: tensor<1x16xbf16>) -> tensor<4x16xbf16> {
+  // expected-error @+1 {{has an epilogue on bf16; library epilogues are f32 only}}
+  %0 = disc.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] epilogue [#disc.post_op<add>](%bias) : (tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<1x16xbf16>) -> tensor<4x16xbf16>
+  return %0 : tensor<4x16xbf16>
+}

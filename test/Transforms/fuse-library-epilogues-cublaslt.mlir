@@ -51,7 +51,7 @@ func.func @batched_bias_on_the_left(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>
 
 // NOT fused: a full-size operand (a residual), a per-row operand, a
 // scalar, a multiply, a ReLU, a bias that is a slice (its buffer may be a
-// strided view), a result with two users, a convolution, f16.
+// strided view), a result with two users, a convolution, f64.
 // CHECK-LABEL: func.func @not_a_packed_column_bias
 // CHECK-NOT: epilogue
 // CHECK: return
@@ -63,8 +63,8 @@ func.func @batched_bias_on_the_left(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>
 // LOG: dot_general epilogue: none (stops: at disc.add: the bias is a slice, which may be a strided view)
 // LOG: dot_general epilogue: none (stops: the value has several users)
 // LOG: convolution epilogue: none (the cuda target's cuDNN calls take none)
-// LOG: dot_general epilogue: none (element type f16, only f32)
-func.func @not_a_packed_column_bias(%x: tensor<3x4xf32>, %w: tensor<4x5xf32>, %full: tensor<3x5xf32>, %row: tensor<3xf32>, %s: tensor<f32>, %col: tensor<5xf32>, %wide: tensor<10xf32>, %img: tensor<1x2x4x4xf32>, %k: tensor<2x2x1x1xf32>, %cb: tensor<2xf32>, %h: tensor<3x4xf16>, %hw: tensor<4x5xf16>, %hb: tensor<5xf16>) {
+// LOG: dot_general epilogue: none (element type f64, only f32, f16 and bf16)
+func.func @not_a_packed_column_bias(%x: tensor<3x4xf32>, %w: tensor<4x5xf32>, %full: tensor<3x5xf32>, %row: tensor<3xf32>, %s: tensor<f32>, %col: tensor<5xf32>, %wide: tensor<10xf32>, %img: tensor<1x2x4x4xf32>, %k: tensor<2x2x1x1xf32>, %cb: tensor<2xf32>, %h: tensor<3x4xf64>, %hw: tensor<4x5xf64>, %hb: tensor<5xf64>) {
   %d0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
   %r0 = disc.add %d0, %full : tensor<3x5xf32>
   %d1 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
@@ -89,9 +89,29 @@ func.func @not_a_packed_column_bias(%x: tensor<3x4xf32>, %w: tensor<4x5xf32>, %f
   %c = disc.convolution %img, %k, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   %ccb = disc.broadcast_in_dim %cb, dims = [1] : (tensor<2xf32>) -> tensor<1x2x4x4xf32>
   %r7 = disc.add %c, %ccb : tensor<1x2x4x4xf32>
-  %d8 = disc.dot_general %h, %hw, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<3x4xf16>, tensor<4x5xf16>) -> tensor<3x5xf16>
-  %hbb = disc.broadcast_in_dim %hb, dims = [1] : (tensor<5xf16>) -> tensor<3x5xf16>
-  %r8 = disc.add %d8, %hbb : tensor<3x5xf16>
-  "test.sink"(%r0, %r1, %r2, %r3, %r4, %r5, %d6, %r6, %r7, %r8) : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1x2x4x4xf32>, tensor<3x5xf16>) -> ()
+  %d8 = disc.dot_general %h, %hw, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<3x4xf64>, tensor<4x5xf64>) -> tensor<3x5xf64>
+  %hbb = disc.broadcast_in_dim %hb, dims = [1] : (tensor<5xf64>) -> tensor<3x5xf64>
+  %r8 = disc.add %d8, %hbb : tensor<3x5xf64>
+  "test.sink"(%r0, %r1, %r2, %r3, %r4, %r5, %d6, %r6, %r7, %r8) : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<1x2x4x4xf32>, tensor<3x5xf64>) -> ()
   return
+}
+
+// -----
+
+// f16 and bf16 too: cuBLASLt adds the bias in f32 before it rounds the
+// product once.
+// CHECK-LABEL: func.func @half_bias
+// CHECK: disc.dot_general {{.*}} epilogue [#disc.post_op<add>](%{{.*}}) {{.*}} -> tensor<3x5xbf16>
+// CHECK: disc.dot_general {{.*}} epilogue [#disc.post_op<add>](%{{.*}}) {{.*}} -> tensor<3x5xf16>
+// CHECK-NOT: disc.add
+// LOG: dot_general epilogue: add (stops: cuBLASLt's epilogue ends with the bias add)
+// LOG: dot_general epilogue: add (stops: cuBLASLt's epilogue ends with the bias add)
+func.func @half_bias(%x: tensor<3x4xbf16>, %w: tensor<4x5xbf16>, %b: tensor<5xbf16>, %h: tensor<3x4xf16>, %hw: tensor<4x5xf16>, %hb: tensor<5xf16>) -> (tensor<3x5xbf16>, tensor<3x5xf16>) {
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<3x4xbf16>, tensor<4x5xbf16>) -> tensor<3x5xbf16>
+  %1 = disc.broadcast_in_dim %b, dims = [1] : (tensor<5xbf16>) -> tensor<3x5xbf16>
+  %2 = disc.add %0, %1 : tensor<3x5xbf16>
+  %3 = disc.dot_general %h, %hw, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<3x4xf16>, tensor<4x5xf16>) -> tensor<3x5xf16>
+  %4 = disc.broadcast_in_dim %hb, dims = [1] : (tensor<5xf16>) -> tensor<3x5xf16>
+  %5 = disc.add %3, %4 : tensor<3x5xf16>
+  return %2, %5 : tensor<3x5xbf16>, tensor<3x5xf16>
 }

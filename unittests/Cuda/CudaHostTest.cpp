@@ -1121,6 +1121,75 @@ func.func @main(%x: tensor<?x?x?xf32> {disc.dims = ["s0", "s1", "s2"]}, %w: tens
   }
 }
 
+TEST_F(CudaHost, HalfPrecisionBiasIsAddedBeforeTheProductIsRounded) {
+  // A linear layer in bf16 and in f16: the bias add is cuBLASLt's BIAS
+  // epilogue too (disc_ral_cuda_matmul_bias_<t>), which adds the bias in
+  // f32 and rounds once: the fake's result is the f64 product rounded to
+  // f32, plus the bias, rounded to the type. No kernel is launched.
+  struct Case {
+    const char *type;
+    ral::DType dtype;
+    int cudaType;
+  };
+  for (const Case &c : {Case{"bf16", ral::DType::BF16, 14},
+                        Case{"f16", ral::DType::F16, 2}}) {
+    resetFake();
+    std::string program = R"(
+func.func @main(%x: tensor<?x?xT> {disc.dims = ["s0", "s1"]}, %w: tensor<?x?xT> {disc.dims = ["s2", "s1"]}, %b: tensor<?xT> {disc.dims = ["s2"]}) -> tensor<?x?xT> {
+  %c0 = arith.constant 0 : index
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xT>, tensor<?x?xT>) -> tensor<?x?xT>
+  %m = tensor.dim %x, %c0 : tensor<?x?xT>
+  %n = tensor.dim %b, %c0 : tensor<?xT>
+  %s = tensor.from_elements %m, %n : tensor<2xindex>
+  %1 = disc.dynamic_broadcast_in_dim %b, %s, dims = [1] : (tensor<?xT>, tensor<2xindex>) -> tensor<?x?xT>
+  %2 = disc.add %0, %1 : tensor<?x?xT>
+  return %2 : tensor<?x?xT>
+})";
+    for (size_t at; (at = program.find("xT>")) != std::string::npos;)
+      program.replace(at, 3, std::string("x") + c.type + ">");
+    CompileOptions options;
+    options.target = "cuda";
+    auto exe = Executable::compile(program, options);
+    EXPECT_EQ(exe->kernelCounts().libraryCalls, 1) << c.type;
+    EXPECT_EQ(exe->kernelCounts().loopKernels, 0) << c.type;
+    for (const auto &shape : {std::vector<int64_t>{3, 7, 5},
+                              std::vector<int64_t>{1, 16, 9}}) {
+      const int64_t m = shape[0], k = shape[1], n = shape[2];
+      std::vector<uint16_t> a(m * k), w(n * k), bias(n);
+      for (size_t i = 0; i < a.size(); ++i)
+        fakeStoreElement(a.data(), i, c.cudaType, float(int(i * 7 % 11) - 5));
+      for (size_t i = 0; i < w.size(); ++i)
+        fakeStoreElement(w.data(), i, c.cudaType,
+                         0.125f * float(int(i * 5 % 13) - 6));
+      for (int64_t j = 0; j < n; ++j)
+        fakeStoreElement(bias.data(), j, c.cudaType, 0.3f * float(j + 1));
+      ral::TensorView x, y, z;
+      x.data = a.data(), x.dtype = c.dtype, x.shape = {m, k};
+      y.data = w.data(), y.dtype = c.dtype, y.shape = {n, k};
+      z.data = bias.data(), z.dtype = c.dtype, z.shape = {n};
+      auto outputs = exe->run({x, y, z}, kStream);
+      ASSERT_EQ(outputs.size(), 1u) << c.type;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t q = 0; q < k; ++q)
+            sum += double(fakeLoadElement(a.data(), i * k + q, c.cudaType)) *
+                   fakeLoadElement(w.data(), j * k + q, c.cudaType);
+          float want = fakeRound(
+              float(sum) + fakeLoadElement(bias.data(), j, c.cudaType),
+              c.cudaType);
+          ASSERT_EQ(fakeLoadElement(outputs[0].data, i * n + j, c.cudaType),
+                    want)
+              << c.type << " [" << i << ", " << j << "] of " << m << "x" << k
+              << "x" << n;
+        }
+    }
+    EXPECT_EQ(fake().matmuls, 2) << c.type;
+    EXPECT_EQ(fake().lastMatmulEpilogue, 4u) << c.type << ": BIAS";
+    EXPECT_EQ(fake().numLaunches, 0) << c.type;
+  }
+}
+
 TEST_F(CudaHost, BiasEpilogueIsOffWithDiscLibraryEpiloguesZero) {
   // DISC_LIBRARY_EPILOGUES=0 keeps the bias add a kernel of its own on cuda
   // too (what the A/B measures).

@@ -148,7 +148,7 @@ int cuMemcpyDtoDAsync_v2(unsigned long long dst, unsigned long long src,
 struct FakeDesc {
   int transA = 0, transB = 0, computeType = 0;
   uint32_t epilogue = 1; // CUBLASLT_EPILOGUE_DEFAULT; 4 is BIAS
-  const float *bias = nullptr;
+  const void *bias = nullptr;
 };
 struct FakeLayout {
   int type = 0;
@@ -276,23 +276,26 @@ int cublasLtMatmulAlgoGetHeuristic(void *, FakeDesc *, FakeLayout *,
   *found = 1;
   return 0;
 }
-int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const float *a,
-                   FakeLayout *la, const float *b, FakeLayout *lb,
-                   const float *beta, const float *c, FakeLayout *lc,
-                   float *d, FakeLayout *ld, const uint64_t *algo,
-                   void *workspace, size_t workspaceBytes, void *stream) {
-  if (la->type != 0 || lb->type != 0 || lc->type != 0 || ld->type != 0)
-    return 15; // CUBLAS_STATUS_NOT_SUPPORTED: the fake does f32 only
+int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const void *a,
+                   FakeLayout *la, const void *b, FakeLayout *lb,
+                   const float *beta, const void *c, FakeLayout *lc, void *d,
+                   FakeLayout *ld, const uint64_t *algo, void *workspace,
+                   size_t workspaceBytes, void *stream) {
+  // f32, f16 or bf16, the same for every matrix (and the bias).
+  const int type = ld->type;
+  if ((type != 0 && type != 2 && type != 14) || la->type != type ||
+      lb->type != type || lc->type != type)
+    return 15; // CUBLAS_STATUS_NOT_SUPPORTED
+  if (workspaceBytes && !workspace)
+    return 7;
+  if (desc->epilogue == 4 && !desc->bias)
+    return 7; // BIAS without a bias pointer
   const void *pointers[4] = {a, b, c, d};
   for (int i = 0; i < 4; ++i)
     if (reinterpret_cast<uintptr_t>(pointers[i]) % algo[i] != 0) {
       ++state.misalignedMatmuls;
       return 15; // the algorithm needs more alignment than the pointer has
     }
-  if (workspaceBytes && !workspace)
-    return 7;
-  if (desc->epilogue == 4 && !desc->bias)
-    return 7; // BIAS without a bias pointer
   if (state.skipMath) { // counting only (bench/cuda_host_counts.py)
     ++state.matmuls;
     state.lastMatmulStream = stream;
@@ -307,23 +310,24 @@ int cublasLtMatmul(void *, FakeDesc *desc, const float *alpha, const float *a,
       lc->cols != n || la->batch != ld->batch || lb->batch != ld->batch)
     return 7;
   for (int32_t batch = 0; batch < ld->batch; ++batch) {
-    const float *ab = a + batch * la->batchOffset;
-    const float *bb = b + batch * lb->batchOffset;
-    const float *cb = c + batch * lc->batchOffset;
-    float *db = d + batch * ld->batchOffset;
+    const int64_t ao = batch * la->batchOffset, bo = batch * lb->batchOffset,
+                  co = batch * lc->batchOffset, dout = batch * ld->batchOffset;
     for (uint64_t i = 0; i < m; ++i)
       for (uint64_t j = 0; j < n; ++j) {
         double sum = 0;
         for (uint64_t p = 0; p < k; ++p) {
-          float x = desc->transA ? ab[p + i * la->ld] : ab[i + p * la->ld];
-          float y = desc->transB ? bb[j + p * lb->ld] : bb[p + j * lb->ld];
+          float x = fakeLoadElement(
+              a, ao + (desc->transA ? p + i * la->ld : i + p * la->ld), type);
+          float y = fakeLoadElement(
+              b, bo + (desc->transB ? j + p * lb->ld : p + j * lb->ld), type);
           sum += double(x) * y;
         }
-        float prior = *beta != 0 ? cb[i + j * lc->ld] : 0.0f;
+        float prior =
+            *beta != 0 ? fakeLoadElement(c, co + i + j * lc->ld, type) : 0.0f;
         float value = *alpha * float(sum) + *beta * prior;
         if (desc->epilogue == 4) // one bias per row of column-major D
-          value += desc->bias[i];
-        db[i + j * ld->ld] = value;
+          value += fakeLoadElement(desc->bias, i, type);
+        fakeStoreElement(d, dout + i + j * ld->ld, type, value);
       }
   }
   ++state.matmuls;

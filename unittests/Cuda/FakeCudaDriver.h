@@ -5,6 +5,44 @@
 #include <atomic>
 #include <cstdint>
 
+/// The fake cuBLASLt's element types (cudaDataType: 0 f32, 2 f16, 14
+/// bf16), read as and written from f32, bf16 rounded to nearest even; the
+/// tests round their references with the same functions.
+inline float fakeLoadElement(const void *base, int64_t index, int type) {
+  if (type == 2)
+    return float(static_cast<const _Float16 *>(base)[index]);
+  if (type == 14) {
+    uint32_t bits = uint32_t(static_cast<const uint16_t *>(base)[index])
+                    << 16;
+    float value;
+    __builtin_memcpy(&value, &bits, 4);
+    return value;
+  }
+  return static_cast<const float *>(base)[index];
+}
+inline void fakeStoreElement(void *base, int64_t index, int type,
+                             float value) {
+  if (type == 2) {
+    static_cast<_Float16 *>(base)[index] = _Float16(value);
+  } else if (type == 14) {
+    uint32_t bits;
+    __builtin_memcpy(&bits, &value, 4);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN
+      bits = 0x7fc00000u;
+    else
+      bits += 0x7fffu + ((bits >> 16) & 1u);
+    static_cast<uint16_t *>(base)[index] = uint16_t(bits >> 16);
+  } else {
+    static_cast<float *>(base)[index] = value;
+  }
+}
+/// `value` rounded to `type` and back.
+inline float fakeRound(float value, int type) {
+  uint32_t slot = 0;
+  fakeStoreElement(&slot, 0, type, value);
+  return fakeLoadElement(&slot, 0, type);
+}
+
 struct FakeLaunch {
   char kernel[64] = {};
   unsigned grid[3] = {}, block[3] = {};

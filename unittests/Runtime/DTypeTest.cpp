@@ -141,7 +141,7 @@ TEST(RalApiTest, Bf16TruncationsRoundToNearestEven) {
 TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
   int64_t count = 0;
   const RalSymbol *symbols = ralSymbols(&count);
-  ASSERT_EQ(count, 45);
+  ASSERT_EQ(count, 47);
   std::set<std::string> names;
   for (int64_t i = 0; i < count; ++i) {
     names.insert(symbols[i].name);
@@ -165,6 +165,8 @@ TEST(RalApiTest, SymbolTableNamesEveryEntryPoint) {
         "_mlir_ciface_disc_ral_conv_backward_weights_bf16",
         "_mlir_ciface_disc_ral_matmul_post_f32",
         "_mlir_ciface_disc_ral_cuda_matmul_bias_f32",
+        "_mlir_ciface_disc_ral_cuda_matmul_bias_f16",
+        "_mlir_ciface_disc_ral_cuda_matmul_bias_bf16",
         "_mlir_ciface_disc_ral_conv_post_f32",
         "_mlir_ciface_disc_ral_attention_f32",
         "_mlir_ciface_disc_ral_sort_f32", "_mlir_ciface_disc_ral_sort_f64",

@@ -42,7 +42,15 @@ def DiscLowerLibraryCalls : Pass<"disc-lower-library-calls", "mlir::ModuleOp"> {
     disc.attention (f32 only) becomes one call of the runtime's blocked
     attention kernel on the 4-d operands as they are (any strides); without
     a mask the mask slot repeats the result buffer and has_mask is 0.
+
+    A library op with an epilogue calls the `_post_f32` entry point; with
+    `half-epilogues` (the cuda target, whose epilogue is cuBLASLt's bias)
+    f16 and bf16 ones call `_post_f16` / `_post_bf16`, which
+    disc-cuda-library-calls then lowers; without it they are an error (the
+    CPU runtime's post-ops are f32 only).
   }];
+  let options = [Option<"halfEpilogues", "half-epilogues", "bool", "false",
+                        "f16 and bf16 library ops may have an epilogue">];
   let dependentDialects = ["mlir::bufferization::BufferizationDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::func::FuncDialect",

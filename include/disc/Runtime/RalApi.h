@@ -220,13 +220,18 @@ void _mlir_ciface_disc_ral_cuda_matmul_bf16(void *ctx,
                                             disc::ral::UnrankedMemRef *b,
                                             disc::ral::UnrankedMemRef *c,
                                             int64_t transA, int64_t transB);
-/// The f32 one with `bias` ([1, 1, N], packed) added to every row of C:
-/// cuBLASLt's bias epilogue (disc-cuda-library-calls forms it from a
+/// The same with `bias` ([1, 1, N], packed, C's type) added to every row of
+/// C: cuBLASLt's bias epilogue (disc-cuda-library-calls forms it from a
 /// `_post_` call whose epilogue is one bias add).
-void _mlir_ciface_disc_ral_cuda_matmul_bias_f32(
-    void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,
-    disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB,
-    disc::ral::UnrankedMemRef *bias);
+#define DISC_RAL_DECLARE_CUDA_MATMUL_BIAS(SUFFIX)                              \
+  void _mlir_ciface_disc_ral_cuda_matmul_bias_##SUFFIX(                        \
+      void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,   \
+      disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB,            \
+      disc::ral::UnrankedMemRef *bias);
+DISC_RAL_DECLARE_CUDA_MATMUL_BIAS(f32)
+DISC_RAL_DECLARE_CUDA_MATMUL_BIAS(f16)
+DISC_RAL_DECLARE_CUDA_MATMUL_BIAS(bf16)
+#undef DISC_RAL_DECLARE_CUDA_MATMUL_BIAS
 /// Device memory for the call, stream-ordered on its stream.
 /// convolution on the GPU (cuDNN), operands and parameters as the CPU
 /// convolution's (no input dilation; equal low and high padding).

@@ -531,10 +531,11 @@ def DiscFuseLibraryEpilogues
     `log` prints each library op's epilogue and why its chain stops.
 
     `cublaslt` (the cuda target): what cuBLASLt's epilogues compute, and
-    nothing else. A dot_general takes one `add` of a bias, an f32 operand
-    that is broadcast over the batch and lhs free dims and has the rhs free
-    dims (cuBLASLt's CUBLASLT_EPILOGUE_BIAS: one value per output column,
-    packed in memory). The bias must not come from a slice (looked through
+    nothing else. A dot_general (f32, f16 or bf16: cuBLASLt adds the bias
+    in f32 before it rounds the product once) takes one `add` of a bias,
+    an operand that is broadcast over the batch and lhs free dims and has
+    the rhs free dims (cuBLASLt's CUBLASLT_EPILOGUE_BIAS: one value per
+    output column, packed in memory). The bias must not come from a slice (looked through
     reshapes), whose buffer may be a strided view; function arguments and
     computed tensors are packed. The chain stops after it: cuBLASLt's ReLU
     is not NaN-safe either, and its GELU is the tanh approximation.

@@ -87,12 +87,13 @@ FailureOr<SmallVector<double>> constantSteps(Value steps) {
   return failure();
 }
 
-/// `disc_ral_matmul_post_f32(ctx, a, b, c, transA, transB, steps, e0..e5)`
+/// `disc_ral_matmul_post_<t>(ctx, a, b, c, transA, transB, steps, e0..e5)`
 /// with the one step cuBLASLt takes (a bias add, disc-fuse-library-epilogues
-/// `cublaslt`) -> `disc_ral_cuda_matmul_bias_f32(ctx, a, b, c, transA,
+/// `cublaslt`) -> `disc_ral_cuda_matmul_bias_<t>(ctx, a, b, c, transA,
 /// transB, e0)`. The steps never reach the runtime: a host constant there
 /// would become a device buffer.
-LogicalResult lowerMatmulWithBias(func::CallOp call, SymbolTable &symbols) {
+LogicalResult lowerMatmulWithBias(func::CallOp call, StringRef suffix,
+                                  SymbolTable &symbols) {
   constexpr unsigned kSteps = 6, kFirstOperand = 7;
   if (call.getNumOperands() != kFirstOperand + ral::kMaxEpilogueOperands)
     return call.emitOpError() << "calls @" << call.getCallee() << " with "
@@ -108,7 +109,7 @@ LogicalResult lowerMatmulWithBias(func::CallOp call, SymbolTable &symbols) {
               "cuBLASLt's epilogue does here";
   SmallVector<Value> operands(call.getOperands().take_front(kSteps));
   operands.push_back(call.getOperand(kFirstOperand));
-  const std::string name = "disc_ral_cuda_matmul_bias_f32";
+  const std::string name = ("disc_ral_cuda_matmul_bias_" + suffix).str();
   auto declaration = symbols.lookup<func::FuncOp>(name);
   if (!declaration) {
     ModuleOp module = call->getParentOfType<ModuleOp>();
@@ -142,7 +143,8 @@ struct CudaLibraryCallsPass
       StringRef rest = callee, kind;
       if (rest.consume_front("disc_ral_matmul_") && isFloatSuffix(rest))
         kind = "matmul";
-      else if (callee == "disc_ral_matmul_post_f32")
+      else if ((rest = callee).consume_front("disc_ral_matmul_post_") &&
+               isFloatSuffix(rest))
         kind = "matmul_post"; // cuBLASLt's bias epilogue
       else if ((rest = callee).consume_front("disc_ral_conv_") &&
                isFloatSuffix(rest))
@@ -158,7 +160,7 @@ struct CudaLibraryCallsPass
         return WalkResult::interrupt();
       }
       if (kind == "matmul_post")
-        return failed(lowerMatmulWithBias(call, symbols))
+        return failed(lowerMatmulWithBias(call, rest, symbols))
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       if (kind != "matmul" &&

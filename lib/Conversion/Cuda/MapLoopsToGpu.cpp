@@ -685,9 +685,11 @@ struct MapLoopsToGpuPass
           auto part = scf::ForOp::create(
               pb, ploc, zero, chunk, one, ValueRange{identity},
               [&](OpBuilder &fb, Location floc, Value j, ValueRange args) {
+                // Folded (a unit step, a zero start): `first + j` is what
+                // the row kernel's vector path recognises.
                 Value k = arith::AddIOp::create(fb, floc, first, j);
-                Value offset = arith::MulIOp::create(fb, floc, k, step);
-                Value iv = arith::AddIOp::create(fb, floc, lb, offset);
+                Value offset = fb.createOrFold<arith::MulIOp>(floc, k, step);
+                Value iv = fb.createOrFold<arith::AddIOp>(floc, lb, offset);
                 scf::YieldOp::create(fb, floc,
                                      cloneBody(fb, floc, iv, args[0]));
               });
@@ -718,8 +720,8 @@ struct MapLoopsToGpuPass
     auto tail = scf::ForOp::create(
         rb, loc, tailStart, count, one, ValueRange{gather.getResult(0)},
         [&](OpBuilder &fb, Location floc, Value k, ValueRange args) {
-          Value offset = arith::MulIOp::create(fb, floc, k, step);
-          Value iv = arith::AddIOp::create(fb, floc, lb, offset);
+          Value offset = fb.createOrFold<arith::MulIOp>(floc, k, step);
+          Value iv = fb.createOrFold<arith::AddIOp>(floc, lb, offset);
           scf::YieldOp::create(fb, floc, cloneBody(fb, floc, iv, args[0]));
         });
     store->moveAfter(tail);

@@ -4,8 +4,9 @@
 // transB): C[b] = op(A[b]) x op(B[b]) on the call's stream, operands as the
 // CPU's matmul takes them (3-d [batch, rows, cols] descriptors with any
 // strides; disc-lower-library-calls normalises them).
-// _mlir_ciface_disc_ral_cuda_matmul_bias_f32(..., bias): the same plus a
-// [1, 1, N] bias added to every row, by cuBLASLt's BIAS epilogue. cuBLASLt is loaded
+// _mlir_ciface_disc_ral_cuda_matmul_bias_<f32|f16|bf16>(..., bias): the same
+// plus a [1, 1, N] bias of C's type added to every row, by cuBLASLt's BIAS
+// epilogue (in f32, before the product is rounded to C's type). cuBLASLt is loaded
 // with dlopen ($DISC_CUBLASLT_LIBRARY, else libcublasLt.so.13 / .12, which a
 // PyTorch CUDA process has loaded already): the CPU build never needs it.
 //
@@ -425,13 +426,17 @@ DISC_RAL_DEFINE_CUDA_MATMUL(f32, F32)
 DISC_RAL_DEFINE_CUDA_MATMUL(f16, F16)
 DISC_RAL_DEFINE_CUDA_MATMUL(bf16, BF16)
 
-extern "C" void _mlir_ciface_disc_ral_cuda_matmul_bias_f32(
-    void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,
-    disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB,
-    disc::ral::UnrankedMemRef *bias) {
-  ExecutionContext *ectx = asExecutionContext(ctx);
-  if (!disc::ral::runCudaMatmul(*ectx, disc::ral::DType::F32,
-                                "disc_ral_cuda_matmul_bias_f32", a, b, c,
-                                transA, transB, bias))
-    ralFailNoReturn(ectx);
-}
+#define DISC_RAL_DEFINE_CUDA_MATMUL_BIAS(SUFFIX, DTYPE)                        \
+  extern "C" void _mlir_ciface_disc_ral_cuda_matmul_bias_##SUFFIX(             \
+      void *ctx, disc::ral::UnrankedMemRef *a, disc::ral::UnrankedMemRef *b,   \
+      disc::ral::UnrankedMemRef *c, int64_t transA, int64_t transB,            \
+      disc::ral::UnrankedMemRef *bias) {                                       \
+    ExecutionContext *ectx = asExecutionContext(ctx);                          \
+    if (!disc::ral::runCudaMatmul(*ectx, disc::ral::DType::DTYPE,              \
+                                  "disc_ral_cuda_matmul_bias_" #SUFFIX, a, b,  \
+                                  c, transA, transB, bias))                    \
+      ralFailNoReturn(ectx);                                                   \
+  }
+DISC_RAL_DEFINE_CUDA_MATMUL_BIAS(f32, F32)
+DISC_RAL_DEFINE_CUDA_MATMUL_BIAS(f16, F16)
+DISC_RAL_DEFINE_CUDA_MATMUL_BIAS(bf16, BF16)

@@ -624,28 +624,30 @@ def test_freed_blocks_serve_later_requests_on_the_gpu(monkeypatch):
 def test_linear_bias_in_cublaslts_epilogue_on_the_gpu(monkeypatch):
     """A linear layer's bias added by cuBLASLt's BIAS epilogue
     (DISC_LIBRARY_EPILOGUES=1, the default), then as a kernel of its own
-    (0): right against eager at three sizes with one compilation each,
-    with one kernel fewer when the epilogue is on. A gpu-check canary: if
-    it fails, the rest of the run sets DISC_LIBRARY_EPILOGUES=0."""
+    (0), in f32 and bf16 (the epilogue adds in f32 and rounds once): right
+    against eager at three sizes with one compilation each, with one kernel
+    fewer when the epilogue is on. A gpu-check canary: if it fails, the
+    rest of the run sets DISC_LIBRARY_EPILOGUES=0."""
     monkeypatch.setenv("DISC_CACHE", "0")
     torch.manual_seed(17)
-    linear = torch.nn.Linear(24, 40).cuda()
-    kernels = {}
-    with _no_tf32():
-        for epilogues in ("1", "0"):
-            monkeypatch.setenv("DISC_LIBRARY_EPILOGUES", epilogues)
-            torch._dynamo.reset()
-            compiled = torch.compile(linear, backend="disc", dynamic=True)
-            before = disc.stats()
-            with torch.no_grad():
-                for rows in (3, 7, 300):
-                    x = torch.randn(rows, 24, device="cuda")
-                    torch.testing.assert_close(compiled(x), linear(x), rtol=1e-4, atol=1e-4)
-            after = disc.stats()
-            assert after["compilations"] - before["compilations"] == 1, epilogues
-            assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
-            kernels[epilogues] = after["kernels"] - before["kernels"]
-    assert kernels["1"] == kernels["0"] - 1, kernels
+    for dtype, tol in ((torch.float32, 1e-4), (torch.bfloat16, 2e-2)):
+        linear = torch.nn.Linear(24, 40).cuda().to(dtype)
+        kernels = {}
+        with _no_tf32():
+            for epilogues in ("1", "0"):
+                monkeypatch.setenv("DISC_LIBRARY_EPILOGUES", epilogues)
+                torch._dynamo.reset()
+                compiled = torch.compile(linear, backend="disc", dynamic=True)
+                before = disc.stats()
+                with torch.no_grad():
+                    for rows in (3, 7, 300):
+                        x = torch.randn(rows, 24, device="cuda").to(dtype)
+                        torch.testing.assert_close(compiled(x), linear(x), rtol=tol, atol=tol)
+                after = disc.stats()
+                assert after["compilations"] - before["compilations"] == 1, (dtype, epilogues)
+                assert after["fallback_nodes"] == before["fallback_nodes"], after["fallback_ops"]
+                kernels[epilogues] = after["kernels"] - before["kernels"]
+        assert kernels["1"] == kernels["0"] - 1, (dtype, kernels)
 
 
 def test_products_of_views_that_start_mid_buffer_on_the_gpu(monkeypatch):

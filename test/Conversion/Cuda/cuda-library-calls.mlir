@@ -213,3 +213,18 @@ func.func @matmul_unknown_steps(%ctx: !llvm.ptr, %a: memref<*xf32>, %b: memref<*
   call @disc_ral_matmul_post_f32(%ctx, %a, %b, %c, %c0_i64, %c0_i64, %steps, %c, %c, %c, %c, %c, %c) : (!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, memref<*xf64>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
   return
 }
+
+// -----
+
+// bf16: the bias entry point of its type.
+// CHECK-LABEL: func.func @matmul_bias_bf16
+// CHECK:         call @disc_ral_cuda_matmul_bias_bf16(%arg0, %arg1, %arg2, %arg3, %c0_i64, %c0_i64, %arg4) : (!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, memref<*xbf16>) -> ()
+func.func private @disc_ral_matmul_post_bf16(!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, memref<*xf64>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>) attributes {llvm.emit_c_interface}
+func.func @matmul_bias_bf16(%ctx: !llvm.ptr, %a: memref<*xbf16>, %b: memref<*xbf16>, %c: memref<*xbf16>, %bias: memref<*xbf16>) {
+  %c0_i64 = arith.constant 0 : i64
+  %t = arith.constant dense<[0.0, 0.0, 0.0]> : tensor<3xf64>
+  %m = bufferization.to_buffer %t read_only : tensor<3xf64> to memref<3xf64, strided<[?], offset: ?>>
+  %steps = memref.cast %m : memref<3xf64, strided<[?], offset: ?>> to memref<*xf64>
+  call @disc_ral_matmul_post_bf16(%ctx, %a, %b, %c, %c0_i64, %c0_i64, %steps, %bias, %c, %c, %c, %c, %c) : (!llvm.ptr, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, memref<*xf64>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, memref<*xbf16>) -> ()
+  return
+}

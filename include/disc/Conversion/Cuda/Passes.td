@@ -253,9 +253,10 @@ def DiscCudaLibraryCalls : Pass<"disc-cuda-library-calls", "mlir::ModuleOp"> {
     Runs right after disc-lower-library-calls in the cuda pipeline. A call
     of `disc_ral_matmul_<f32|f16|bf16>` (dot_general) becomes a call of
     `disc_ral_cuda_matmul_<...>` with the same operands: cuBLASLt on the
-    call's stream, operands in device memory; `disc_ral_matmul_post_f32`
+    call's stream, operands in device memory; `disc_ral_matmul_post_<...>`
     (a dot_general with a bias epilogue, disc-fuse-library-epilogues
-    `cublaslt`) becomes `disc_ral_cuda_matmul_post_f32`. A call of
+    `cublaslt`) becomes `disc_ral_cuda_matmul_bias_<...>` with the bias
+    alone (the steps constant does not reach the runtime). A call of
     `disc_ral_conv_<...>` becomes `disc_ral_cuda_conv_<...>` (cuDNN) and
     `disc_ral_conv_backward_weights_<...>` becomes
     `disc_ral_cuda_conv_backward_weights_<...>` (cuDNN's backward filter)
