@@ -85,6 +85,28 @@ def test_program_on_gpu_matches_pytorch(name):
     assert compilations() == before
 
 
+def test_whole_sums_are_the_same_on_every_call_on_the_gpu(monkeypatch):
+    """Whole-range sums in parts (a block per part, then one kernel over
+    the slots and the rest; no atomics): the same bits on every call, at
+    sizes with no part, one part and a rest, many parts, and parts longer
+    than 4096 (more than 4096 * 4096 elements); against eager in f64. With
+    DISC_CUDA_REDUCTION_SLOTS=0 (atomics) the values are right too."""
+    monkeypatch.setenv("DISC_CACHE", "0")
+    text, _, _ = PROGRAMS["sum"]
+    g = torch.Generator(device="cuda").manual_seed(21)
+    for slots in ("4096", "0"):
+        monkeypatch.setenv("DISC_CUDA_REDUCTION_SLOTS", slots)
+        exe = disc.compile_mlir(text, target="cuda")
+        for rows, cols in ((3, 1000), (3, 1500), (512, 4001), (4100, 4097)):
+            x = torch.randn(rows, cols, device="cuda", generator=g)
+            want = x.double().sum().float()
+            results = [exe(x)[0] for _ in range(4)]
+            for got in results:
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-3)
+            if slots != "0":
+                assert all(torch.equal(r, results[0]) for r in results), (rows, cols)
+
+
 @pytest.mark.parametrize("variant", ["thread", "warp", "block", "auto"])
 def test_row_kernel_variants_on_gpu(variant, monkeypatch):
     """Row reductions and the softmax stitch kernel in each variant
