@@ -666,32 +666,98 @@ struct MapLoopsToGpuPass
     // threads combined in shared memory) into a slot of its own. No fill,
     // no atomics, the same sum on every call. The row's bounds do not
     // depend on the row, so the host sizes the block from them.
+    // The chunk a multiple of kVectorWidth, so that every part starts on
+    // a vector boundary.
     const int64_t maxParts = reductionSlots > 0 ? reductionSlots
                                                 : kPlainPartials;
     Value chunk = b.createOrFold<arith::MaxUIOp>(
         loc, arith::ConstantIndexOp::create(b, loc, kMinPartLength),
         b.createOrFold<arith::CeilDivUIOp>(
             loc, count, arith::ConstantIndexOp::create(b, loc, maxParts)));
+    Value width =
+        arith::ConstantIndexOp::create(b, loc, disc::cuda::kVectorWidth);
+    chunk = b.createOrFold<arith::MulIOp>(
+        loc, b.createOrFold<arith::CeilDivUIOp>(loc, chunk, width), width);
     Value parts = b.createOrFold<arith::DivUIOp>(loc, count, chunk);
     Value tailStart = b.createOrFold<arith::MulIOp>(loc, parts, chunk);
     Value slotBuffer = memref::AllocOp::create(
         b, loc,
         MemRefType::get({ShapedType::kDynamic}, accType.getElementType()),
         ValueRange{parts});
+    // A range from 0 in steps of 1 reads its 1-d buffers at the induction
+    // variable: each part reads them through a [parts, chunk] view's row
+    // instead (its element j at j), the form the row kernel's vector path
+    // takes (128-bit loads when the buffer is aligned).
+    SmallVector<std::pair<Value, Value>> partViews; // buffer -> its view
+    if (isConstantIntValue(lb, 0) && isConstantIntValue(step, 1))
+      for (auto read : loop.getBody()->getOps<memref::LoadOp>()) {
+        Value buffer = read.getMemRef();
+        if (read.getIndices().size() != 1 ||
+            read.getIndices()[0] != loop.getInductionVar() ||
+            !disc::cuda::definedOutside(buffer, loop) ||
+            llvm::any_of(partViews,
+                         [&](auto &view) { return view.first == buffer; }))
+          continue;
+        OpFoldResult zeroIndex = b.getIndexAttr(0), unit = b.getIndexAttr(1);
+        auto whole = memref::SubViewOp::create(
+            b, loc, buffer, ArrayRef<OpFoldResult>{zeroIndex},
+            ArrayRef<OpFoldResult>{tailStart}, ArrayRef<OpFoldResult>{unit});
+        FailureOr<MemRefType> rowsType =
+            memref::ExpandShapeOp::computeExpandedType(
+                whole.getType(), {ShapedType::kDynamic, ShapedType::kDynamic},
+                {ReassociationIndices{0, 1}});
+        if (failed(rowsType)) {
+          whole.erase();
+          continue;
+        }
+        auto rows = memref::ExpandShapeOp::create(
+            b, loc, *rowsType, whole, {ReassociationIndices{0, 1}},
+            ArrayRef<OpFoldResult>{parts, chunk});
+        partViews.push_back({buffer, rows});
+      }
     scf::ParallelOp::create(
         b, loc, ValueRange{zero}, ValueRange{parts}, ValueRange{one},
         [&](OpBuilder &pb, Location ploc, ValueRange ivs) {
           Value first = arith::MulIOp::create(pb, ploc, ivs[0], chunk);
+          // Row `ivs[0]` of each [parts, chunk] view.
+          DenseMap<Value, Value> rowOf;
+          for (auto [buffer, rows] : partViews) {
+            OpFoldResult zeroIndex = pb.getIndexAttr(0),
+                         unit = pb.getIndexAttr(1);
+            SmallVector<OpFoldResult> offsets{ivs[0], zeroIndex},
+                sizes{unit, chunk}, strides{unit, unit};
+            auto rowsType = cast<MemRefType>(rows.getType());
+            MemRefType rowType =
+                memref::SubViewOp::inferRankReducedResultType(
+                    {ShapedType::kDynamic}, rowsType, offsets, sizes,
+                    strides);
+            rowOf[buffer] = memref::SubViewOp::create(
+                pb, ploc, rowType, rows, offsets, sizes, strides);
+          }
           auto part = scf::ForOp::create(
               pb, ploc, zero, chunk, one, ValueRange{identity},
               [&](OpBuilder &fb, Location floc, Value j, ValueRange args) {
-                // Folded (a unit step, a zero start): `first + j` is what
-                // the row kernel's vector path recognises.
                 Value k = arith::AddIOp::create(fb, floc, first, j);
                 Value offset = fb.createOrFold<arith::MulIOp>(floc, k, step);
                 Value iv = fb.createOrFold<arith::AddIOp>(floc, lb, offset);
-                scf::YieldOp::create(fb, floc,
-                                     cloneBody(fb, floc, iv, args[0]));
+                IRMapping mapping;
+                mapping.map(loop.getInductionVar(), iv);
+                mapping.map(iterArg, args[0]);
+                for (Operation &op : loop.getBody()->without_terminator()) {
+                  auto read = dyn_cast<memref::LoadOp>(op);
+                  Value row = read ? rowOf.lookup(read.getMemRef()) : Value();
+                  if (row && read.getIndices().size() == 1 &&
+                      read.getIndices()[0] == loop.getInductionVar()) {
+                    mapping.map(read.getResult(),
+                                memref::LoadOp::create(fb, floc, row,
+                                                       ValueRange{j})
+                                    .getResult());
+                    continue;
+                  }
+                  fb.clone(op, mapping);
+                }
+                scf::YieldOp::create(
+                    fb, floc, mapping.lookup(yield.getOperand(0)));
               });
           memref::StoreOp::create(pb, ploc, part.getResult(0), slotBuffer,
                                   ValueRange{ivs[0]});

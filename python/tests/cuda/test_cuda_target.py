@@ -459,13 +459,14 @@ func.func @main(%i: tensor<16xi64>, %j: tensor<2048xi32>) -> (tensor<i64>, tenso
 
 def test_emulated_whole_reductions_combine_through_slots():
     """Whole-range reductions: parts of `chunk` elements (the larger of
-    4096 and ceil(n / 4096)), each reduced by a block into a slot of its
-    own, then the slots and the last elements (fewer than a chunk) go into
-    the result (MapLoopsToGpu.cpp). Sizes give no element, one, no part
-    (4095), one part exactly, one and one element, several parts and a
-    rest, 4096 parts of 4096 exactly, and the first size with longer parts
-    (4095 parts of 4097 and a rest of 2), against PyTorch with one
-    compilation."""
+    4096 and ceil(n / 4096), rounded up to a multiple of 4), each reduced
+    by a block into a slot of its own, then the slots and the last elements
+    (fewer than a chunk) go into the result (MapLoopsToGpu.cpp). Sizes give
+    no element, one, no part (4095), one part exactly, one and one element,
+    several parts and a rest, 4096 parts of 4096 exactly, and the first
+    size with longer parts (4092 parts of 4100 and a rest of 17), against
+    PyTorch with one compilation; then the parts' vector loads and, for a
+    view one element into its buffer, their scalar path."""
     exe = disc.compile_mlir(WHOLE_REDUCTIONS, target="cuda-emulated")
     before = compilations()
     g = torch.Generator().manual_seed(4)
@@ -478,6 +479,19 @@ def test_emulated_whole_reductions_combine_through_slots():
         want_max = i.max() if n else torch.tensor(torch.iinfo(torch.int32).min, dtype=torch.int32)
         assert m.item() == want_max.item(), n
         assert o.item() == _bitwise_or(i), n
+    # Each part reads its row with 4-element vector loads when the input is
+    # 16-byte aligned (the chunk is a multiple of 4), else one element at a
+    # time: a view one element into its buffer takes the scalar path.
+    for offset in (0, 1):
+        x = torch.randn(4096 * 5 + 8, generator=g)[offset:]
+        i = torch.randint(-1000, 1000, (x.numel(),), generator=g, dtype=torch.int32)
+        stats = disc.stats()
+        s, m, o = exe(x, i)
+        torch.testing.assert_close(s, x.double().sum().float(), rtol=1e-5, atol=1e-3)
+        assert m.item() == i.max().item() and o.item() == _bitwise_or(i)
+        taken = {k: disc.stats()[k] - stats[k] for k in ("vector_rows", "scalar_rows")}
+        assert taken["scalar_rows"] == (1 if offset else 0), (offset, taken)
+        assert taken["vector_rows"] >= 2, (offset, taken)
     assert compilations() == before
 
 

@@ -296,8 +296,10 @@ func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
 // from the identity (-0.0) into a slot of its own (for such rows, one
 // block per row: the block's threads then combine); then a one-row row
 // kernel adds the element's value, the slots and the last elements (fewer
-// than a chunk: the second phase). No fill, no atomics. The initial store
-// stays a one-thread grid before it.
+// than a chunk: the second phase). No fill, no atomics. The part reads the
+// input through row p of a [parts, chunk] view (the chunk a multiple of 4),
+// the form the row kernels' vector path takes. The initial store stays a
+// one-thread grid before it.
 // CHECK-LABEL: func.func @whole_sum
 // CHECK:         %[[ACC:.*]] = memref.alloc() : memref<f32>
 // CHECK:         scf.parallel
@@ -306,12 +308,16 @@ func.func @returned_scalar(%a: memref<?xf32>) -> memref<f32> {
 // CHECK:         %[[COUNT:.*]] = arith.maxsi %{{.*}}, %c0
 // CHECK:         %[[MINUS_ZERO:.*]] = arith.constant -0.000000e+00 : f32
 // CHECK:         %[[SPREAD:.*]] = arith.ceildivui %[[COUNT]], %c4096
-// CHECK:         %[[CHUNK:.*]] = arith.maxui %[[SPREAD]], %c4096
+// CHECK:         %[[LEAST:.*]] = arith.maxui %[[SPREAD]], %c4096
+// CHECK:         %[[QUADS:.*]] = arith.ceildivui %[[LEAST]], %c4
+// CHECK:         %[[CHUNK:.*]] = arith.muli %[[QUADS]], %c4
 // CHECK:         %[[PARTS:.*]] = arith.divui %[[COUNT]], %[[CHUNK]]
-// CHECK:         %[[TAIL:.*]] = arith.muli %[[PARTS]], %[[CHUNK]]
 // CHECK:         %[[SLOTS:.*]] = memref.alloc(%[[PARTS]]) : memref<?xf32>
+// CHECK:         %[[WHOLE:.*]] = memref.subview %arg0[0] [%[[TAIL:.*]]] [1]
+// CHECK:         %[[ROWS:.*]] = memref.expand_shape %[[WHOLE]] {{\[\[}}0, 1]] output_shape [%[[PARTS]], %[[CHUNK]]]
 // CHECK-NOT:     memref.atomic_rmw
-// CHECK:         arith.muli %{{.*}}, %[[CHUNK]]
+// CHECK:         %[[ROW:.*]] = memref.subview %[[ROWS]][%{{.*}}, 0] [1, %[[CHUNK]]] [1, 1]
+// CHECK:         vector.load %[[ROW]]
 // CHECK:         arith.addf {{.*}} fastmath<reassoc>
 // CHECK:         memref.store %{{.*}}, %[[SLOTS]][%{{.*}}]
 // CHECK:         } {disc.row_warp
@@ -602,7 +608,9 @@ func.func @triangle_sum(%a: memref<?x?xf32>, %acc: memref<f32>) {
 // way: parts from -inf, each into a slot of its own, then the one-row row
 // kernel over the slots and the last elements.
 // CHECK-LABEL: func.func @whole_max_f32
-// CHECK:         %[[CHUNK:.*]] = arith.maxui %{{.*}}, %c4096
+// CHECK:         %[[LEAST:.*]] = arith.maxui %{{.*}}, %c4096
+// CHECK:         %[[QUADS:.*]] = arith.ceildivui %[[LEAST]], %c4
+// CHECK:         %[[CHUNK:.*]] = arith.muli %[[QUADS]], %c4
 // CHECK:         %[[PARTS:.*]] = arith.divui %{{.*}}, %[[CHUNK]]
 // CHECK:         %[[SLOTS:.*]] = memref.alloc(%[[PARTS]]) : memref<?xf32>
 // CHECK-NOT:     memref.atomic_rmw

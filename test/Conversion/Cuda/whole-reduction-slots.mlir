@@ -5,7 +5,7 @@
 // reduction-slots bounds the parts a whole-range reduction is cut into: 0
 // puts every thread's atomic on the result (no slot buffer), 8 at most
 // eight parts (each at least 4096 elements: the chunk is the larger of
-// ceil(n / 8) and 4096), each reduced into a slot of its own, no atomic;
+// ceil(n / 8) and 4096, rounded up to a multiple of 4), each reduced into a slot of its own, no atomic;
 // out of range is an error naming the option.
 // NONE-LABEL: func.func @whole_sum
 // NONE-NOT:     memref.alloc(
@@ -13,7 +13,9 @@
 // NONE-NOT:     memref.dealloc
 // EIGHT-LABEL: func.func @whole_sum
 // EIGHT:         %[[SPREAD:.*]] = arith.ceildivui %{{.*}}, %c8
-// EIGHT:         %[[CHUNK:.*]] = arith.maxui %[[SPREAD]], %c4096
+// EIGHT:         %[[LEAST:.*]] = arith.maxui %[[SPREAD]], %c4096
+// EIGHT:         %[[QUADS:.*]] = arith.ceildivui %[[LEAST]], %c4
+// EIGHT:         %[[CHUNK:.*]] = arith.muli %[[QUADS]], %c4
 // EIGHT:         %[[PARTS:.*]] = arith.divui %{{.*}}, %[[CHUNK]]
 // EIGHT:         %[[BUFFER:.*]] = memref.alloc(%[[PARTS]]) : memref<?xf32>
 // EIGHT-NOT:     memref.atomic_rmw
