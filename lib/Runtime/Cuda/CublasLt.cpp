@@ -290,12 +290,16 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
   const uint32_t alignBias = biasRef ? alignmentOf(bias.data) : 0;
   // The problem: types, ops, extents, leading dims, batching, alignments;
   // all the descriptors and the heuristic see.
+  // (Extents are below 2^63: readMatmulOperands took them from int64_t.)
+  auto extent = [](uint64_t v) { return static_cast<int64_t>(v); };
   const std::vector<int64_t> problem = {
-      (int64_t)type, computeType,  first.op,     second.op,    first.rows,
-      first.cols,    first.ld,     second.rows,  second.cols,  second.ld,
-      result.rows,   result.cols,  result.ld,    batch,        b.strides[0],
-      a.strides[0],  c.strides[0], alignFirst,   alignSecond,  alignResult,
-      alignBias};
+      type,          computeType,        first.op,
+      second.op,     extent(first.rows), extent(first.cols),
+      first.ld,      extent(second.rows), extent(second.cols),
+      second.ld,     extent(result.rows), extent(result.cols),
+      result.ld,     batch,              b.strides[0],
+      a.strides[0],  c.strides[0],       alignFirst,
+      alignSecond,   alignResult,        alignBias};
   const PreparedMatmul &prepared =
       cuda::preparedPerProblem<PreparedMatmul>(handle, problem, [&] {
         HeuristicResult heuristic{};
