@@ -17,6 +17,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cmath>
 
 namespace disc {
@@ -55,6 +56,17 @@ std::optional<double> splatConstant(Value value) {
   if (!matchPattern(value, m_Constant(&attr)) || !attr.isSplat())
     return std::nullopt;
   return attr.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// The sizes of a dot_general result's dim groups, in order: batch, lhs
+/// free, rhs free (each group one dim of the library call's [B, M, N]).
+std::array<int64_t, 3> resultGroups(disc::DotGeneralOp dot) {
+  int64_t batch = dot.getLhsBatchingDimensions().size();
+  return {batch,
+          dot.getLhs().getType().getRank() - batch -
+              (int64_t)dot.getLhsContractingDimensions().size(),
+          dot.getRhs().getType().getRank() - batch -
+              (int64_t)dot.getRhsContractingDimensions().size()};
 }
 
 /// How one epilogue operand is read: for each result dim, whether the
@@ -179,16 +191,8 @@ bool EpilogueBuilder::layoutSupported(const OperandPlan &plan,
       }
     return true;
   }
-  auto dot = cast<disc::DotGeneralOp>(library);
-  int64_t lhsRank = dot.getLhs().getType().getRank();
-  int64_t rhsRank = dot.getRhs().getType().getRank();
-  int64_t batch = dot.getLhsBatchingDimensions().size();
-  int64_t lhsFree =
-      lhsRank - batch - (int64_t)dot.getLhsContractingDimensions().size();
-  int64_t rhsFree =
-      rhsRank - batch - (int64_t)dot.getRhsContractingDimensions().size();
   int64_t begin = 0;
-  for (int64_t size : {batch, lhsFree, rhsFree}) {
+  for (int64_t size : resultGroups(cast<disc::DotGeneralOp>(library))) {
     bool broadcast = false, full = false;
     for (int64_t d = begin; d < begin + size; ++d) {
       if (resultDimIsOne(d))
@@ -212,11 +216,8 @@ bool EpilogueBuilder::layoutSupported(const OperandPlan &plan,
 /// a computed tensor, not from a slice, which may be a strided view.
 bool EpilogueBuilder::isPackedColumnBias(const OperandPlan &plan,
                                          std::string &why) {
-  auto dot = cast<disc::DotGeneralOp>(library);
   int64_t rank = resultType.getRank();
-  int64_t rhsFree = dot.getRhs().getType().getRank() -
-                    (int64_t)dot.getRhsBatchingDimensions().size() -
-                    (int64_t)dot.getRhsContractingDimensions().size();
+  int64_t rhsFree = resultGroups(cast<disc::DotGeneralOp>(library))[2];
   for (int64_t d = 0; d < rank; ++d) {
     bool columnDim = d >= rank - rhsFree;
     bool full = plan.dimOf[d] >= 0;

@@ -993,7 +993,8 @@ TEST_F(CudaHost, MatmulDescriptorsArePreparedOncePerProblem) {
   EXPECT_EQ(fake().allocations, fake().frees);
 }
 
-TEST_F(CudaHost, MatmulOperandsStartingMidBlockGetAnAlgorithmForTheirAlignment) {
+TEST_F(CudaHost,
+       MatmulOperandsStartingMidBlockGetAnAlgorithmForTheirAlignment) {
   // cuBLASLt's heuristic assumes 256-byte aligned pointers unless told
   // less, and its kernels may rely on it: a view one float into its
   // buffer (x[1:] of a flat buffer) is 4-byte aligned. The call tells the
@@ -1033,6 +1034,25 @@ TEST_F(CudaHost, MatmulOperandsStartingMidBlockGetAnAlgorithmForTheirAlignment) 
   EXPECT_EQ(fake().allocations, fake().frees);
 }
 
+/// x @ w.T + b, a linear layer of element type `type` with dynamic extents
+/// (the bias broadcast over the rows).
+std::string linearWithBias(const std::string &type) {
+  std::string program = R"(
+func.func @main(%x: tensor<?x?xT> {disc.dims = ["s0", "s1"]}, %w: tensor<?x?xT> {disc.dims = ["s2", "s1"]}, %b: tensor<?xT> {disc.dims = ["s2"]}) -> tensor<?x?xT> {
+  %c0 = arith.constant 0 : index
+  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xT>, tensor<?x?xT>) -> tensor<?x?xT>
+  %m = tensor.dim %x, %c0 : tensor<?x?xT>
+  %n = tensor.dim %b, %c0 : tensor<?xT>
+  %s = tensor.from_elements %m, %n : tensor<2xindex>
+  %1 = disc.dynamic_broadcast_in_dim %b, %s, dims = [1] : (tensor<?xT>, tensor<2xindex>) -> tensor<?x?xT>
+  %2 = disc.add %0, %1 : tensor<?x?xT>
+  return %2 : tensor<?x?xT>
+})";
+  for (size_t at; (at = program.find("xT>")) != std::string::npos;)
+    program.replace(at, 3, "x" + type + ">");
+  return program;
+}
+
 TEST_F(CudaHost, LinearBiasIsAddedByCublasLtsEpilogue) {
   // x @ w.T + b (a linear layer, bias broadcast over the rows) and a
   // batched a @ b + bias: the bias add becomes cuBLASLt's BIAS epilogue,
@@ -1043,19 +1063,9 @@ TEST_F(CudaHost, LinearBiasIsAddedByCublasLtsEpilogue) {
     const char *name, *program;
     bool batched;
   };
+  const std::string linear = linearWithBias("f32");
   const Case cases[] = {
-      {"linear", R"(
-func.func @main(%x: tensor<?x?xf32> {disc.dims = ["s0", "s1"]}, %w: tensor<?x?xf32> {disc.dims = ["s2", "s1"]}, %b: tensor<?xf32> {disc.dims = ["s2"]}) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
-  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %b, %c0 : tensor<?xf32>
-  %s = tensor.from_elements %m, %n : tensor<2xindex>
-  %1 = disc.dynamic_broadcast_in_dim %b, %s, dims = [1] : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
-  %2 = disc.add %0, %1 : tensor<?x?xf32>
-  return %2 : tensor<?x?xf32>
-})",
-       false},
+      {"linear", linear.c_str(), false},
       {"batched", R"(
 func.func @main(%x: tensor<?x?x?xf32> {disc.dims = ["s0", "s1", "s2"]}, %w: tensor<?x?x?xf32> {disc.dims = ["s0", "s2", "s3"]}, %b: tensor<?xf32> {disc.dims = ["s3"]}) -> tensor<?x?x?xf32> {
   %c0 = arith.constant 0 : index
@@ -1134,19 +1144,7 @@ TEST_F(CudaHost, HalfPrecisionBiasIsAddedBeforeTheProductIsRounded) {
   for (const Case &c : {Case{"bf16", ral::DType::BF16, 14},
                         Case{"f16", ral::DType::F16, 2}}) {
     resetFake();
-    std::string program = R"(
-func.func @main(%x: tensor<?x?xT> {disc.dims = ["s0", "s1"]}, %w: tensor<?x?xT> {disc.dims = ["s2", "s1"]}, %b: tensor<?xT> {disc.dims = ["s2"]}) -> tensor<?x?xT> {
-  %c0 = arith.constant 0 : index
-  %0 = disc.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<?x?xT>, tensor<?x?xT>) -> tensor<?x?xT>
-  %m = tensor.dim %x, %c0 : tensor<?x?xT>
-  %n = tensor.dim %b, %c0 : tensor<?xT>
-  %s = tensor.from_elements %m, %n : tensor<2xindex>
-  %1 = disc.dynamic_broadcast_in_dim %b, %s, dims = [1] : (tensor<?xT>, tensor<2xindex>) -> tensor<?x?xT>
-  %2 = disc.add %0, %1 : tensor<?x?xT>
-  return %2 : tensor<?x?xT>
-})";
-    for (size_t at; (at = program.find("xT>")) != std::string::npos;)
-      program.replace(at, 3, std::string("x") + c.type + ">");
+    const std::string program = linearWithBias(c.type);
     CompileOptions options;
     options.target = "cuda";
     auto exe = Executable::compile(program, options);

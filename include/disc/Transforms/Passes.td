@@ -535,10 +535,12 @@ def DiscFuseLibraryEpilogues
     in f32 before it rounds the product once) takes one `add` of a bias,
     an operand that is broadcast over the batch and lhs free dims and has
     the rhs free dims (cuBLASLt's CUBLASLT_EPILOGUE_BIAS: one value per
-    output column, packed in memory). The bias must not come from a slice (looked through
-    reshapes), whose buffer may be a strided view; function arguments and
-    computed tensors are packed. The chain stops after it: cuBLASLt's ReLU
-    is not NaN-safe either, and its GELU is the tanh approximation.
+    output column, packed in memory). The bias must not come from a slice
+    (looked through reshapes), whose buffer may be a strided view; function
+    arguments and computed tensors are packed. The chain stops after it:
+    cuBLASLt does not document what its ReLU does with a NaN (the rule
+    above: never fuse what may drop one), and its GELU is the tanh
+    approximation.
     Convolutions get no epilogue (cuDNN's fused forms are not used yet).
     Always profitable: the bias is added where the product is written.
   }];

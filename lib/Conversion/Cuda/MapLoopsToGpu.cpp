@@ -619,13 +619,27 @@ struct MapLoopsToGpuPass
     Value identity =
         arith::ConstantOp::create(b, loc, identityAttr).getResult();
     SmallVector<Value> indices(store.getIndices());
-    // The body of the original loop at iteration `iv`, combined into `acc`.
-    auto cloneBody = [&](OpBuilder &fb, Location floc, Value iv, Value acc) {
+    // The body of the original loop at iteration `iv`, combined into `acc`;
+    // with `rowOf`, its loads of a buffer there read that buffer's part row
+    // at `j` instead.
+    auto cloneBody = [&](OpBuilder &fb, Location floc, Value iv, Value acc,
+                         const DenseMap<Value, Value> &rowOf = {},
+                         Value j = {}) {
       IRMapping mapping;
       mapping.map(loop.getInductionVar(), iv);
       mapping.map(iterArg, acc);
-      for (Operation &op : loop.getBody()->without_terminator())
+      for (Operation &op : loop.getBody()->without_terminator()) {
+        auto read = dyn_cast<memref::LoadOp>(op);
+        Value row = read ? rowOf.lookup(read.getMemRef()) : Value();
+        if (row && read.getIndices().size() == 1 &&
+            read.getIndices()[0] == loop.getInductionVar()) {
+          mapping.map(read.getResult(),
+                      memref::LoadOp::create(fb, floc, row, ValueRange{j})
+                          .getResult());
+          continue;
+        }
         fb.clone(op, mapping);
+      }
       return mapping.lookup(yield.getOperand(0));
     };
     if (atomic && reductionSlots == 0) {
@@ -740,24 +754,8 @@ struct MapLoopsToGpuPass
                 Value k = arith::AddIOp::create(fb, floc, first, j);
                 Value offset = fb.createOrFold<arith::MulIOp>(floc, k, step);
                 Value iv = fb.createOrFold<arith::AddIOp>(floc, lb, offset);
-                IRMapping mapping;
-                mapping.map(loop.getInductionVar(), iv);
-                mapping.map(iterArg, args[0]);
-                for (Operation &op : loop.getBody()->without_terminator()) {
-                  auto read = dyn_cast<memref::LoadOp>(op);
-                  Value row = read ? rowOf.lookup(read.getMemRef()) : Value();
-                  if (row && read.getIndices().size() == 1 &&
-                      read.getIndices()[0] == loop.getInductionVar()) {
-                    mapping.map(read.getResult(),
-                                memref::LoadOp::create(fb, floc, row,
-                                                       ValueRange{j})
-                                    .getResult());
-                    continue;
-                  }
-                  fb.clone(op, mapping);
-                }
                 scf::YieldOp::create(
-                    fb, floc, mapping.lookup(yield.getOperand(0)));
+                    fb, floc, cloneBody(fb, floc, iv, args[0], rowOf, j));
               });
           memref::StoreOp::create(pb, ploc, part.getResult(0), slotBuffer,
                                   ValueRange{ivs[0]});
@@ -904,7 +902,8 @@ struct MapLoopsToGpuPass
       if (!isa<memref::LoadOp, memref::StoreOp>(op))
         break;
       Value memref = disc::cuda::accessedMemref(op);
-      if (!disc::cuda::isOneElementMemRef(memref.getType()) || llvm::is_contained(freed, memref))
+      if (!disc::cuda::isOneElementMemRef(memref.getType()) ||
+          llvm::is_contained(freed, memref))
         break;
       chain.insert(op);
       if (isa<memref::StoreOp>(op))

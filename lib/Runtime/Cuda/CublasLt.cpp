@@ -6,9 +6,10 @@
 // strides; disc-lower-library-calls normalises them).
 // _mlir_ciface_disc_ral_cuda_matmul_bias_<f32|f16|bf16>(..., bias): the same
 // plus a [1, 1, N] bias of C's type added to every row, by cuBLASLt's BIAS
-// epilogue (in f32, before the product is rounded to C's type). cuBLASLt is loaded
-// with dlopen ($DISC_CUBLASLT_LIBRARY, else libcublasLt.so.13 / .12, which a
-// PyTorch CUDA process has loaded already): the CPU build never needs it.
+// epilogue (in f32, before the product is rounded to C's type). cuBLASLt is
+// loaded with dlopen ($DISC_CUBLASLT_LIBRARY, else libcublasLt.so.13 / .12,
+// which a PyTorch CUDA process has loaded already): the CPU build never
+// needs it.
 //
 // cuBLASLt is column-major. A row-major [M, N] result is the column-major
 // [N, M] matrix C^T = B^T A^T, so B is passed as the first operand: a
