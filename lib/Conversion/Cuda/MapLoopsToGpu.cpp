@@ -623,14 +623,15 @@ struct MapLoopsToGpuPass
     // with `rowOf`, its loads of a buffer there read that buffer's part row
     // at `j` instead.
     auto cloneBody = [&](OpBuilder &fb, Location floc, Value iv, Value acc,
-                         const DenseMap<Value, Value> &rowOf = {},
+                         const DenseMap<Value, Value> *rowOf = nullptr,
                          Value j = {}) {
       IRMapping mapping;
       mapping.map(loop.getInductionVar(), iv);
       mapping.map(iterArg, acc);
       for (Operation &op : loop.getBody()->without_terminator()) {
         auto read = dyn_cast<memref::LoadOp>(op);
-        Value row = read ? rowOf.lookup(read.getMemRef()) : Value();
+        Value row =
+            read && rowOf ? rowOf->lookup(read.getMemRef()) : Value();
         if (row && read.getIndices().size() == 1 &&
             read.getIndices()[0] == loop.getInductionVar()) {
           mapping.map(read.getResult(),
@@ -755,7 +756,7 @@ struct MapLoopsToGpuPass
                 Value offset = fb.createOrFold<arith::MulIOp>(floc, k, step);
                 Value iv = fb.createOrFold<arith::AddIOp>(floc, lb, offset);
                 scf::YieldOp::create(
-                    fb, floc, cloneBody(fb, floc, iv, args[0], rowOf, j));
+                    fb, floc, cloneBody(fb, floc, iv, args[0], &rowOf, j));
               });
           memref::StoreOp::create(pb, ploc, part.getResult(0), slotBuffer,
                                   ValueRange{ivs[0]});
