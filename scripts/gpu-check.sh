@@ -16,7 +16,9 @@
 # device memory and of the newest kernel variants; a failing one switches
 # its feature off for the rest of the run), `pytest -m cuda`
 # (python/tests/cuda: programs, models, training),
-# the kernel benchmark, A/Bs of DISC_CUDA_REDUCTION_SLOTS on convtasnet
+# the kernel benchmark, A/Bs of DISC_CUDA_LINEAR_LANES on convtasnet and
+# resnet18 (vector grids over rows of any length, or not), of
+# DISC_CUDA_REDUCTION_SLOTS on convtasnet
 # (whole-range reductions in parts, or the atomics before them), then
 # DISC_CUDA_CONV_API, DISC_CUDA_DEPTHWISE and DISC_CUDA_REUSE_BLOCKS on two
 # samples each (GPU_CHECK_AB,
@@ -101,6 +103,7 @@ CANARIES=(
   "cuda/test_cuda_gpu.py::test_program_on_gpu_matches_pytorch[sum] DISC_CUDA_REDUCTION_SLOTS=0"
   "cuda/test_cuda_gpu.py::test_freed_blocks_serve_later_requests_on_the_gpu DISC_CUDA_REUSE_BLOCKS=0"
   "cuda/test_cuda_gpu.py::test_linear_bias_in_cublaslts_epilogue_on_the_gpu DISC_LIBRARY_EPILOGUES=0"
+  "cuda/test_cuda_gpu.py::test_linear_lanes_on_the_gpu[1] DISC_CUDA_LINEAR_LANES=0"
 )
 if [[ "${GPU_CHECK_CANARIES:-1}" == "1" ]]; then
   # PyTorch's caching allocator serves every call unless this fails: alone,
@@ -173,7 +176,7 @@ AB_SECONDS=${GPU_CHECK_AB_SECONDS:-100}
 if [[ -n "${GPU_CHECK_AB_VAR:-}" ]]; then
   AB_SPECS=("$GPU_CHECK_AB_VAR=${GPU_CHECK_AB_VALUES:-1,0} ${GPU_CHECK_AB_SAMPLES:-torchvision/mobilenet_v3_small timm/convnext_atto.d2_in1k mmseg/Fast-SCNN}")
 else
-  IFS=';' read -ra AB_SPECS <<< "${GPU_CHECK_AB:-DISC_CUDA_REDUCTION_SLOTS=4096,0 torchaudio/convtasnet_base_libri2mix;DISC_CUDA_CONV_API=backend,legacy torchvision/resnet18 timm/convnext_atto.d2_in1k;DISC_CUDA_DEPTHWISE=generated,cudnn torchvision/mobilenet_v3_small mmseg/Fast-SCNN;DISC_CUDA_REUSE_BLOCKS=1,0 timm/poolformerv2_s12.sail_in1k torchvision/resnet18}"
+  IFS=';' read -ra AB_SPECS <<< "${GPU_CHECK_AB:-DISC_CUDA_LINEAR_LANES=1,0 torchaudio/convtasnet_base_libri2mix torchvision/resnet18;DISC_CUDA_REDUCTION_SLOTS=4096,0 torchaudio/convtasnet_base_libri2mix;DISC_CUDA_CONV_API=backend,legacy torchvision/resnet18 timm/convnext_atto.d2_in1k;DISC_CUDA_DEPTHWISE=generated,cudnn torchvision/mobilenet_v3_small mmseg/Fast-SCNN;DISC_CUDA_REUSE_BLOCKS=1,0 timm/poolformerv2_s12.sail_in1k torchvision/resnet18}"
 fi
 if [[ $AB_SECONDS -gt 0 && -n "$SAMPLES" ]]; then
   ab_end=$((SECONDS + AB_SECONDS))

@@ -102,7 +102,8 @@ static std::string forwardHostScalarsStep() {
 /// row kernel pick one row per thread, warp or block from the row length
 /// and count; "thread", "warp" or "block" forces one (tests, benchmarks).
 /// DISC_CUDA_VECTORIZE=0 leaves elementwise grids without their vector
-/// variant, DISC_CUDA_ROW_VECTORS=0 row kernels without their vector
+/// variant, DISC_CUDA_LINEAR_LANES=0 that variant without linear lanes
+/// (rows of four only), DISC_CUDA_ROW_VECTORS=0 row kernels without their vector
 /// path. DISC_CUDA_ROW_CACHE_BYTES bounds row kernels' shared-memory row
 /// caches. DISC_CUDA_ROW_UNROLL sets the block-per-row unroll factor.
 /// DISC_CUDA_REDUCTION_SLOTS bounds the slots of whole-range reductions.
@@ -119,6 +120,9 @@ static std::string mapLoopsToGpuStep(bool logFusion) {
   // (to compare, or to rule it out when debugging).
   const char *vectorize = std::getenv("DISC_CUDA_VECTORIZE");
   bool vectorGrids = !(vectorize && std::string(vectorize) == "0");
+  // DISC_CUDA_LINEAR_LANES=0: the vector variant's lanes stay in one row.
+  std::string linearLanes =
+      integerSetting("DISC_CUDA_LINEAR_LANES", 1, 0, 1);
   // DISC_CUDA_ROW_UNROLL: the block-per-row variant's per-thread unroll
   // factor (default 4; 1 leaves the loops rolled).
   std::string unroll = integerSetting("DISC_CUDA_ROW_UNROLL", 4, 1, 16);
@@ -144,6 +148,7 @@ static std::string mapLoopsToGpuStep(bool logFusion) {
   return "disc-map-loops-to-gpu{row-variant=" + variant +
          " row-unroll=" + unroll +
          " vectorize=" + (vectorGrids ? "true" : "false") +
+         " linear-lanes=" + (linearLanes == "1" ? "true" : "false") +
          " reduction-slots=" + slots + " column-threads=" + columns +
          " index32-limit=" + index32 +
          " row-vectors=" + (rowVectors == "1" ? "true" : "false") +

@@ -39,6 +39,7 @@ std::atomic<int64_t> vectorRows{0};
 std::atomic<int64_t> scalarRows{0};
 std::atomic<int64_t> cachedRows{0};
 std::atomic<int64_t> uncachedRows{0};
+std::atomic<int64_t> linearVectorGrids{0};
 
 /// Threads for loops launched on this thread: set per call by
 /// ThreadsForCall (the Context's numThreads), else OpenMP's default.
@@ -105,7 +106,7 @@ RowVariantStats rowVariantStats() {
           scalarGrids.load(), columnSplits.load(), columnsPerThread.load(),
           rowsPerWarp.load(), index32Grids.load(), index64Grids.load(),
           vectorRows.load(), scalarRows.load(), cachedRows.load(),
-          uncachedRows.load()};
+          uncachedRows.load(), linearVectorGrids.load()};
 }
 
 } // namespace ral
@@ -140,6 +141,10 @@ extern "C" void disc_ral_note_variant(int64_t variant) {
     cachedRows.fetch_add(1, std::memory_order_relaxed);
   else if (variant == 12)
     uncachedRows.fetch_add(1, std::memory_order_relaxed);
+  else if (variant == 13) { // a vector grid with linear lanes
+    vectorGrids.fetch_add(1, std::memory_order_relaxed);
+    linearVectorGrids.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 extern "C" void disc_ral_parallel_for(void (*fn)(void *, int64_t, int64_t),

@@ -459,10 +459,13 @@ def stats() -> dict:
                        choice of every row kernel (docs/cuda.md)
     vector_grids       calls of GPU elementwise grids that ran four elements
                        per thread with vector loads and stores
+    linear_vector_grids  ... of them, calls whose four elements were
+                       consecutive in the whole nest, not in one row: rows
+                       of any length (docs/cuda.md, "Vector grids")
     scalar_grids       calls of such grids (ones that have the vector
                        variant) that ran one element per thread: the
-                       innermost extent not a multiple of 4, or a buffer not
-                       aligned for the vector (docs/cuda.md)
+                       extent not a multiple of 4, or a buffer not aligned
+                       for the vector (docs/cuda.md)
     column_splits      calls of GPU column reductions (x.sum(0)) that split
                        each column's rows between threads: too few columns
                        to fill the GPU one thread each (docs/cuda.md)
@@ -501,8 +504,8 @@ def stats() -> dict:
     launches, serial = _runtime.parallel_stats()
     (rows_per_thread, rows_per_block, vector_grids, scalar_grids, column_splits,
      columns_per_thread, rows_per_warp, index32_grids, index64_grids,
-     vector_rows, scalar_rows, cached_rows,
-     uncached_rows) = _runtime.row_variant_stats()
+     vector_rows, scalar_rows, cached_rows, uncached_rows,
+     linear_vector_grids) = _runtime.row_variant_stats()
     device_allocations, device_blocks_reused = _runtime.device_block_stats()
     compiler = sys.modules.get(__name__ + "._C")
     result = {"compilations": compiler.compilation_count() if compiler else 0,
@@ -512,7 +515,9 @@ def stats() -> dict:
               "rows_per_thread": rows_per_thread,
               "rows_per_warp": rows_per_warp,
               "rows_per_block": rows_per_block,
-              "vector_grids": vector_grids, "scalar_grids": scalar_grids,
+              "vector_grids": vector_grids,
+              "linear_vector_grids": linear_vector_grids,
+              "scalar_grids": scalar_grids,
               "column_splits": column_splits,
               "columns_per_thread": columns_per_thread,
               "index32_grids": index32_grids, "index64_grids": index64_grids,

@@ -165,17 +165,18 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
     EXPECT_EQ(l.stream, kStream) << l.kernel;
     // Each grid is ceil(total / block) blocks for one of the totals (the
     // first match, so the shape is chosen for the totals to need different
-    // block counts: 172, 35, 9), or the sum's parts (a block of 256 per
+    // block counts: 43, 35, 9), or the sum's parts (a block of 256 per
     // part: a row kernel's block-per-row variant for rows of 4096), or
     // their slots and the rest added up: one block of 256 threads.
     bool matched = false;
-    // rows * cols: the exp (cols is odd: one element per thread); rows: the
-    // row max; rows / 4: its initial value, four rows per thread (the
-    // vector variant: rows is a multiple of 4); 1: a one-thread grid
+    // rows * cols / 4: the exp (cols is odd, the total a multiple of 4: the
+    // vector variant's linear lanes, four elements per thread across rows);
+    // rows: the row max; rows / 4: its initial value, four rows per thread
+    // (the vector variant: rows is a multiple of 4); 1: a one-thread grid
     // (none: the sum's initial value is forwarded, not stored, by
     // disc-forward-host-scalars, and its rounding to f32 moves into the
     // slots' sum).
-    for (int64_t total : {rows * cols, rows, rows / 4, int64_t(1)})
+    for (int64_t total : {rows * cols / 4, rows, rows / 4, int64_t(1)})
       // 256 threads a block; a total known to be 1 at compile time: one.
       if (l.block[0] == (total == 1 ? 1u : 256u) &&
           l.grid[0] == (total + l.block[0] - 1) / l.block[0]) {
@@ -194,7 +195,7 @@ TEST_F(CudaHost, GridsCoverTheShapeWithTheFewestBlocks) {
     EXPECT_TRUE(matched) << l.kernel << " grid " << l.grid[0] << " block "
                          << l.block[0];
   }
-  EXPECT_GE(covered[rows * cols], 1); // the exp: one thread per element
+  EXPECT_GE(covered[rows * cols / 4], 1); // the exp: linear lanes
   EXPECT_GE(covered[rows], 1);        // the row max: one thread per row
   EXPECT_EQ(covered[rows / 4], 1);    // its initial value, vectorised
   // No one-thread grid: the f64 -> f32 rounding of the sum (a whole-tensor

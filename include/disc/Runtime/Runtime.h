@@ -312,6 +312,9 @@ struct RowVariantStats {
   /// rows in shared memory, and calls whose rows were too long for it.
   int64_t cachedRows = 0;
   int64_t uncachedRows = 0;
+  /// Of vectorGrids: calls whose lanes were four consecutive iterations of
+  /// the whole nest (rows of any length), not of one row.
+  int64_t linearVectorGrids = 0;
 };
 RowVariantStats rowVariantStats();
 

@@ -418,6 +418,6 @@ NB_MODULE(_runtime, m) {
                           stats.rowsPerWarp, stats.index32Grids,
                           stats.index64Grids, stats.vectorRows,
                           stats.scalarRows, stats.cachedRows,
-                          stats.uncachedRows);
+                          stats.uncachedRows, stats.linearVectorGrids);
   });
 }

@@ -1267,17 +1267,19 @@ struct MapLoopsToGpuPass
     Value index32 = index32Flag(b, loc, tripCounts);
     std::optional<disc::cuda::VectorPlan> plan;
     if (vectorize)
-      plan = disc::cuda::planVectorGrid(loop);
+      plan = disc::cuda::planVectorGrid(loop, linearLanes);
     if (!plan) {
       buildGrid(b, loop, tripCounts, nullptr, index32);
       loop.erase();
       return success();
     }
-    Value vectorOk = disc::cuda::vectorGridCondition(b, loc, tripCounts.back(),
-                                                     *plan);
-    scf::IfOp choice =
-        variantChoice(b, loc, vectorOk, disc::cuda::RowVariant::Vector,
-                      disc::cuda::RowVariant::Scalar);
+    Value vectorOk =
+        disc::cuda::vectorGridCondition(b, loc, tripCounts, *plan);
+    scf::IfOp choice = variantChoice(
+        b, loc, vectorOk,
+        plan->linear ? disc::cuda::RowVariant::LinearVector
+                     : disc::cuda::RowVariant::Vector,
+        disc::cuda::RowVariant::Scalar);
     OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
     buildGrid(thenBuilder, loop, tripCounts, &*plan, index32);
     OpBuilder elseBuilder(choice.elseBlock()->getTerminator());
@@ -1322,7 +1324,9 @@ struct MapLoopsToGpuPass
 
   /// The grid of `loop` at `b`: one iteration per thread, or with `plan`
   /// kVectorWidth consecutive iterations of the innermost dim per thread
-  /// (whose trip count the host checked is a multiple of it).
+  /// (whose trip count the host checked is a multiple of it), or with a
+  /// plan of linear lanes kVectorWidth consecutive iterations of the whole
+  /// nest (whose total the host checked is a multiple of it).
   /// `index32` (index32Flag, or null): where it is 1 the delinearisation's
   /// divisions and remainders run in i32.
   void buildGrid(OpBuilder &b, scf::ParallelOp loop,
@@ -1330,13 +1334,21 @@ struct MapLoopsToGpuPass
                  const disc::cuda::VectorPlan *plan, Value index32) {
     Location loc = loop.getLoc();
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    if (plan)
-      tripCounts.back() = b.createOrFold<arith::DivUIOp>(
-          loc, tripCounts.back(),
-          arith::ConstantIndexOp::create(b, loc, disc::cuda::kVectorWidth));
+    Value width =
+        arith::ConstantIndexOp::create(b, loc, disc::cuda::kVectorWidth);
+    const bool linearLanes = plan && plan->linear;
+    SmallVector<Value> iterationCounts(tripCounts);
+    if (plan && !linearLanes)
+      tripCounts.back() =
+          b.createOrFold<arith::DivUIOp>(loc, tripCounts.back(), width);
     Value total = one;
     for (Value count : tripCounts)
       total = b.createOrFold<arith::MulIOp>(loc, total, count);
+    llvm::DenseMap<Value, Value> views;
+    if (linearLanes) {
+      total = b.createOrFold<arith::DivUIOp>(loc, total, width);
+      views = disc::cuda::linearViews(b, loc, *plan);
+    }
     std::optional<int64_t> staticTotal = getConstantIntValue(total);
     int64_t threads =
         staticTotal
@@ -1359,6 +1371,18 @@ struct MapLoopsToGpuPass
                                           linear, total);
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    if (linearLanes) {
+      Value first = arith::MulIOp::create(b, loc, linear, width);
+      SmallVector<Value> ivs =
+          index32 ? delinearizeEither(b, loc, index32, first, iterationCounts,
+                                      loop)
+                  : disc::cuda::delinearize(b, loc, first, iterationCounts,
+                                            loop.getLowerBound(),
+                                            loop.getStep());
+      disc::cuda::cloneBodyLinearVectorized(b, loc, loop, first, ivs,
+                                            iterationCounts, *plan, views);
+      return;
+    }
     // Innermost dim fastest: consecutive threads touch consecutive
     // elements of a row-major buffer.
     SmallVector<Value> ivs =
@@ -1369,9 +1393,7 @@ struct MapLoopsToGpuPass
     if (plan) {
       // The innermost dim starts at 0 with step 1 (planVectorGrid): the
       // group's first iteration is kVectorWidth times its index.
-      ivs.back() = arith::MulIOp::create(
-          b, loc, ivs.back(),
-          arith::ConstantIndexOp::create(b, loc, disc::cuda::kVectorWidth));
+      ivs.back() = arith::MulIOp::create(b, loc, ivs.back(), width);
       disc::cuda::cloneBodyVectorized(b, loc, loop, ivs, *plan);
       return;
     }

@@ -54,6 +54,9 @@ enum class RowVariant : int64_t {
   // Elementwise grids that have a vector variant (VectorGrids.h).
   Vector = 2,
   Scalar = 3,
+  // ... whose vector variant's lanes are linear iterations of the whole
+  // nest (VectorPlan::linear), run with vector accesses.
+  LinearVector = 13,
   // Column nests with a split variant (ColumnLoops.h): rows split into
   // parts, or one thread per column.
   ColumnSplit = 4,

@@ -374,6 +374,42 @@ def test_elementwise_vector_variant_on_the_gpu(dtype):
     assert compilations() == before + 1
 
 
+@pytest.mark.parametrize("lanes", ["1", "0"])
+def test_linear_lanes_on_the_gpu(lanes, monkeypatch):
+    """Vector grids whose lanes are linear iterations of the nest (docs/cuda.md,
+    "Vector grids"): convtasnet's per-channel PReLU and scale over rows of
+    4001, rows of 7, a total not a multiple of 4 and a misaligned input,
+    against PyTorch with one compilation; DISC_CUDA_LINEAR_LANES=0 runs the
+    scalar grid for all of them."""
+    monkeypatch.setenv("DISC_CUDA_LINEAR_LANES", lanes)
+    monkeypatch.setenv("DISC_CACHE", "0")
+
+    def f(x, w, g):
+        return torch.nn.functional.prelu(x, w) * g[:, None] + 1
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="disc", dynamic=True)
+    before = compilations()
+    gen = torch.Generator(device="cuda").manual_seed(0)
+
+    def rand(*shape):
+        return torch.randn(*shape, device="cuda", generator=gen)
+
+    misaligned = rand(1 * 64 * 7 + 1)[1:].view(1, 64, 7)
+    for x, linear in [(rand(1, 512, 4001), True), (rand(8, 96, 7), True),
+                      (rand(1, 3, 5), False), (misaligned, False),
+                      (rand(2, 512, 4001), True)]:
+        c = x.shape[1]
+        w, g = rand(c), rand(c)
+        stats = disc.stats()
+        got = compiled(x, w, g)
+        torch.testing.assert_close(got, f(x, w, g), rtol=1e-5, atol=1e-5)
+        after = disc.stats()
+        ran = after["linear_vector_grids"] - stats["linear_vector_grids"]
+        assert (ran > 0) == (linear and lanes == "1"), (x.shape, ran)
+    assert compilations() == before + 1
+
+
 @pytest.mark.parametrize("threads", ["65536", "0"])
 def test_column_reductions_on_the_gpu(threads, monkeypatch):
     """Column reductions (docs/cuda.md, "Column reductions"): tall columns

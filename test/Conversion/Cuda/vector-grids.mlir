@@ -67,13 +67,18 @@ func.func @bias_exp(%a: memref<?x?xf32>, %bias: memref<?xf32>, %b: memref<?x?xf3
 
 // f16 elements: four lanes are 8 bytes, the alignment checked and claimed.
 // A load whose last index is not the innermost variable (a transposed
-// read) stays scalar, once per lane; the store is still a vector.
+// read) stays scalar, once per lane; the store is at the nest's induction
+// variables and the innermost extent is dynamic, so the lanes are linear
+// iterations (noted as 13): the store a vector at the first lane's offset
+// of a 1-d view, the transposed loads at each lane's own (carried) indices.
 // CHECK-LABEL: func.func @transposed_f16
 // CHECK:         %[[C8:.*]] = arith.constant 8 : index
 // CHECK:         arith.remui %{{.*}}, %[[C8]]
 // CHECK:         scf.if
+// CHECK:           func.call @disc_ral_note_variant(%c13_i64)
+// CHECK:           %[[FLAT:.*]] = memref.collapse_shape %arg1 {{\[}}[0, 1]]
 // CHECK-COUNT-4:   memref.load %arg0
-// CHECK:           vector.store {{.*}} {alignment = 8 : i64} : memref<?x?xf16>, vector<4xf16>
+// CHECK:           vector.store {{.*}}, %[[FLAT]][%{{.*}}] {alignment = 8 : i64} : memref<?xf16>, vector<4xf16>
 // CHECK:         } else {
 // CHECK-NOT:       vector.
 // CHECK:         } {disc.row_variants}
@@ -92,10 +97,107 @@ func.func @transposed_f16(%a: memref<?x?xf16>, %b: memref<?x?xf16>) {
 
 // -----
 
+// Linear lanes (a static innermost extent of 7, not a multiple of 4): the
+// host checks the total (m * 7) and each planned buffer's alignment, not
+// its rows; a thread runs linear iterations 4t .. 4t+3 of the nest, which
+// may cross rows. The accesses at the nest's induction variables become
+// vector accesses of 1-d views at 4t; the per-row scale stays a scalar
+// load per lane, at indices carried from lane to lane (compare, select:
+// no division past the first lane's).
+// CHECK-LABEL: func.func @linear_lanes_static_odd_rows
+// CHECK-SAME:    (%[[A:.*]]: memref<?x7xf32>, %[[W:.*]]: memref<?xf32>, %[[B:.*]]: memref<?x7xf32>)
+// CHECK:         %[[TOTAL:.*]] = arith.muli %{{.*}}, %c7
+// CHECK:         arith.remui %[[TOTAL]], %c4
+// CHECK:         memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK:         memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK-NOT:     memref.extract_aligned_pointer_as_index %[[W]]
+// CHECK:         scf.if
+// CHECK:           func.call @disc_ral_note_variant(%c13_i64)
+// CHECK:           %[[GROUPS:.*]] = arith.divui %{{.*}}, %c4
+// CHECK:           %[[VA:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<?x7xf32> into memref<?xf32>
+// CHECK:           %[[VB:.*]] = memref.collapse_shape %[[B]] {{\[}}[0, 1]] : memref<?x7xf32> into memref<?xf32>
+// CHECK:           scf.parallel
+// CHECK:             scf.parallel
+// CHECK:               %[[T:.*]] = arith.addi
+// CHECK:               arith.cmpi ult, %[[T]], %[[GROUPS]]
+// CHECK:               scf.if
+// CHECK:                 %[[FIRST:.*]] = arith.muli %[[T]], %c4
+// CHECK:                 arith.remui %[[FIRST]], %c7
+// CHECK:                 arith.divui %[[FIRST]], %c7
+// CHECK-NOT:             arith.divui
+// CHECK:                 arith.cmpi eq, %{{.*}}, %c7
+// CHECK:                 arith.select
+// CHECK:                 %[[V:.*]] = vector.load %[[VA]][%[[FIRST]]] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-COUNT-4:         memref.load %[[W]]
+// CHECK:                 vector.store %{{.*}}, %[[VB]][%[[FIRST]]] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-NOT:             memref.load %[[A]]
+// CHECK:         } else {
+// CHECK:           func.call @disc_ral_note_variant(%c3_i64)
+// CHECK-NOT:       vector.
+// CHECK:         } {disc.row_variants}
+func.func @linear_lanes_static_odd_rows(%a: memref<?x7xf32>, %w: memref<?xf32>, %b: memref<?x7xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %m = memref.dim %a, %c0 : memref<?x7xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %c7) step (%c1, %c1) {
+    %v = memref.load %a[%i, %j] : memref<?x7xf32>
+    %s = memref.load %w[%i] : memref<?xf32>
+    %p = arith.mulf %v, %s : f32
+    memref.store %p, %b[%i, %j] : memref<?x7xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Linear lanes with a dynamic innermost extent (every planned access at
+// the nest's induction variables): past the first dim, each planned
+// buffer's extents must be the nest's trip counts (a read of a wider
+// buffer, as of a slice, takes the scalar grid), checked on the host.
+// CHECK-LABEL: func.func @linear_lanes_dynamic
+// CHECK-SAME:    (%[[A:.*]]: memref<?x?x?xf32>, %[[B:.*]]: memref<?x?x?xf32>)
+// CHECK:         arith.maxsi
+// CHECK:         %[[N:.*]] = arith.maxsi
+// CHECK:         %[[K:.*]] = arith.maxsi
+// CHECK:         %[[AN:.*]] = memref.dim %[[A]], %c1
+// CHECK:         arith.cmpi eq, %[[AN]], %[[N]]
+// CHECK:         %[[AK:.*]] = memref.dim %[[A]], %c2
+// CHECK:         arith.cmpi eq, %[[AK]], %[[K]]
+// CHECK:         %[[BN:.*]] = memref.dim %[[B]], %c1
+// CHECK:         arith.cmpi eq, %[[BN]], %[[N]]
+// CHECK:         scf.if
+// CHECK:           func.call @disc_ral_note_variant(%c13_i64)
+// CHECK:           memref.collapse_shape %[[A]] {{\[}}[0, 1, 2]]
+// CHECK:           memref.collapse_shape %[[B]] {{\[}}[0, 1, 2]]
+// CHECK:           vector.load
+// CHECK-COUNT-4:   math.tanh
+// CHECK:           vector.store
+// CHECK:         } else {
+func.func @linear_lanes_dynamic(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %m = memref.dim %b, %c0 : memref<?x?x?xf32>
+  %n = memref.dim %b, %c1 : memref<?x?x?xf32>
+  %k = memref.dim %b, %c2 : memref<?x?x?xf32>
+  scf.parallel (%i, %j, %l) = (%c0, %c0, %c0) to (%m, %n, %k) step (%c1, %c1, %c1) {
+    %v = memref.load %a[%i, %j, %l] : memref<?x?x?xf32>
+    %t = math.tanh %v : f32
+    memref.store %t, %b[%i, %j, %l] : memref<?x?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
 // What must NOT get a vector variant: a body with a region; a static
-// innermost extent that is not a multiple of 4; a buffer the body both
-// reads and writes (the variant reorders one thread's accesses); strided
-// and i1 buffers; a non-zero innermost lower bound.
+// innermost extent that is not a multiple of 4 in a nest that cannot have
+// linear lanes (an outer dim from 1); a buffer the body both reads and
+// writes (the variant reorders one thread's accesses); strided and i1
+// buffers; a non-zero innermost lower bound.
 // CHECK-LABEL: func.func @not_vectorized
 // CHECK-NOT:     vector.
 // CHECK-NOT:     disc.row_variants
@@ -117,7 +219,7 @@ func.func @not_vectorized(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?
     }
     scf.reduce
   }
-  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %c6) step (%c1, %c1) {
+  scf.parallel (%i, %j) = (%c1, %c0) to (%m, %c6) step (%c1, %c1) {
     %v = memref.load %c[%i, %j] : memref<?x6xf32>
     memref.store %v, %b[%i, %j] : memref<?x?xf32>
     scf.reduce

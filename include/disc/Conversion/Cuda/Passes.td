@@ -137,6 +137,10 @@ def DiscMapLoopsToGpu : Pass<"disc-map-loops-to-gpu", "mlir::ModuleOp"> {
     Option<"vectorize", "vectorize", "bool", /*default=*/"true",
            "Give elementwise grids a variant of four iterations per thread "
            "with vector loads and stores">,
+    Option<"linearLanes", "linear-lanes", "bool", /*default=*/"true",
+           "The vector variant may run four consecutive iterations of the "
+           "whole nest per thread (crossing rows) where rows of four do "
+           "not suit it: a row length not known to be a multiple of four">,
     Option<"rowVectors", "row-vectors", "bool", /*default=*/"true",
            "Give the phases of block- and warp-per-row kernels a vector "
            "path (four consecutive elements per thread and step, vector "
