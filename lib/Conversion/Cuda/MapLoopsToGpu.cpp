@@ -134,7 +134,7 @@ struct MapLoopsToGpuPass
         disc::cuda::analyzeRowKernel(loop, why);
     if (!rows) {
       disc::cuda::sequentializeParallelLoopsIn(loop);
-      return mapToGrid(loop);
+      return mapToGrid(loop, /*logNoVector=*/log);
     }
     for (Operation *phase : rows->phases)
       disc::cuda::sequentializeParallelLoopsIn(phase);
@@ -1257,7 +1257,9 @@ struct MapLoopsToGpuPass
   /// dims delinearises in 32 bits when the host finds that every thread's
   /// linear index fits (a uniform branch in the kernel, not a kernel of its
   /// own: the two differ only in a few divisions).
-  LogicalResult mapToGrid(scf::ParallelOp loop) {
+  /// With `logNoVector` (a loop nest that is no row kernel or column nest,
+  /// with `log`), a grid without a vector variant says why on stderr.
+  LogicalResult mapToGrid(scf::ParallelOp loop, bool logNoVector = false) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
     SmallVector<Value> tripCounts;
@@ -1266,8 +1268,14 @@ struct MapLoopsToGpuPass
       tripCounts.push_back(tripCount(b, loc, lb, ub, step));
     Value index32 = index32Flag(b, loc, tripCounts);
     std::optional<disc::cuda::VectorPlan> plan;
-    if (vectorize)
-      plan = disc::cuda::planVectorGrid(loop, linearLanes);
+    if (vectorize) {
+      std::string whyNot;
+      plan = disc::cuda::planVectorGrid(loop, linearLanes, &whyNot);
+      if (!plan && logNoVector)
+        llvm::errs() << "[disc] cuda: the grid at "
+                     << loop.getLoc() << " has no vector variant (" << whyNot
+                     << ")\n";
+    }
     if (!plan) {
       buildGrid(b, loop, tripCounts, nullptr, index32);
       loop.erase();

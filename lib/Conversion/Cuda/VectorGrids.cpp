@@ -44,12 +44,19 @@ int64_t vectorElementBytes(MemRefType type) {
 }
 
 std::optional<VectorPlan> planVectorGrid(scf::ParallelOp loop,
-                                         bool allowLinear) {
-  Block *body = loop.getBody();
-  if (loop.getNumResults() != 0 ||
-      !isConstantIntValue(loop.getLowerBound().back(), 0) ||
-      !isConstantIntValue(loop.getStep().back(), 1))
+                                         bool allowLinear,
+                                         std::string *whyNot) {
+  auto none = [&](const char *reason) -> std::optional<VectorPlan> {
+    if (whyNot)
+      *whyNot = reason;
     return std::nullopt;
+  };
+  Block *body = loop.getBody();
+  if (loop.getNumResults() != 0)
+    return none("it reduces");
+  if (!isConstantIntValue(loop.getLowerBound().back(), 0) ||
+      !isConstantIntValue(loop.getStep().back(), 1))
+    return none("its innermost dim does not start at 0 with step 1");
   std::optional<int64_t> innerExtent =
       getConstantIntValue(loop.getUpperBound().back());
   const bool innerMultiple = innerExtent && *innerExtent % kVectorWidth == 0;
@@ -62,17 +69,19 @@ std::optional<VectorPlan> planVectorGrid(scf::ParallelOp loop,
       llvm::all_of(loop.getStep(),
                    [](Value step) { return isConstantIntValue(step, 1); });
   if (innerExtent && !innerMultiple && !linearPossible)
-    return std::nullopt;
+    return none("its static innermost extent is not a multiple of 4 and "
+                "it cannot have linear lanes");
   llvm::DenseSet<Value> read, written;
   for (Operation &op : body->without_terminator()) {
     if (op.getNumRegions() != 0)
-      return std::nullopt; // straight-line bodies only
+      return none("its body has an op with regions"); // straight-line only
     if (auto load = dyn_cast<memref::LoadOp>(op))
       read.insert(rootBuffer(load.getMemRef()));
     else if (auto store = dyn_cast<memref::StoreOp>(op))
       written.insert(rootBuffer(store.getMemRef()));
-    else if (!isMemoryEffectFree(&op))
-      return std::nullopt; // atomics, copies, calls: not reordered
+    else if (!isMemoryEffectFree(&op)) // atomics, copies, calls: kept in order
+      return none("its body has an op with memory effects other than loads "
+                  "and stores");
   }
   // An access at exactly the nest's induction variables, in order, to a
   // buffer of the nest's rank.
@@ -104,7 +113,7 @@ std::optional<VectorPlan> planVectorGrid(scf::ParallelOp loop,
     plan.linear = true;
   }
   if (plan.accesses.empty())
-    return std::nullopt;
+    return none("no load or store of it can be a vector access");
   llvm::SetVector<Value> buffers;
   for (Operation *op : plan.accesses)
     buffers.insert(accessedMemref(op));

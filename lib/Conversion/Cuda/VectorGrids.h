@@ -20,6 +20,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
+#include <string>
 
 namespace disc::cuda {
 
@@ -56,9 +57,11 @@ struct VectorPlan {
 /// variables or values defined outside, and the body does not both read
 /// and write that buffer (the variant reorders accesses of one thread's
 /// four iterations, which are independent by scf.parallel's semantics).
-/// Without `allowLinear`, rows of four only.
+/// Without `allowLinear`, rows of four only. Where there is no plan,
+/// `whyNot` (if given) says why.
 std::optional<VectorPlan> planVectorGrid(mlir::scf::ParallelOp loop,
-                                         bool allowLinear = true);
+                                         bool allowLinear = true,
+                                         std::string *whyNot = nullptr);
 
 /// Bytes of one element of `type` that vector accesses group (8-, 16- and
 /// 32-bit integers and floats), or 0.

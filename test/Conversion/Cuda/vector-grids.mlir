@@ -1,5 +1,7 @@
 // RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 index32-limit=0})' | FileCheck %s
 // RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 vectorize=false index32-limit=0})' | FileCheck %s --check-prefix=OFF
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 index32-limit=0 log=1})' 2>&1 >/dev/null | FileCheck %s --check-prefix=LOG
+// RUN: disc-opt %s -split-input-file -pass-pipeline='builtin.module(disc-map-loops-to-gpu{block-size=128 index32-limit=0 linear-lanes=false})' | FileCheck %s --check-prefix=ROWS
 
 // Bias + exp: the host picks, per call, four iterations per thread with
 // vector accesses (innermost extent a multiple of 4, every vectorised
@@ -104,6 +106,14 @@ func.func @transposed_f16(%a: memref<?x?xf16>, %b: memref<?x?xf16>) {
 // vector accesses of 1-d views at 4t; the per-row scale stays a scalar
 // load per lane, at indices carried from lane to lane (compare, select:
 // no division past the first lane's).
+// Without linear lanes (linear-lanes=false), no variant: rows of 7.
+// ROWS-LABEL: func.func @linear_lanes_static_odd_rows
+// ROWS-NOT:     call @disc_ral_note_variant
+// ROWS-NOT:     vector.
+// ROWS-LABEL: func.func @linear_lanes_dynamic
+// ROWS:         func.call @disc_ral_note_variant(%c2_i64)
+// ROWS-NOT:     collapse_shape
+// ROWS:         } else {
 // CHECK-LABEL: func.func @linear_lanes_static_odd_rows
 // CHECK-SAME:    (%[[A:.*]]: memref<?x7xf32>, %[[W:.*]]: memref<?xf32>, %[[B:.*]]: memref<?x7xf32>)
 // CHECK:         %[[TOTAL:.*]] = arith.muli %{{.*}}, %c7
@@ -198,6 +208,14 @@ func.func @linear_lanes_dynamic(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>) {
 // linear lanes (an outer dim from 1); a buffer the body both reads and
 // writes (the variant reorders one thread's accesses); strided and i1
 // buffers; a non-zero innermost lower bound.
+// With log=1 each such grid says why (DISC_LOG=fusion), in order.
+// LOG-NOT: has no vector variant
+// LOG: the grid at {{.*}} has no vector variant (its body has an op with regions)
+// LOG-NEXT: the grid at {{.*}} has no vector variant (its static innermost extent is not a multiple of 4 and it cannot have linear lanes)
+// LOG-NEXT: the grid at {{.*}} has no vector variant (no load or store of it can be a vector access)
+// LOG-NEXT: the grid at {{.*}} has no vector variant (no load or store of it can be a vector access)
+// LOG-NEXT: the grid at {{.*}} has no vector variant (its innermost dim does not start at 0 with step 1)
+// LOG-NOT: has no vector variant
 // CHECK-LABEL: func.func @not_vectorized
 // CHECK-NOT:     vector.
 // CHECK-NOT:     disc.row_variants
