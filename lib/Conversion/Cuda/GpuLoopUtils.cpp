@@ -19,6 +19,13 @@ Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
   return b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
 }
 
+Value productOf(OpBuilder &b, Location loc, ValueRange counts) {
+  Value product = arith::ConstantIndexOp::create(b, loc, 1);
+  for (Value count : counts)
+    product = b.createOrFold<arith::MulIOp>(loc, product, count);
+  return product;
+}
+
 /// The identity of the reduction step `combine(acc, x)` when it is one
 /// associative, commutative op (float sums and products only when marked
 /// reassociable), else null.

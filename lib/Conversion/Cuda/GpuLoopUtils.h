@@ -18,6 +18,10 @@ namespace disc::cuda {
 mlir::Value tripCount(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lb,
                       mlir::Value ub, mlir::Value step);
 
+/// The product of `counts` (1 for none), folded where they are constants.
+mlir::Value productOf(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::ValueRange counts);
+
 /// The `#gpu.loop_dim_map` of a loop mapped 1:1 to `processor`.
 mlir::Attribute mappingFor(mlir::MLIRContext *ctx,
                            mlir::gpu::Processor processor);

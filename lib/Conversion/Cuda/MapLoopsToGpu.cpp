@@ -1266,7 +1266,8 @@ struct MapLoopsToGpuPass
     for (auto [lb, ub, step] : llvm::zip(
              loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
       tripCounts.push_back(tripCount(b, loc, lb, ub, step));
-    Value index32 = index32Flag(b, loc, tripCounts);
+    Value total = disc::cuda::productOf(b, loc, tripCounts);
+    Value index32 = index32Flag(b, loc, tripCounts.size(), total);
     std::optional<disc::cuda::VectorPlan> plan;
     if (vectorize) {
       std::string whyNot;
@@ -1277,37 +1278,35 @@ struct MapLoopsToGpuPass
                      << ")\n";
     }
     if (!plan) {
-      buildGrid(b, loop, tripCounts, nullptr, index32);
+      buildGrid(b, loop, tripCounts, total, nullptr, index32);
       loop.erase();
       return success();
     }
     Value vectorOk =
-        disc::cuda::vectorGridCondition(b, loc, tripCounts, *plan);
+        disc::cuda::vectorGridCondition(b, loc, tripCounts, total, *plan);
     scf::IfOp choice = variantChoice(
         b, loc, vectorOk,
         plan->linear ? disc::cuda::RowVariant::LinearVector
                      : disc::cuda::RowVariant::Vector,
         disc::cuda::RowVariant::Scalar);
     OpBuilder thenBuilder(choice.thenBlock()->getTerminator());
-    buildGrid(thenBuilder, loop, tripCounts, &*plan, index32);
+    buildGrid(thenBuilder, loop, tripCounts, total, &*plan, index32);
     OpBuilder elseBuilder(choice.elseBlock()->getTerminator());
-    buildGrid(elseBuilder, loop, tripCounts, nullptr, index32);
+    buildGrid(elseBuilder, loop, tripCounts, total, nullptr, index32);
     loop.erase();
     return success();
   }
 
-  /// For a grid over two or more dims (`index32-limit` > 0): 1 when every
+  /// For a grid over two or more dims (`rank`; `total` iterations;
+  /// `index32-limit` > 0): 1 when every
   /// thread's linear index is at most the limit, else 0 (an index value,
   /// which the kernel receives as an argument), the choice noted
   /// (disc_ral_note_variant(7 | 8)). Threads reach at most numBlocks *
   /// blockSize - 1 <= total + blockSize - 2, so a total of at most
   /// limit - blockSize + 1 keeps them within it. Null otherwise.
-  Value index32Flag(OpBuilder &b, Location loc, ArrayRef<Value> tripCounts) {
-    if (index32Limit == 0 || tripCounts.size() < 2)
+  Value index32Flag(OpBuilder &b, Location loc, size_t rank, Value total) {
+    if (index32Limit == 0 || rank < 2)
       return Value();
-    Value total = arith::ConstantIndexOp::create(b, loc, 1);
-    for (Value count : tripCounts)
-      total = b.createOrFold<arith::MulIOp>(loc, total, count);
     Value fits = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ule, total,
         arith::ConstantIndexOp::create(b, loc, index32Limit - blockSize + 1));
@@ -1334,29 +1333,29 @@ struct MapLoopsToGpuPass
   /// kVectorWidth consecutive iterations of the innermost dim per thread
   /// (whose trip count the host checked is a multiple of it), or with a
   /// plan of linear lanes kVectorWidth consecutive iterations of the whole
-  /// nest (whose total the host checked is a multiple of it).
+  /// nest (whose total the host checked is a multiple of it). `total`:
+  /// the product of `tripCounts`, the nest's iterations.
   /// `index32` (index32Flag, or null): where it is 1 the delinearisation's
   /// divisions and remainders run in i32.
   void buildGrid(OpBuilder &b, scf::ParallelOp loop,
-                 SmallVector<Value> tripCounts,
+                 SmallVector<Value> tripCounts, Value total,
                  const disc::cuda::VectorPlan *plan, Value index32) {
     Location loc = loop.getLoc();
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value width =
         arith::ConstantIndexOp::create(b, loc, disc::cuda::kVectorWidth);
-    const bool linearLanes = plan && plan->linear;
+    // (Not the pass's `linearLanes` option: whether this plan has them.)
+    const bool acrossRows = plan && plan->linear;
     SmallVector<Value> iterationCounts(tripCounts);
-    if (plan && !linearLanes)
+    if (plan && !acrossRows)
       tripCounts.back() =
           b.createOrFold<arith::DivUIOp>(loc, tripCounts.back(), width);
-    Value total = one;
-    for (Value count : tripCounts)
-      total = b.createOrFold<arith::MulIOp>(loc, total, count);
-    llvm::DenseMap<Value, Value> views;
-    if (linearLanes) {
+    // A thread per iteration, or per kVectorWidth of them (in rows of
+    // four too: the innermost count, so the total, is a multiple of it).
+    if (plan)
       total = b.createOrFold<arith::DivUIOp>(loc, total, width);
+    llvm::DenseMap<Value, Value> views;
+    if (acrossRows)
       views = disc::cuda::linearViews(b, loc, *plan);
-    }
     std::optional<int64_t> staticTotal = getConstantIntValue(total);
     int64_t threads =
         staticTotal
@@ -1379,7 +1378,7 @@ struct MapLoopsToGpuPass
                                           linear, total);
     auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
-    if (linearLanes) {
+    if (acrossRows) {
       Value first = arith::MulIOp::create(b, loc, linear, width);
       SmallVector<Value> ivs =
           index32 ? delinearizeEither(b, loc, index32, first, iterationCounts,

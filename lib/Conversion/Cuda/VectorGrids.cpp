@@ -150,15 +150,12 @@ Value vectorAccessCondition(OpBuilder &b, Location loc, ValueRange counts,
 }
 
 Value vectorGridCondition(OpBuilder &b, Location loc, ValueRange tripCounts,
-                          const VectorPlan &plan) {
+                          Value total, const VectorPlan &plan) {
   if (!plan.linear)
     return vectorAccessCondition(b, loc, tripCounts.back(), plan.buffers);
   // Linear lanes: the total a multiple of 4, each buffer aligned and
   // shaped as the nest past its first dim (so that the nest's linear
   // iteration is the buffer's element offset).
-  Value total = arith::ConstantIndexOp::create(b, loc, 1);
-  for (Value count : tripCounts)
-    total = b.createOrFold<arith::MulIOp>(loc, total, count);
   Value ok =
       vectorAccessCondition(b, loc, total, plan.buffers, /*rows=*/false);
   for (Value buffer : plan.buffers) {

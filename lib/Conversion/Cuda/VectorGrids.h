@@ -76,7 +76,8 @@ mlir::Value vectorAccessCondition(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::ValueRange counts,
                                   mlir::ValueRange buffers, bool rows = true);
 
-/// Host code, before `loop` (whose trip counts are `tripCounts`): whether
+/// Host code, before `loop` (whose trip counts are `tripCounts`, their
+/// product `total`): whether
 /// this call can run the vector variant. Lanes within a row:
 /// vectorAccessCondition of the innermost trip count and the planned
 /// buffers. Linear lanes: the total trip count a multiple of kVectorWidth,
@@ -85,7 +86,7 @@ mlir::Value vectorAccessCondition(mlir::OpBuilder &b, mlir::Location loc,
 /// linear iteration).
 mlir::Value vectorGridCondition(mlir::OpBuilder &b, mlir::Location loc,
                                 mlir::ValueRange tripCounts,
-                                const VectorPlan &plan);
+                                mlir::Value total, const VectorPlan &plan);
 
 /// Host code for a plan with linear lanes: a 1-d view of each planned
 /// buffer (identity layout, so contiguous).

@@ -39,11 +39,11 @@
 // CHECK:                 vector.load
 // CHECK:         } else {
 // CHECK:           func.call @disc_ral_note_variant(%c3_i64)
-// CHECK:           %[[GRID:.*]] = arith.muli %[[M]], %[[N]] : index
+// CHECK-NOT:       arith.muli %[[M]], %[[N]]
 // CHECK:           scf.parallel
 // CHECK:             scf.parallel
 // CHECK:               %[[LINEAR:.*]] = arith.addi
-// CHECK:               %[[IN:.*]] = arith.cmpi ult, %[[LINEAR]], %[[GRID]] : index
+// CHECK:               %[[IN:.*]] = arith.cmpi ult, %[[LINEAR]], %[[TOTAL]] : index
 // CHECK:               scf.if %[[IN]] {
 // CHECK:                 %[[NARROW:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : index
 // CHECK:                 %[[IVS:.*]]:2 = scf.if %[[NARROW]] -> (index, index) {
