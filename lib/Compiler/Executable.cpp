@@ -155,6 +155,17 @@ KernelCounts countKernels(ModuleOp module) {
   return counts;
 }
 
+/// The kernels the cuda target compiles to device code (after
+/// disc-deduplicate-gpu-kernels: a kernel several launches share counts
+/// once).
+int64_t countDeviceKernels(ModuleOp module) {
+  int64_t kernels = 0;
+  for (auto kernelModule : module.getOps<gpu::GPUModuleOp>())
+    for (auto func : kernelModule.getOps<gpu::GPUFuncOp>())
+      kernels += func.isKernel();
+  return kernels;
+}
+
 /// Process-wide state set up once: LLVM targets, the pass registry.
 /// LLVM's O3 pipeline for this target, without loop unrolling. Compiled
 /// code is loop nests over memory; LLVM's loop vectoriser (with
@@ -604,6 +615,7 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
   if (failed(runPipeline(toKernels, "lower")))
     return fail("compilation failed (lowering to loop kernels)");
   KernelCounts kernels = countKernels(*module);
+  const int64_t deviceKernels = countDeviceKernels(*module);
   if (failed(runPipeline(toLlvm, "lower")))
     return fail("compilation failed (lowering to LLVM)");
   if (!dumpDir.empty())
@@ -648,6 +660,8 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
   artifact.metadata["kernels.library_calls"] =
       std::to_string(kernels.libraryCalls);
   artifact.metadata["kernels.copies"] = std::to_string(kernels.copies);
+  if (target == "cuda")
+    artifact.metadata["cuda.device_kernels"] = std::to_string(deviceKernels);
   artifact.metadata["compile.seconds"] = std::to_string(timer.total());
   timer.report();
   ++numCompilations;

@@ -98,6 +98,15 @@ static std::string forwardHostScalarsStep() {
              : "";
 }
 
+/// Repeated blocks outline the same kernel many times: compiled once
+/// (DISC_CUDA_DEDUP_KERNELS=0 compiles every copy, to compare).
+static std::string dedupKernelsStep(bool logFusion) {
+  if (integerSetting("DISC_CUDA_DEDUP_KERNELS", 1, 0, 1) != "1")
+    return "";
+  return std::string("disc-deduplicate-gpu-kernels") +
+         (logFusion ? "{log=1}," : ",");
+}
+
 /// DISC_CUDA_ROW_VARIANT: unset or "auto" (the default) lets each call of a
 /// row kernel pick one row per thread, warp or block from the row length
 /// and count; "thread", "warp" or "block" forces one (tests, benchmarks).
@@ -377,9 +386,10 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          "func.func(disc-row-blocks-to-gpu,convert-parallel-loops-to-gpu),"
          // Constants and index arithmetic move into the kernels (known
          // there, not passed as arguments).
-         "func.func(gpu-launch-sink-index-computations),gpu-kernel-outlining,"
-         // One module for all kernels: one ptxas run per chip, one CUDA
-         // module to load.
+         "func.func(gpu-launch-sink-index-computations),gpu-kernel-outlining," +
+         dedupKernelsStep(logFusion) +
+         // A few modules for all kernels: few ptxas runs per chip, few
+         // CUDA modules to load.
          "disc-merge-gpu-modules,func.func(disc-free-after-last-use)" +
          // DISC_PROFILE=1: the host cost of each launch and library call.
          profileStep();

@@ -22,7 +22,14 @@
 
 namespace {
 FakeCudaState state;
-int contextToken, moduleToken;
+int contextToken;
+
+/// A loaded module: its fatbin's bytes (header and payload; the cubins'
+/// symbol names are plain strings there).
+struct FakeModule {
+  const unsigned char *image;
+  size_t size;
+};
 
 void recordConvolution(const void *x, void *stream) {
   int index = state.numConvRecords.fetch_add(1);
@@ -37,7 +44,9 @@ FakeCudaState *fake_cuda_state() { return &state; }
 
 int cuInit(unsigned) { return 0; }
 int cuGetErrorName(int error, const char **name) {
-  *name = error == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : "CUDA_ERROR_UNKNOWN";
+  *name = error == 700   ? "CUDA_ERROR_ILLEGAL_ADDRESS"
+          : error == 500 ? "CUDA_ERROR_NOT_FOUND"
+                         : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 int cuGetErrorString(int error, const char **text) {
@@ -78,14 +87,29 @@ int cuModuleLoadData(void **module, const void *image) {
     return 200; // CUDA_ERROR_INVALID_IMAGE
   ++state.moduleLoads;
   state.lastImage = image;
-  *module = &moduleToken;
+  // The fatbin header: magic (4 bytes), version (2), header size (2),
+  // payload size (8).
+  uint16_t headerSize;
+  uint64_t payloadSize;
+  std::memcpy(&headerSize, static_cast<const char *>(image) + 6, 2);
+  std::memcpy(&payloadSize, static_cast<const char *>(image) + 8, 8);
+  *module = new FakeModule{static_cast<const unsigned char *>(image),
+                           headerSize + payloadSize};
   return 0;
 }
-int cuModuleUnload(void *) {
+int cuModuleUnload(void *module) {
   ++state.moduleUnloads;
+  delete static_cast<FakeModule *>(module);
   return 0;
 }
-int cuModuleGetFunction(void **function, void *, const char *name) {
+int cuModuleGetFunction(void **function, void *module, const char *name) {
+  // A kernel the module does not define is CUDA_ERROR_NOT_FOUND, as on a
+  // GPU: a launch pointed at the wrong module fails here too.
+  const FakeModule *loaded = static_cast<const FakeModule *>(module);
+  const size_t length = std::strlen(name) + 1; // with its NUL
+  const unsigned char *end = loaded->image + loaded->size;
+  if (std::search(loaded->image, end, name, name + length) == end)
+    return 500;
   *function = strdup(name); // leaked: a handful per test
   return 0;
 }

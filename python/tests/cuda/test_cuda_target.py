@@ -147,6 +147,41 @@ func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x
     assert exe.kernel_counts["library_calls"] == 1
 
 
+# Two blocks alike, a library call apart: tanh of [?, 8], a matmul, tanh
+# of [?, 8], a matmul. The two tanh grids are the same code.
+REPEATED_BLOCKS = """
+func.func @main(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  %0 = disc.tanh %x : tensor<?x8xf32>
+  %1 = disc.dot_general %0, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  %2 = disc.tanh %1 : tensor<?x8xf32>
+  %3 = disc.dot_general %2, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+  return %3 : tensor<?x8xf32>
+}"""
+
+
+@needs_toolkit
+def test_repeated_blocks_compile_their_kernels_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("DISC_CACHE", "0")
+    counts = {}
+    for dedup in ("0", "1"):
+        monkeypatch.setenv("DISC_CUDA_DEDUP_KERNELS", dedup)
+        dump = tmp_path / dedup
+        exe = disc.compile_mlir(REPEATED_BLOCKS, target="cuda", dump_dir=str(dump),
+                                _exact_dump_dir=True)
+        assert exe.kernel_counts == {"loops": 2, "library_calls": 2, "copies": 0}
+        counts[dedup] = int(exe.metadata["cuda.device_kernels"])
+        (merged,) = dump.glob("*disc-merge-gpu-modules.mlir")
+        text = merged.read_text()
+        kernels = set(re.findall(r"gpu\.func @(\w+)\(", text))
+        launched = re.findall(r"gpu\.launch_func\s+@\w+::@(\w+)\s", text)
+        assert len(kernels) == counts[dedup]
+        assert set(launched) == kernels  # every kernel launched, none missing
+        # The grid and its vector variant, per tanh: a call launches one.
+        assert len(launched) == 4
+    # Each tanh is a grid and its vector variant: 4 kernels, 2 kinds.
+    assert counts == {"0": 4, "1": 2}
+
+
 @needs_toolkit
 def test_matmul_compiles_to_a_cublaslt_call():
     text = """

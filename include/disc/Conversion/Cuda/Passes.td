@@ -272,6 +272,30 @@ def DiscCudaLibraryCalls : Pass<"disc-cuda-library-calls", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def DiscDeduplicateGpuKernels
+    : Pass<"disc-deduplicate-gpu-kernels", "mlir::ModuleOp"> {
+  let summary = "One gpu.module for each set of identical outlined kernels";
+  let description = [{
+    Runs after `gpu-kernel-outlining` (one `gpu.module` per launch) and
+    before `disc-merge-gpu-modules`. Networks repeat their blocks, and with
+    dynamic shapes the kernels of two blocks are often the same code:
+    yolo11n-pose's largest partition outlines 324 kernels of 70 kinds. Each
+    copy cost an LLVM NVPTX compile and a ptxas run per chip. A module whose
+    body prints the same as an earlier one's (its ops without locations,
+    its attributes other than its name) is a duplicate: its launches are
+    pointed at the earlier module and it is erased. An assertion's location
+    becomes the file and line a failing kernel reports, so modules that
+    assert keep apart unless their assertions' locations are the same too.
+    A duplicate that something other than a `gpu.launch_func` names is
+    kept. With `log`, the count is written to stderr (DISC_LOG=fusion).
+  }];
+  let options = [
+    Option<"log", "log", "bool", /*default=*/"false",
+           "Write how many kernels were duplicates to stderr">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
 def DiscMergeGpuModules : Pass<"disc-merge-gpu-modules", "mlir::ModuleOp"> {
   let summary = "Merge the outlined kernels' gpu.modules into a few";
   let description = [{
