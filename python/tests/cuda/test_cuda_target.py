@@ -559,9 +559,10 @@ def test_emulated_group_norm_of_one_sample(monkeypatch):
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_emulated_index_bounds_check_runs_in_the_reductions_kernel(dynamic, monkeypatch):
-    """An index tensor's bounds check (its min and max, then a check on
-    both) runs inside the reductions' one-row kernels (one kernel for a
-    static index length, MapLoopsToGpu.cpp finishOneRowKernels): indices in
+    """An index tensor's bounds check (each index against both bounds, an
+    `and` reduction, then the assertion) runs inside the reduction's
+    one-row kernel (one kernel for a static index length, MapLoopsToGpu.cpp
+    finishOneRowKernels): indices in
     range, negative ones included, give eager's result; one out of range is
     still caught, and the call runs in eager, which raises its IndexError."""
     monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
