@@ -5,6 +5,7 @@
 
 #include "lld/Common/Driver.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -15,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <cmath>
 #include <cstring>
@@ -46,6 +48,65 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine() {
   return machine;
 }
 
+namespace {
+
+/// Moves each argument's loads (`values`: the value loads, each of a
+/// pointer loaded from the packed array) from the entry block to where it
+/// is used: before its first use in the block that dominates every use.
+/// Loaded at the top, thousands of arguments would all be live across the
+/// whole function (a register allocator's worst case, and spills on every
+/// call). Nothing the function does writes the packed array or the
+/// arguments before their last use: the result is stored at its end.
+void sinkArgumentLoads(llvm::Function &function,
+                       llvm::ArrayRef<llvm::Value *> values) {
+  llvm::DominatorTree dominators(function);
+  // Where each goes, found first: moving an instruction renumbers its
+  // block for the next order query, which would make this quadratic.
+  llvm::SmallVector<std::pair<llvm::LoadInst *, llvm::Instruction *>> moves;
+  for (llvm::Value *value : values) {
+    auto *load = llvm::dyn_cast<llvm::LoadInst>(value);
+    if (!load)
+      continue;
+    auto *pointerLoad =
+        llvm::dyn_cast<llvm::LoadInst>(load->getPointerOperand());
+    if (load->use_empty()) {
+      load->eraseFromParent();
+      if (pointerLoad && pointerLoad->use_empty())
+        pointerLoad->eraseFromParent();
+      continue;
+    }
+    // The block that dominates every use (a phi's use is in the edge's
+    // source block), and the first use in it.
+    llvm::BasicBlock *block = nullptr;
+    for (llvm::Use &use : load->uses()) {
+      auto *user = llvm::cast<llvm::Instruction>(use.getUser());
+      llvm::BasicBlock *useBlock = user->getParent();
+      if (auto *phi = llvm::dyn_cast<llvm::PHINode>(user))
+        useBlock = phi->getIncomingBlock(use);
+      block = block ? dominators.findNearestCommonDominator(block, useBlock)
+                    : useBlock;
+    }
+    llvm::Instruction *before = block->getTerminator();
+    for (llvm::User *user : load->users()) {
+      auto *instruction = llvm::cast<llvm::Instruction>(user);
+      if (instruction->getParent() == block &&
+          !llvm::isa<llvm::PHINode>(instruction) &&
+          instruction->comesBefore(before))
+        before = instruction;
+    }
+    moves.push_back({load, before});
+  }
+  for (auto [load, before] : moves) {
+    auto *pointerLoad =
+        llvm::dyn_cast<llvm::LoadInst>(load->getPointerOperand());
+    if (pointerLoad && pointerLoad->hasOneUse())
+      pointerLoad->moveBefore(before->getIterator());
+    load->moveBefore(before->getIterator());
+  }
+}
+
+} // namespace
+
 llvm::Error addPackedEntry(llvm::Module &module, llvm::StringRef entryName) {
   if (llvm::Function *copy = module.getFunction("memrefCopy"))
     copy->setName("disc_ral_memref_copy");
@@ -70,7 +131,7 @@ llvm::Error addPackedEntry(llvm::Module &module, llvm::StringRef entryName) {
     llvm::Value *pointer = builder.CreateLoad(ptrType, slot, "argptr");
     values.push_back(builder.CreateLoad(type, pointer, "arg"));
   }
-  llvm::Value *result = builder.CreateCall(entry, values);
+  llvm::CallInst *result = builder.CreateCall(entry, values);
   if (!entry->getReturnType()->isVoidTy()) {
     llvm::Value *slot = builder.CreateConstGEP1_64(ptrType, args, index,
                                                    "result.slot");
@@ -78,6 +139,19 @@ llvm::Error addPackedEntry(llvm::Module &module, llvm::StringRef entryName) {
     builder.CreateStore(result, pointer);
   }
   builder.CreateRetVoid();
+  // The entry takes every word of every memref descriptor as an argument
+  // (thousands where a graph's weights are inputs): the call was that many
+  // stack stores per call, and LLVM's instruction selection of it took
+  // seconds (4.3 s of a yolo11n-pose partition's host code). Inlined, each
+  // argument is a load where it is used. The runtime calls disc_entry only.
+  if (!entry->hasOneUse())
+    return llvm::Error::success();
+  llvm::InlineFunctionInfo inlineInfo;
+  if (!llvm::InlineFunction(*result, inlineInfo).isSuccess())
+    return llvm::Error::success();
+  if (entry->use_empty())
+    entry->eraseFromParent();
+  sinkArgumentLoads(*wrapper, values);
   return llvm::Error::success();
 }
 

@@ -48,6 +48,37 @@ LLVM::GlobalOp constantBytes(ModuleOp module, Location loc, StringRef name,
   return global;
 }
 
+/// Whether a kernel operand fits an 8-byte argument slot: integers and
+/// floats of up to 64 bits, pointers (what gpu-to-llvm leaves of scalars
+/// and memref descriptors).
+bool fitsArgumentSlot(Type type) {
+  if (isa<LLVM::LLVMPointerType>(type))
+    return true;
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return integer.getWidth() <= 64;
+  if (auto real = dyn_cast<FloatType>(type))
+    return real.getWidth() <= 64;
+  return false;
+}
+
+bool fitsArgumentSlots(gpu::LaunchFuncOp launch) {
+  return llvm::all_of(launch.getKernelOperands().getTypes(),
+                      fitsArgumentSlot);
+}
+
+/// A function's launches share one argument area, made at its entry:
+/// `slots`, an 8-byte slot per argument, and `args`, the array of the
+/// slots' addresses that cuLaunchKernel reads (the driver copies the
+/// values at the launch, so the next launch may overwrite them). A launch
+/// then stores its operands and nothing else: one area of its own per
+/// launch (an alloca per operand, and the addresses stored again each
+/// time) made the host code of a partition of 169 launches ~10,000
+/// allocas and ~19,000 stores, and LLVM's time on it seconds.
+struct ArgumentArea {
+  Value slots, args;
+  LLVM::LLVMArrayType slotsType, argsType;
+};
+
 struct RalLowerGpuLaunchPass
     : public disc::impl::DiscRalLowerGpuLaunchBase<RalLowerGpuLaunchPass> {
   using DiscRalLowerGpuLaunchBase::DiscRalLowerGpuLaunchBase;
@@ -91,6 +122,41 @@ struct RalLowerGpuLaunchPass
       images[binary.getSymName()] = {global, (int64_t)image.size()};
       binary.erase();
     }
+
+    // The most arguments of a function's launches that fit the slots.
+    DenseMap<Operation *, int64_t> areaSizes;
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      auto func = launch->getParentOfType<LLVM::LLVMFuncOp>();
+      if (func && fitsArgumentSlots(launch)) {
+        int64_t &size = areaSizes[func];
+        size = std::max<int64_t>(size, launch.getKernelOperands().size());
+      }
+    });
+    DenseMap<Operation *, ArgumentArea> areas;
+    auto areaOf = [&](LLVM::LLVMFuncOp func, Location loc) {
+      ArgumentArea &area = areas[func];
+      if (area.slots)
+        return area;
+      const int64_t size = std::max<int64_t>(areaSizes[func], 1);
+      OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+      Value one =
+          LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+      area.slotsType = LLVM::LLVMArrayType::get(i64, size);
+      area.argsType = LLVM::LLVMArrayType::get(ptr, size);
+      area.slots = LLVM::AllocaOp::create(b, loc, ptr, area.slotsType, one,
+                                          /*alignment=*/8);
+      area.args = LLVM::AllocaOp::create(b, loc, ptr, area.argsType, one);
+      for (int32_t i = 0; i < size; ++i) {
+        Value slot = LLVM::GEPOp::create(b, loc, ptr, area.slotsType,
+                                         area.slots,
+                                         ArrayRef<LLVM::GEPArg>{0, i});
+        Value entry = LLVM::GEPOp::create(b, loc, ptr, area.argsType,
+                                          area.args,
+                                          ArrayRef<LLVM::GEPArg>{0, i});
+        LLVM::StoreOp::create(b, loc, slot, entry);
+      }
+      return area;
+    };
 
     LLVM::LLVMFuncOp launchFn;
     llvm::StringMap<LLVM::GlobalOp> kernelNames;
@@ -141,27 +207,40 @@ struct RalLowerGpuLaunchPass
       }
 
       Location loc = launch.getLoc();
-      // Argument slots at the function entry: no stack growth per launch.
-      OpBuilder entryBuilder =
-          OpBuilder::atBlockBegin(&func.getBody().front());
-      Value one = LLVM::ConstantOp::create(entryBuilder, loc, i64,
-                                           entryBuilder.getI64IntegerAttr(1));
-      SmallVector<Value> slots;
-      for (Value operand : launch.getKernelOperands())
-        slots.push_back(LLVM::AllocaOp::create(entryBuilder, loc, ptr,
-                                               operand.getType(), one));
-      int64_t numArgs = slots.size();
-      auto arrayType = LLVM::LLVMArrayType::get(ptr, std::max<int64_t>(numArgs, 1));
-      Value args = LLVM::AllocaOp::create(entryBuilder, loc, ptr, arrayType,
-                                          one);
-
+      const int64_t numArgs = launch.getKernelOperands().size();
+      Value args;
       OpBuilder b(launch);
-      for (auto [i, operand] : llvm::enumerate(launch.getKernelOperands())) {
-        LLVM::StoreOp::create(b, loc, operand, slots[i]);
-        Value slotAddress = LLVM::GEPOp::create(
-            b, loc, ptr, arrayType, args,
-            ArrayRef<LLVM::GEPArg>{0, (int32_t)i});
-        LLVM::StoreOp::create(b, loc, slots[i], slotAddress);
+      if (fitsArgumentSlots(launch)) {
+        ArgumentArea area = areaOf(func, loc);
+        b.setInsertionPoint(launch);
+        args = area.args;
+        for (auto [i, operand] : llvm::enumerate(launch.getKernelOperands())) {
+          Value slot = LLVM::GEPOp::create(
+              b, loc, ptr, area.slotsType, area.slots,
+              ArrayRef<LLVM::GEPArg>{0, (int32_t)i});
+          LLVM::StoreOp::create(b, loc, operand, slot);
+        }
+      } else {
+        // An operand wider than a slot: slots of its own types, at the
+        // function entry (no stack growth per launch).
+        OpBuilder entryBuilder =
+            OpBuilder::atBlockBegin(&func.getBody().front());
+        Value one = LLVM::ConstantOp::create(
+            entryBuilder, loc, i64, entryBuilder.getI64IntegerAttr(1));
+        SmallVector<Value> slots;
+        for (Value operand : launch.getKernelOperands())
+          slots.push_back(LLVM::AllocaOp::create(entryBuilder, loc, ptr,
+                                                 operand.getType(), one));
+        auto arrayType =
+            LLVM::LLVMArrayType::get(ptr, std::max<int64_t>(numArgs, 1));
+        args = LLVM::AllocaOp::create(entryBuilder, loc, ptr, arrayType, one);
+        for (auto [i, operand] : llvm::enumerate(launch.getKernelOperands())) {
+          LLVM::StoreOp::create(b, loc, operand, slots[i]);
+          Value slotAddress = LLVM::GEPOp::create(
+              b, loc, ptr, arrayType, args,
+              ArrayRef<LLVM::GEPArg>{0, (int32_t)i});
+          LLVM::StoreOp::create(b, loc, slots[i], slotAddress);
+        }
       }
       auto i64Value = [&](Value v) -> Value {
         if (v.getType() == i64)
