@@ -5,13 +5,13 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Cuda/Passes.h"
 
+#include "GpuLoopUtils.h"
+
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <limits>
 
 namespace disc {
 #define GEN_PASS_DEF_DISCDEDUPLICATEGPUKERNELS
@@ -23,22 +23,16 @@ using namespace mlir;
 namespace {
 
 /// What a module compiles to, as text: its attributes but its name, its ops
-/// printed without locations (every element of a constant, whatever the
-/// command line asks of the printer), and the location of each assertion
-/// (the file and line a failing kernel reports).
+/// (printForComparison), and the location of each assertion (the file and
+/// line a failing kernel reports).
 std::string kernelKey(gpu::GPUModuleOp module) {
   std::string key;
   llvm::raw_string_ostream os(key);
   for (NamedAttribute attr : module->getAttrs())
     if (attr.getName() != SymbolTable::getSymbolAttrName())
       os << attr.getName().getValue() << " = " << attr.getValue() << "\n";
-  OpPrintingFlags flags;
-  flags.useLocalScope()
-      .enableDebugInfo(false)
-      .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
-      .elideLargeResourceString(std::numeric_limits<int64_t>::max());
   for (Operation &op : module.getBody()->without_terminator()) {
-    op.print(os, flags);
+    disc::cuda::printForComparison(&op, os);
     os << "\n";
   }
   module.walk([&](cf::AssertOp assertion) {

@@ -8,6 +8,8 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace disc::cuda {
@@ -17,6 +19,15 @@ Value tripCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
   Value extent = b.createOrFold<arith::SubIOp>(loc, ub, lb);
   extent = b.createOrFold<arith::MaxSIOp>(loc, extent, zero);
   return b.createOrFold<arith::CeilDivUIOp>(loc, extent, step);
+}
+
+void printForComparison(Operation *op, llvm::raw_ostream &os) {
+  OpPrintingFlags flags;
+  flags.useLocalScope()
+      .enableDebugInfo(false)
+      .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
+      .elideLargeResourceString(std::numeric_limits<int64_t>::max());
+  op->print(os, flags);
 }
 
 Value productOf(OpBuilder &b, Location loc, ValueRange counts) {

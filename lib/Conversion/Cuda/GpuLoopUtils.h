@@ -18,6 +18,13 @@ namespace disc::cuda {
 mlir::Value tripCount(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lb,
                       mlir::Value ub, mlir::Value step);
 
+/// `op` printed for comparing two ops as code: without locations and with
+/// every element of every constant, whatever the command line asks of the
+/// printer (disc-opt's -mlir-elide-elementsattrs-if-larger would print two
+/// different constants alike). Used to find clones and duplicates among
+/// kernel modules (disc-merge-gpu-modules, disc-deduplicate-gpu-kernels).
+void printForComparison(mlir::Operation *op, llvm::raw_ostream &os);
+
 /// The product of `counts` (1 for none), folded where they are constants.
 mlir::Value productOf(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::ValueRange counts);

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "disc/Conversion/Cuda/Passes.h"
 
+#include "GpuLoopUtils.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/raw_ostream.h"
@@ -18,12 +20,12 @@ using namespace mlir;
 
 namespace {
 
-/// The op as text without its location: two clones of one host symbol
-/// print alike.
+/// The op as text (printForComparison): two clones of one host symbol
+/// print alike, two different constants never do.
 std::string printed(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  op->print(os, OpPrintingFlags().useLocalScope());
+  disc::cuda::printForComparison(op, os);
   return text;
 }
 

@@ -1,4 +1,6 @@
-// RUN: disc-opt %s -split-input-file -disc-merge-gpu-modules -verify-diagnostics | FileCheck %s
+// The printer is told to elide constants of more than 2 elements: the pass
+// must still compare every element (the last case).
+// RUN: disc-opt %s -split-input-file -disc-merge-gpu-modules -verify-diagnostics -mlir-elide-elementsattrs-if-larger=2 | FileCheck %s
 
 // Outlining's shape: one module per kernel, every kernel named alike, a
 // helper function and a constant cloned into each module. One module
@@ -100,6 +102,32 @@ module attributes {gpu.container_module} {
     func.func private @helper(%x: f32) -> f32 {
       %y = arith.addf %x, %x : f32
       return %y : f32
+    }
+    gpu.func @b(%p: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Two helpers of one name whose constants differ in one element (alike
+// when the printer elides them) are two symbols, not clones.
+module attributes {gpu.container_module} {
+  gpu.module @a {
+    func.func private @table() -> vector<4xf32> {
+      %t = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : vector<4xf32>
+      return %t : vector<4xf32>
+    }
+    gpu.func @a(%p: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  gpu.module @b {
+    // expected-error @+1 {{disc-merge-gpu-modules: @table differs from the symbol of that name in @a}}
+    func.func private @table() -> vector<4xf32> {
+      %t = arith.constant dense<[1.0, 2.0, 3.0, 5.0]> : vector<4xf32>
+      return %t : vector<4xf32>
     }
     gpu.func @b(%p: memref<4xf32>) kernel {
       gpu.return
