@@ -1,7 +1,8 @@
 //===- GpuLoopUtils.h - helpers of the cuda loop-mapping code ---*- C++ -*-===//
 //
 // Shared by disc-map-loops-to-gpu (MapLoopsToGpu, RowKernels, ColumnLoops)
-// and disc-row-blocks-to-gpu.
+// and disc-row-blocks-to-gpu; printForComparison by the kernel-module
+// passes (disc-merge-gpu-modules, disc-deduplicate-gpu-kernels).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DISC_LIB_CONVERSION_CUDA_GPULOOPUTILS_H
