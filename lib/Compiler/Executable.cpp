@@ -592,6 +592,10 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
   bool runtimeChecks = checksEnv && std::string(checksEnv) == "1";
   const std::string &target = options.target;
   std::string toKernels, toLlvm;
+  std::vector<std::string> chips; // the cuda target's
+  if (!options.cudaChips.empty() && target != "cuda")
+    throw std::invalid_argument("cuda_chips is for the cuda target, not '" +
+                                target + "'");
   if (target == "cpu") {
     toKernels = cpuLowerToKernelsPipeline(runtimeChecks, options.logFusion);
     toLlvm = cpuKernelsToLlvmPipeline();
@@ -607,7 +611,8 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
                   "directory with bin/ptxas, bin/fatbinary and "
                   "nvvm/libdevice");
     toKernels = cudaLowerToKernelsPipeline(runtimeChecks, options.logFusion);
-    toLlvm = cudaKernelsToLlvmPipeline(toolkit, dumpDir);
+    chips = cudaChips(options.cudaChips);
+    toLlvm = cudaKernelsToLlvmPipeline(toolkit, dumpDir, chips);
   } else {
     return fail("unknown target '" + target +
                 "' (expected cpu, cuda or cuda-emulated)");
@@ -660,8 +665,13 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
   artifact.metadata["kernels.library_calls"] =
       std::to_string(kernels.libraryCalls);
   artifact.metadata["kernels.copies"] = std::to_string(kernels.copies);
-  if (target == "cuda")
+  if (target == "cuda") {
     artifact.metadata["cuda.device_kernels"] = std::to_string(deviceKernels);
+    std::string chipList;
+    for (const std::string &chip : chips)
+      chipList += (chipList.empty() ? "" : ",") + chip;
+    artifact.metadata["cuda.chips"] = chipList;
+  }
   artifact.metadata["compile.seconds"] = std::to_string(timer.total());
   timer.report();
   ++numCompilations;

@@ -17,6 +17,7 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -395,15 +396,53 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          profileStep();
 }
 
-std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath,
-                                            const std::string &dumpDir) {
+std::vector<std::string>
+disc::cudaChips(const std::vector<std::string> &requested) {
+  static const char *const known[] = {"sm_80", "sm_86", "sm_87", "sm_89",
+                                      "sm_90"};
+  std::vector<std::string> chips = requested;
+  std::string source = "cuda_chips";
+  if (chips.empty()) {
+    const char *env = std::getenv("DISC_CUDA_CHIPS");
+    if (!env || !*env)
+      return {"sm_80", "sm_90"};
+    source = "DISC_CUDA_CHIPS";
+    std::string list = env;
+    for (size_t start = 0;;) {
+      size_t comma = list.find(',', start);
+      chips.push_back(list.substr(start, comma - start));
+      if (comma == std::string::npos)
+        break;
+      start = comma + 1;
+    }
+  }
+  for (const std::string &chip : chips)
+    if (std::find(std::begin(known), std::end(known), chip) ==
+        std::end(known))
+      throw std::invalid_argument(
+          source + ": the cuda target compiles for sm_80, sm_86, sm_87, "
+                   "sm_89 and sm_90 (newer GPUs run the PTX of the newest "
+                   "chip compiled), got '" +
+          chip + "'");
+  // sm_NN sorts as its number: same length.
+  std::sort(chips.begin(), chips.end());
+  chips.erase(std::unique(chips.begin(), chips.end()), chips.end());
+  return chips;
+}
+
+std::string
+disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath,
+                                const std::string &dumpDir,
+                                const std::vector<std::string> &chips) {
   std::string toolkit =
       toolkitPath.empty() ? "" : " toolkit=" + toolkitPath;
-  return
-      // One object per chip: a fatbin with its cubin and its PTX (which
-      // the driver compiles for newer GPUs).
-      "nvvm-attach-target{chip=sm_80 features=+ptx80 O=3},"
-      "nvvm-attach-target{chip=sm_90 features=+ptx80 O=3},"
+  // One object per chip: a fatbin with its cubin and its PTX (which the
+  // driver compiles for newer GPUs).
+  std::string attachTargets;
+  for (const std::string &chip : chips)
+    attachTargets +=
+        "nvvm-attach-target{chip=" + chip + " features=+ptx80 O=3},";
+  return attachTargets +
       "func.func(disc-lower-expand-shape),expand-strided-metadata,"
       "lower-affine,"
       "gpu.module(convert-scf-to-cf,math-extend-to-supported-types,"
@@ -415,8 +454,8 @@ std::string disc::cudaKernelsToLlvmPipeline(const std::string &toolkitPath,
       "gpu-to-llvm,reconcile-unrealized-casts,"
       // Upstream's gpu-module-to-binary with each module's LLVM code
       // generation and each chip's ptxas on a thread of their own: LLVM
-      // makes the PTX once, for sm_80, and ptxas compiles it for each
-      // chip (DISC_CUDA_SHARE_PTX=0: LLVM once per chip, as upstream).
+      // makes the PTX once, for the oldest chip, and ptxas compiles it for
+      // each chip (DISC_CUDA_SHARE_PTX=0: LLVM once per chip, as upstream).
       "disc-gpu-module-to-binary{format=fatbin" + toolkit +
       (integerSetting("DISC_CUDA_SHARE_PTX", 1, 0, 1) == "1"
            ? ""

@@ -354,6 +354,7 @@ def default_target() -> str:
 
 def compile_mlir(text: str, *, dump_dir: str | None = None,
                  source_name: str = "input.mlir", target: str | None = None,
+                 cuda_chips=None,
                  _exact_dump_dir: bool = False, _bind: dict | None = None) -> Executable:
     """Compiles the public function of an MLIR module (the one named `main`
     if there are several) to native code, once for all shapes.
@@ -371,11 +372,27 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
     with the cuda target's block/thread mapping, to test it without a GPU).
     Without `target`, the environment variable DISC_TARGET picks "cpu"
     (the default) or "cuda-emulated" (docs/debugging.md).
+
+    `cuda_chips` (target "cuda" only): the chips to make cubins for, e.g.
+    ["sm_90"] (any of sm_80, sm_86, sm_87, sm_89, sm_90). Without it the
+    environment variable DISC_CUDA_CHIPS (a comma list) decides, else
+    sm_80 and sm_90. torch.compile compiles for the GPU the tensors are on
+    (docs/cuda.md, "Chips").
     """
     if target is None:
         target = default_target()
     if target not in ("cpu", "cuda", "cuda-emulated"):
         raise ValueError(f"target must be 'cpu', 'cuda' or 'cuda-emulated', got {target!r}")
+    if cuda_chips is not None:
+        if target != "cuda":
+            raise ValueError(f"cuda_chips is for target 'cuda', not {target!r}")
+        if isinstance(cuda_chips, str) or not all(isinstance(c, str) for c in cuda_chips) \
+                or not cuda_chips:
+            raise ValueError("cuda_chips must be a non-empty list of chip names such as "
+                             f"['sm_90'], got {cuda_chips!r}")
+        cuda_chips = tuple(sorted(set(cuda_chips)))
+    else:
+        cuda_chips = ()
     if not isinstance(text, str):
         raise TypeError("compile_mlir expects the module as a str")
     if not _exact_dump_dir:
@@ -392,7 +409,8 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
 
     # The compile cache (docs/artifacts.md), unless the IR is to be dumped
     # (a dump needs the compiler to run).
-    cache_key = _cache.key(text, target, source_name) if _cache.enabled() and not dump_dir else None
+    cache_key = (_cache.key(text, target, source_name, cuda_chips)
+                 if _cache.enabled() and not dump_dir else None)
     if cache_key is not None:
         found = _cache.lookup(cache_key, load)
         if found is not None:
@@ -400,7 +418,8 @@ def compile_mlir(text: str, *, dump_dir: str | None = None,
             _compile_seconds[0] += seconds
             return Executable(found[1], seconds, cached=True, artifact=found[0])
     raw = _compiler().compile_mlir(text, dump_dir or "", source_name,
-                                   _log.enabled("compile"), _log.enabled("fusion"), target)
+                                   _log.enabled("compile"), _log.enabled("fusion"), target,
+                                   list(cuda_chips))
     data, program = load(raw, "the compiled artifact")
     if cache_key is not None:
         _cache.store(cache_key, raw)

@@ -32,7 +32,7 @@ CODE_ENV = ("DISC_RUNTIME_CHECKS", "DISC_PROFILE", "DISC_LIBRARY_EPILOGUES",
             "DISC_CUDA_ROW_CACHE_BYTES",
             "DISC_CUDA_ROW_UNROLL", "DISC_CUDA_REDUCTION_SLOTS",
             "DISC_CUDA_COLUMN_THREADS", "DISC_CUDA_FORWARD_SCALARS",
-            "DISC_CUDA_SHARE_PTX", "DISC_CUDA_DEDUP_KERNELS")
+            "DISC_CUDA_SHARE_PTX", "DISC_CUDA_DEDUP_KERNELS", "DISC_CUDA_CHIPS")
 CUDA_ENV = ("DISC_CUDA_TOOLKIT", "CUDA_HOME", "CUDA_PATH")
 REMOTE_TIMEOUT_S = 2.0
 
@@ -88,16 +88,18 @@ def compiler_id() -> str:
     return _compiler_id
 
 
-def key(text: str, target: str, source_name: str) -> str:
-    """Everything that changes the code: the module text, the target, the
-    compiler build, this CPU's features (code is compiled for them), the
-    environment variables the compiler reads, and the source name (run-time
-    error messages and profile entries carry file:line:column)."""
+def key(text: str, target: str, source_name: str, cuda_chips: tuple = ()) -> str:
+    """Everything that changes the code: the module text, the target (and
+    the chips of a cuda compile), the compiler build, this CPU's features
+    (code is compiled for them), the environment variables the compiler
+    reads, and the source name (run-time error messages and profile entries
+    carry file:line:column)."""
     h = hashlib.sha256()
     parts = [FORMAT, compiler_id(), target, _runtime.host_cpu_features(), source_name]
     parts += [f"{name}={os.environ.get(name, '')}" for name in CODE_ENV]
     if target == "cuda":
         parts += [f"{name}={os.environ.get(name, '')}" for name in CUDA_ENV]
+        parts.append("chips=" + ",".join(cuda_chips))
     for part in parts:
         h.update(part.encode())
         h.update(b"\0")

@@ -109,9 +109,11 @@ func.func @main(%x: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<f32>) {
 }
 )";
 
-std::unique_ptr<Executable> compileCuda() {
+std::unique_ptr<Executable>
+compileCuda(std::vector<std::string> chips = {}) {
   CompileOptions options;
   options.target = "cuda";
+  options.cudaChips = std::move(chips);
   return Executable::compile(kProgram, options);
 }
 
@@ -591,6 +593,47 @@ TEST_F(CudaHost, OlderGpuThanEveryObjectIsAClearError) {
     fake().sm = sm;
     auto newer = compileCuda();
     EXPECT_NO_THROW(runAt(*newer, storage, 4, 4)) << "sm_" << sm;
+  }
+}
+
+TEST_F(CudaHost, OneChipRunsWhereItsCubinLoads) {
+  // Compiled for the GPU it runs on (torch.compile's choice): one object,
+  // which an sm_90 (and, through its PTX, a newer) device loads, and an
+  // sm_80 device refuses by name.
+  std::vector<float> storage;
+  for (int sm : {90, 100}) {
+    resetFake();
+    fake().sm = sm;
+    auto exe = compileCuda({"sm_90"});
+    EXPECT_NO_THROW(runAt(*exe, storage, 4, 4)) << "sm_" << sm;
+    EXPECT_GT(fake().numLaunches, 0) << "sm_" << sm;
+  }
+  resetFake();
+  fake().sm = 80;
+  auto exe = compileCuda({"sm_90"});
+  try {
+    runAt(*exe, storage, 4, 4);
+    FAIL() << "expected an error";
+  } catch (const ral::RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("the kernels were compiled for "
+                                         "sm_90, but the device is sm_80"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fake().allocations, fake().frees);
+}
+
+TEST_F(CudaHost, UnknownChipIsAnErrorNamingIt) {
+  for (const char *chip : {"sm_100", "sm_75", "compute_90", ""}) {
+    try {
+      compileCuda({chip});
+      FAIL() << "expected an error for '" << chip << "'";
+    } catch (const std::invalid_argument &e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("got '") + chip +
+                                           "'"),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 

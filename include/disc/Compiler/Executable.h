@@ -40,6 +40,9 @@ struct CompileOptions {
   /// CPU pipeline with the cuda target's block/thread mapping: runs on the
   /// CPU, for testing the mapping without a GPU).
   std::string target = "cpu";
+  /// The chips the cuda target makes cubins for (disc::cudaChips): empty
+  /// for DISC_CUDA_CHIPS, else sm_80 and sm_90.
+  std::vector<std::string> cudaChips;
 };
 
 /// What the compiled program runs per call, counted after kernel outlining:

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include <string>
+#include <vector>
 
 namespace disc {
 /// Every dialect, interface model and translation the pipeline needs.
@@ -36,12 +37,20 @@ std::string cpuOutlineKernelsPipeline();
 /// gpu.func kernels; the host code keeps shapes, allocation and launches.
 std::string cudaLowerToKernelsPipeline(bool runtimeChecks = false,
                                        bool logFusion = false);
-/// gpu.module -> NVVM -> fatbins for sm_80 and sm_90 (ptxas and fatbinary
-/// from `toolkitPath`, or MLIR's default search when empty); the host code
-/// -> LLVM with RAL CUDA launches and device allocations.
-/// With `dumpDir`, every kernel object is written there too.
-std::string cudaKernelsToLlvmPipeline(const std::string &toolkitPath = "",
-                                      const std::string &dumpDir = "");
+/// gpu.module -> NVVM -> a fatbin per chip of `chips` (a cubin and PTX;
+/// ptxas and fatbinary from `toolkitPath`, or MLIR's default search when
+/// empty); the host code -> LLVM with RAL CUDA launches and device
+/// allocations. With `dumpDir`, every kernel object is written there too.
+std::string cudaKernelsToLlvmPipeline(
+    const std::string &toolkitPath = "", const std::string &dumpDir = "",
+    const std::vector<std::string> &chips = {"sm_80", "sm_90"});
+/// The chips a cuda compile makes cubins for: `requested` when not empty,
+/// else DISC_CUDA_CHIPS (a comma list), else sm_80 and sm_90. Sorted,
+/// without repeats. Throws std::invalid_argument naming the chip and where
+/// it came from when one is not an Ampere, Ada or Hopper chip (sm_80,
+/// sm_86, sm_87, sm_89, sm_90: PTX 8.0 covers them all).
+std::vector<std::string>
+cudaChips(const std::vector<std::string> &requested = {});
 /// The CPU pipeline with the CUDA target's grid mapping inserted: the
 /// block/thread loops run as CPU loops, to test the mapping's index
 /// arithmetic without a GPU (target "cuda-emulated").

@@ -10,6 +10,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 namespace nb = nanobind;
 using namespace disc;
@@ -33,9 +34,11 @@ NB_MODULE(_C, m) {
       "compile_mlir",
       [](const std::string &text, const std::string &dumpDir,
          const std::string &sourceName, bool logTiming, bool logFusion,
-         const std::string &target) {
+         const std::string &target,
+         const std::vector<std::string> &cudaChips) {
         CompileOptions options;
         options.target = target;
+        options.cudaChips = cudaChips;
         options.dumpDir = dumpDir;
         options.sourceName = sourceName;
         options.logTiming = logTiming;
@@ -49,7 +52,8 @@ NB_MODULE(_C, m) {
       },
       nb::arg("text"), nb::arg("dump_dir") = "",
       nb::arg("source_name") = "input.mlir", nb::arg("log_timing") = false,
-      nb::arg("log_fusion") = false, nb::arg("target") = "cpu");
+      nb::arg("log_fusion") = false, nb::arg("target") = "cpu",
+      nb::arg("cuda_chips") = std::vector<std::string>{});
   m.def("cuda_toolkit_path", &cudaToolkitPath);
   m.def("compilation_count", &compilationCount);
 }

@@ -234,8 +234,10 @@ struct GpuModuleToBinaryPass
         module.emitError("the module has no target attributes");
         return signalPassFailure();
       }
+      // One chip too (the compile for the GPU it runs on): DISC's ptxas
+      // and fatbinary steps, as for several.
       NVVM::NVVMTargetAttr ptxTarget =
-          share && targets.size() > 1 ? sharedPtxTarget(targets) : nullptr;
+          share ? sharedPtxTarget(targets) : nullptr;
       if (ptxTarget) {
         ptxJobs.push_back({module, cast<gpu::GPUModuleOp>(module->clone()),
                            ptxTarget, {}});

@@ -838,6 +838,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
         # before compiling: the code computes them in the inputs' memory.
         results_into = {m.output: node.args.index(m.dst) for m in mutations.get(node, ())}
         try:
+            target, device = _partition_target(sub)
             imported = import_graph(sub, results_into=results_into)
             _log.log("import", f"graph {graph_id} {name}:\n{imported.text}")
             dump_root = _dump(opts, graph_id, f"{name}/fx_graph.txt",
@@ -846,7 +847,7 @@ def compile_aten_graph(gm: fx.GraphModule, graph_id: int, opts: Options, role: s
                 exe = disc.compile_mlir(imported.text, dump_dir=os.path.join(dump_root, name)
                                         if dump_root else None,
                                         source_name=f"graph{graph_id}-{name}.mlir",
-                                        target=_partition_target(sub),
+                                        target=target, cuda_chips=_cuda_chips(device),
                                         _exact_dump_dir=True)
             except ValueError as e:
                 # An invalid setting (a DISC_* variable's value, a target):
@@ -1053,9 +1054,10 @@ def _fold_input_mutations(gm: fx.GraphModule, graph_id: int, mutations: dict) ->
     return folded
 
 
-def _partition_target(sub: fx.GraphModule) -> str:
-    """"cuda" when the partition's tensors live on a CUDA device, else the
-    CPU target (disc.default_target(): DISC_TARGET)."""
+def _partition_target(sub: fx.GraphModule) -> tuple[str, str | None]:
+    """("cuda", the device) when the partition's tensors live on a CUDA
+    device, else (the CPU target (disc.default_target(): DISC_TARGET),
+    None)."""
     import disc
     devices, host_scalars = set(), False
     for n in sub.graph.nodes:
@@ -1076,8 +1078,23 @@ def _partition_target(sub: fx.GraphModule) -> str:
         if len(devices) > 1:
             raise ImportError_(f"the partition's inputs are on several devices "
                                f"({', '.join(sorted(devices))})")
-        return "cuda"
-    return disc.default_target()
+        return "cuda", cuda.pop()
+    return disc.default_target(), None
+
+
+def _cuda_chips(device: str | None) -> list[str] | None:
+    """The chip a partition on `device` compiles for: of the cuda target's
+    two (sm_80, sm_90), the one whose cubin that GPU loads (sm_80 for
+    compute capability 8.x; sm_90 for 9.x, and for newer GPUs through its
+    PTX). One ptxas run per kernel module instead of two, as Triton compiles
+    for the current GPU only. None (compile_mlir's default: DISC_CUDA_CHIPS,
+    else both) when DISC_CUDA_CHIPS is set, for a GPU older than sm_80 (the
+    call then fails naming the chips it has), or without a GPU to ask."""
+    if device is None or os.environ.get("DISC_CUDA_CHIPS") or \
+            not torch.cuda.is_available():
+        return None
+    major, _ = torch.cuda.get_device_capability(torch.device(device))
+    return ["sm_80"] if major == 8 else ["sm_90"] if major >= 9 else None
 
 
 def _propagate_placeholder_meta(sub: fx.GraphModule, call: fx.Node) -> None:

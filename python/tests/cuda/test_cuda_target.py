@@ -90,6 +90,84 @@ def test_compiles_to_fatbins_for_sm80_and_sm90(tmp_path):
 
 
 @needs_toolkit
+def test_cuda_chips_choose_the_cubins(tmp_path, monkeypatch):
+    """cuda_chips (else DISC_CUDA_CHIPS, else sm_80 and sm_90) are the
+    chips with a fatbin, recorded in the artifact; they are part of the
+    compile cache's key."""
+    monkeypatch.setenv("DISC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DISC_CACHE", raising=False)
+    monkeypatch.delenv("DISC_CUDA_CHIPS", raising=False)
+
+    def fatbin_chips(exe_dump):
+        return sorted(p.name.split(".")[1] for p in exe_dump.glob("*.fatbin"))
+
+    cases = [({}, None, ["sm_80", "sm_90"]),
+             ({"cuda_chips": ["sm_90"]}, None, ["sm_90"]),
+             ({"cuda_chips": ("sm_90", "sm_86", "sm_90")}, None, ["sm_86", "sm_90"]),
+             ({}, "sm_89", ["sm_89"]),
+             ({"cuda_chips": ["sm_80"]}, "sm_89", ["sm_80"])]  # the argument wins
+    for i, (kwargs, env, chips) in enumerate(cases):
+        if env:
+            monkeypatch.setenv("DISC_CUDA_CHIPS", env)
+        else:
+            monkeypatch.delenv("DISC_CUDA_CHIPS", raising=False)
+        dump = tmp_path / str(i)
+        exe = disc.compile_mlir(PROGRAM, target="cuda", dump_dir=str(dump),
+                                _exact_dump_dir=True, **kwargs)
+        assert fatbin_chips(dump) == chips, (kwargs, env)
+        assert exe.metadata["cuda.chips"] == ",".join(chips)
+        # The same program through the cache: one compile per chip set.
+        before = compilations()
+        again = disc.compile_mlir(PROGRAM, target="cuda", **kwargs)
+        again_twice = disc.compile_mlir(PROGRAM, target="cuda", **kwargs)
+        assert again.metadata["cuda.chips"] == ",".join(chips)
+        assert again_twice.from_cache and compilations() == before + 1
+    monkeypatch.delenv("DISC_CUDA_CHIPS")
+    assert disc.compile_mlir(PROGRAM, target="cuda").metadata["cuda.chips"] == "sm_80,sm_90"
+
+
+def test_cuda_chips_are_checked(monkeypatch):
+    monkeypatch.setenv("DISC_CACHE", "0")
+    with pytest.raises(ValueError, match="cuda_chips is for target 'cuda', not 'cpu'"):
+        disc.compile_mlir(PROGRAM, target="cpu", cuda_chips=["sm_90"])
+    for bad in ("sm_90", [], [90]):
+        with pytest.raises(ValueError, match="cuda_chips must be a non-empty list"):
+            disc.compile_mlir(PROGRAM, target="cuda", cuda_chips=bad)
+    if not disc._compiler().cuda_toolkit_path():
+        return
+    with pytest.raises(ValueError, match=r"cuda_chips: .* got 'sm_100'"):
+        disc.compile_mlir(PROGRAM, target="cuda", cuda_chips=["sm_90", "sm_100"])
+    monkeypatch.setenv("DISC_CUDA_CHIPS", "sm_90,compute_90")
+    with pytest.raises(ValueError, match=r"DISC_CUDA_CHIPS: .* got 'compute_90'"):
+        disc.compile_mlir(PROGRAM, target="cuda")
+
+
+@pytest.mark.parametrize("capability, chips", [((9, 0), ["sm_90"]), ((8, 0), ["sm_80"]),
+                                               ((8, 9), ["sm_80"]), ((10, 0), ["sm_90"]),
+                                               ((12, 0), ["sm_90"]), ((7, 5), None)])
+def test_torch_compile_compiles_for_the_gpu_it_runs_on(capability, chips, monkeypatch):
+    """A partition on a cuda device compiles for the one of sm_80 and sm_90
+    whose cubin that GPU loads (Hopper and newer: sm_90, whose PTX the
+    driver compiles for newer chips); DISC_CUDA_CHIPS overrides; no GPU,
+    or one older than sm_80: the default set (which then fails by name)."""
+    from disc.frontend import backend
+
+    monkeypatch.delenv("DISC_CUDA_CHIPS", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_capability",
+                        lambda device=None: asked.append(device) or capability)
+    assert backend._cuda_chips("cuda:1") == chips
+    assert asked == [torch.device("cuda:1")]
+    assert backend._cuda_chips(None) is None  # a CPU partition
+    monkeypatch.setenv("DISC_CUDA_CHIPS", "sm_80,sm_90")
+    assert backend._cuda_chips("cuda:1") is None
+    monkeypatch.delenv("DISC_CUDA_CHIPS")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert backend._cuda_chips("cuda:0") is None
+
+
+@needs_toolkit
 def test_calling_without_a_gpu_is_a_clear_error():
     exe = disc.compile_mlir(PROGRAM, target="cuda")
     if torch.cuda.is_available():
@@ -776,7 +854,8 @@ def test_a_cpu_scalar_of_a_cuda_node_joins_its_partition():
 
     (partition,) = CapabilityBasedPartitioner(gm, Support()).propose_partitions()
     assert set(partition.nodes) == set(calls)
-    assert _partition_target(gm) == "cuda"
+    target, device = _partition_target(gm)
+    assert target == "cuda" and device.startswith("cuda"), (target, device)
     plan = [ArgPlan("tensor", 0), ArgPlan("tensor", 1), ArgPlan("symfloat", 2)]
     assert _cpu_scalar_inputs(gm, plan) == [1, 2]
 
@@ -797,7 +876,7 @@ def test_a_cpu_scalar_of_a_cuda_node_joins_its_partition():
     cpu = make_fx(lambda a, s: a * s)(torch.randn(3), torch.tensor(2.0))
     (mul,) = [n for n in cpu.graph.nodes if n.op == "call_function"]
     assert unsupported_reason(mul) is None
-    assert _partition_target(cpu) == disc.default_target()
+    assert _partition_target(cpu) == (disc.default_target(), None)
 
 
 @needs_toolkit
@@ -837,7 +916,8 @@ def test_a_partition_of_factory_ops_compiles_for_the_device_of_its_outputs():
         if n.op == "placeholder":  # the partition would not take x
             n.replace_all_uses_with(n.graph.call_function(torch.ops.aten.empty.memory_format,
                                                           ([1],)))
-    assert _partition_target(gm) == "cuda"
+    target, device = _partition_target(gm)
+    assert target == "cuda" and device.startswith("cuda"), (target, device)
 
 
 @pytest.mark.parametrize("mask", ["none", "float", "bool", "causal"])

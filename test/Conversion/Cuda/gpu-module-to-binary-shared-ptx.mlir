@@ -49,3 +49,22 @@ module attributes {gpu.container_module} {
   }
 }
 
+
+// -----
+
+// One NVVM target (a compile for the GPU it runs on, cuda_chips=["sm_90"]):
+// the same path, LLVM once and DISC's ptxas step, no upstream serialiser.
+// CHECK-LABEL: gpu.binary @one_chip
+// CHECK-SAME:    [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80">
+// CHECK-NOT:     ISAToBinaryTimeInMs
+// CHECK-SAME:    bin = "
+// CHECK-SAME:    ">]
+// APART-LABEL: gpu.binary @one_chip
+// APART-SAME:    [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80">, properties = {ISAToBinaryTimeInMs
+module attributes {gpu.container_module} {
+  gpu.module @one_chip [#nvvm.target<chip = "sm_90", features = "+ptx80">] {
+    llvm.func @nothing() attributes {gpu.kernel, nvvm.kernel} {
+      llvm.return
+    }
+  }
+}
