@@ -407,10 +407,16 @@ disc::cudaChips(const std::vector<std::string> &requested) {
     if (!env || !*env)
       return {"sm_80", "sm_90"};
     source = "DISC_CUDA_CHIPS";
+    // A comma list; spaces around a name are not part of it.
     std::string list = env;
     for (size_t start = 0;;) {
       size_t comma = list.find(',', start);
-      chips.push_back(list.substr(start, comma - start));
+      std::string chip = list.substr(start, comma - start);
+      size_t first = chip.find_first_not_of(' ');
+      chip = first == std::string::npos
+                 ? ""
+                 : chip.substr(first, chip.find_last_not_of(' ') - first + 1);
+      chips.push_back(chip);
       if (comma == std::string::npos)
         break;
       start = comma + 1;

@@ -105,6 +105,7 @@ def test_cuda_chips_choose_the_cubins(tmp_path, monkeypatch):
              ({"cuda_chips": ["sm_90"]}, None, ["sm_90"]),
              ({"cuda_chips": ("sm_90", "sm_86", "sm_90")}, None, ["sm_86", "sm_90"]),
              ({}, "sm_89", ["sm_89"]),
+             ({}, " sm_90 , sm_80", ["sm_80", "sm_90"]),
              ({"cuda_chips": ["sm_80"]}, "sm_89", ["sm_80"])]  # the argument wins
     for i, (kwargs, env, chips) in enumerate(cases):
         if env:
@@ -137,9 +138,11 @@ def test_cuda_chips_are_checked(monkeypatch):
         return
     with pytest.raises(ValueError, match=r"cuda_chips: .* got 'sm_100'"):
         disc.compile_mlir(PROGRAM, target="cuda", cuda_chips=["sm_90", "sm_100"])
-    monkeypatch.setenv("DISC_CUDA_CHIPS", "sm_90,compute_90")
-    with pytest.raises(ValueError, match=r"DISC_CUDA_CHIPS: .* got 'compute_90'"):
-        disc.compile_mlir(PROGRAM, target="cuda")
+    for setting, bad in (("sm_90,compute_90", "compute_90"), ("sm_90,", ""),
+                         ("sm_80 sm_90", "sm_80 sm_90")):
+        monkeypatch.setenv("DISC_CUDA_CHIPS", setting)
+        with pytest.raises(ValueError, match=rf"DISC_CUDA_CHIPS: .* got '{bad}'"):
+            disc.compile_mlir(PROGRAM, target="cuda")
 
 
 @pytest.mark.parametrize("capability, chips", [((9, 0), ["sm_90"]), ((8, 0), ["sm_80"]),
@@ -165,6 +168,30 @@ def test_torch_compile_compiles_for_the_gpu_it_runs_on(capability, chips, monkey
     monkeypatch.delenv("DISC_CUDA_CHIPS")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert backend._cuda_chips("cuda:0") is None
+
+
+def test_torch_compiles_cuda_partition_passes_the_gpus_chip(monkeypatch):
+    """The backend hands a cuda partition's compile the chip of the GPU
+    its tensors are on, and a CPU partition none."""
+    from disc.frontend import backend
+
+    monkeypatch.delenv("DISC_CUDA_CHIPS", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    calls = []
+
+    def recording(text, **kwargs):
+        calls.append((kwargs.get("target"), kwargs.get("cuda_chips")))
+        raise disc.CompileError("recorded")  # the partition then stays eager
+
+    monkeypatch.setattr(disc, "compile_mlir", recording)
+    gm = _fake_cuda_graph(lambda x: torch.relu(x) * 2, (3, 4))
+    backend.compile_aten_graph(gm, 0, backend.Options())
+    with torch._subclasses.fake_tensor.FakeTensorMode():
+        from torch.fx.experimental.proxy_tensor import make_fx
+        cpu = make_fx(lambda x: torch.relu(x) * 2, tracing_mode="fake")(torch.empty(3, 4))
+    backend.compile_aten_graph(cpu, 1, backend.Options())
+    assert calls == [("cuda", ["sm_90"]), (disc.default_target(), None)]
 
 
 @needs_toolkit
