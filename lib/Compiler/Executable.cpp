@@ -238,10 +238,13 @@ public:
   double total() const {
     return std::chrono::duration<double>(last - start).count();
   }
-  void report() const {
+  /// `what`: what was compiled for, when it says more than the target.
+  void report(const std::string &what = "") const {
     if (!enabled)
       return;
     std::string line = "[disc] compile";
+    if (!what.empty())
+      line += " (" + what + ")";
     for (const auto &[name, seconds] : phases)
       line += llvm::formatv(" {0}={1:F1}ms", name, seconds * 1e3).str();
     line += llvm::formatv(" total={0:F1}ms\n", total() * 1e3).str();
@@ -673,7 +676,8 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
     artifact.metadata["cuda.chips"] = chipList;
   }
   artifact.metadata["compile.seconds"] = std::to_string(timer.total());
-  timer.report();
+  timer.report(target == "cuda" ? "cuda " + artifact.metadata["cuda.chips"]
+                                : "");
   ++numCompilations;
   return artifact;
 }

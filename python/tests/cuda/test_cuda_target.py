@@ -127,6 +127,18 @@ def test_cuda_chips_choose_the_cubins(tmp_path, monkeypatch):
     assert disc.compile_mlir(PROGRAM, target="cuda").metadata["cuda.chips"] == "sm_80,sm_90"
 
 
+@needs_toolkit
+def test_the_compile_log_names_the_chips(monkeypatch, capfd):
+    monkeypatch.setenv("DISC_CACHE", "0")
+    monkeypatch.setenv("DISC_LOG", "compile")
+    disc.compile_mlir(PROGRAM, target="cuda", cuda_chips=["sm_90"])
+    disc.compile_mlir(PROGRAM, target="cuda-emulated")
+    lines = [l for l in capfd.readouterr().err.splitlines() if l.startswith("[disc] compile")]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("[disc] compile (cuda sm_90) context=")
+    assert lines[1].startswith("[disc] compile context=")
+
+
 def test_cuda_chips_are_checked(monkeypatch):
     monkeypatch.setenv("DISC_CACHE", "0")
     with pytest.raises(ValueError, match="cuda_chips is for target 'cuda', not 'cpu'"):
