@@ -25,6 +25,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -670,10 +671,7 @@ ral::Artifact Executable::compileArtifact(const std::string &mlirText,
   artifact.metadata["kernels.copies"] = std::to_string(kernels.copies);
   if (target == "cuda") {
     artifact.metadata["cuda.device_kernels"] = std::to_string(deviceKernels);
-    std::string chipList;
-    for (const std::string &chip : chips)
-      chipList += (chipList.empty() ? "" : ",") + chip;
-    artifact.metadata["cuda.chips"] = chipList;
+    artifact.metadata["cuda.chips"] = llvm::join(chips, ",");
   }
   artifact.metadata["compile.seconds"] = std::to_string(timer.total());
   timer.report(target == "cuda" ? "cuda " + artifact.metadata["cuda.chips"]

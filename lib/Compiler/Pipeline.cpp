@@ -16,6 +16,7 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -426,9 +427,9 @@ disc::cudaChips(const std::vector<std::string> &requested) {
     if (std::find(std::begin(known), std::end(known), chip) ==
         std::end(known))
       throw std::invalid_argument(
-          source + ": the cuda target compiles for sm_80, sm_86, sm_87, "
-                   "sm_89 and sm_90 (newer GPUs run the PTX of the newest "
-                   "chip compiled), got '" +
+          source + ": the cuda target compiles for " +
+          llvm::join(std::begin(known), std::end(known), ", ") +
+          " (newer GPUs run the PTX of the newest chip compiled), got '" +
           chip + "'");
   // sm_NN sorts as its number: same length.
   std::sort(chips.begin(), chips.end());

@@ -41,9 +41,9 @@ std::string cudaLowerToKernelsPipeline(bool runtimeChecks = false,
 /// ptxas and fatbinary from `toolkitPath`, or MLIR's default search when
 /// empty); the host code -> LLVM with RAL CUDA launches and device
 /// allocations. With `dumpDir`, every kernel object is written there too.
-std::string cudaKernelsToLlvmPipeline(
-    const std::string &toolkitPath = "", const std::string &dumpDir = "",
-    const std::vector<std::string> &chips = {"sm_80", "sm_90"});
+std::string cudaKernelsToLlvmPipeline(const std::string &toolkitPath,
+                                      const std::string &dumpDir,
+                                      const std::vector<std::string> &chips);
 /// The chips a cuda compile makes cubins for: `requested` when not empty,
 /// else DISC_CUDA_CHIPS (a comma list), else sm_80 and sm_90. Sorted,
 /// without repeats. Throws std::invalid_argument naming the chip and where
