@@ -194,10 +194,19 @@ fi
 
 # 3. The GraphNet dev set, --device cuda, eager/DISC/Inductor, in SHARDS
 # concurrent harness runs (the time a device call allows); what a shard has
-# finished when the time is up is kept. 4. The same in training mode
-# (--mode train, eager and DISC) for GPU_CHECK_TRAIN_SECONDS (default 120;
-# 0: skipped).
+# finished when the time is up is kept. The shards compile and check side
+# by side but time calls one at a time (--timing-lock: the GPU time-slices
+# between processes, so a call timed beside 14 others measured them). 4. The
+# same in training mode (--mode train, eager and DISC) for
+# GPU_CHECK_TRAIN_SECONDS (default 120; 0: skipped).
 SHARDS=${GPU_CHECK_SHARDS:-8}
+TIMING_LOCK=/tmp/gpu-check-timing.lock
+# Inductor compiles kernels in a pool of min(32, cores) processes, each
+# importing torch, started afresh for every sample (one subprocess per
+# sample): with SHARDS processes on the machine each gets its share of
+# the cores instead (TORCHINDUCTOR_COMPILE_THREADS=1 compiles in process).
+export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-$(( $(nproc) / SHARDS > 1 ? $(nproc) / SHARDS : 1 ))}
+echo "[gpu-check] $SHARDS shards, timed one at a time; Inductor's compile threads: $TORCHINDUCTOR_COMPILE_THREADS" | tee -a "$OUT/run.log"
 TRAIN_SECONDS=${GPU_CHECK_TRAIN_SECONDS:-120}
 # graphnet_stage NAME BUDGET_S COMPILERS [harness arguments]: NAME-results.jsonl,
 # NAME-summary.md, and the shards' logs appended to run.log.
@@ -212,7 +221,8 @@ graphnet_stage() {
     [[ ${#mine[@]} -gt 0 ]] || continue
     timeout "$budget" "$PY" -m disc.bench graphnet "${mine[@]}" --device cuda --dynamic true \
       --compilers "$compilers" --shapes 1 --min-time 0 \
-      --timeout "${GPU_CHECK_SAMPLE_TIMEOUT:-150}" --out "$work/$s" "$@" ${GRAPHNET_ARGS:-} \
+      --timeout "${GPU_CHECK_SAMPLE_TIMEOUT:-150}" --timing-lock "$TIMING_LOCK" \
+      --out "$work/$s" "$@" ${GRAPHNET_ARGS:-} \
       > "$work-$s.log" 2>&1 &
     pids+=($!)
   done

@@ -5,7 +5,7 @@ TorchInductor.
         [--device cpu|cuda] [--threads N] [--warmup W] [--trials T] [--min-time S]
         [--timeout S] [--shapes K] [--generalize]
         [--dynamic auto|true|false|marked|unbacked] [--size-oblivious]
-        [--capture-scalars] [--out DIR]
+        [--capture-scalars] [--timing-lock FILE] [--out DIR]
 
 Each sample runs in its own subprocess (a crash or hang is recorded, never
 fatal); inside it every contender runs in the same process with the same
@@ -17,6 +17,7 @@ docs/graphnet.md describes every field and figure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -38,6 +39,30 @@ _DYNAMIC = {"auto": None, "true": True, "false": False, "marked": None, "unbacke
 
 
 # ---------------------------------------------------------------- worker
+
+
+@contextlib.contextmanager
+def exclusive_timing(lock_path):
+    """Holds an exclusive flock on `lock_path` (None: no lock) while the
+    block runs; yields the seconds spent waiting for it. Harness processes
+    run side by side (sharded runs on a GPU machine) share one lock file so
+    that only one of them times calls at a time: their compiles and
+    correctness checks still overlap, but a timed call never shares the
+    GPU with another process's kernels (the GPU time-slices between
+    processes' contexts, which made every sharded figure a measure of the
+    neighbours)."""
+    if not lock_path:
+        yield 0.0
+        return
+    import fcntl
+
+    with open(lock_path, "a") as f:
+        start = time.perf_counter()
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield time.perf_counter() - start
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _sync_fn(device: str):
@@ -607,9 +632,12 @@ def run_sample(path: str, config: dict, emit) -> None:
                     sync()
                     first = time.perf_counter() - t0
                     paired = None if name == "eager" else (eager_step if training else module)
-                    timing = time_calls(runner, inputs[i], device, config["warmup"],
-                                        config["trials"], config["budget"],
-                                        config.get("min_time", 0.0), paired=paired)
+                    with exclusive_timing(config.get("timing_lock")) as waited:
+                        timing = time_calls(runner, inputs[i], device, config["warmup"],
+                                            config["trials"], config["budget"],
+                                            config.get("min_time", 0.0), paired=paired)
+                    if config.get("timing_lock"):
+                        record["timing_lock_wait_s"] = round(waited, 3)
                     times, eager_times = timing if paired is not None else (timing, None)
                 except Exception as e:
                     outcome = _classify_exception(e)
@@ -809,6 +837,10 @@ def main(argv=None) -> int:
                         help="infer: the forward under torch.no_grad(); train: a training "
                              "step, loss = sum of the float outputs, gradients of every "
                              "float input (the samples' weights are inputs) against eager's")
+    parser.add_argument("--timing-lock", metavar="FILE",
+                        help="time calls only while holding an exclusive lock on FILE: "
+                             "harness runs side by side (shards) that share FILE compile "
+                             "and check in parallel but time one at a time")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--penalty", type=float, default=0.1,
                         help="score of a failed sample in S(t) (see docs/graphnet.md)")
@@ -846,7 +878,7 @@ def main(argv=None) -> int:
               "shapes": max(1, args.shapes), "generalize": args.generalize,
               "dynamic": args.dynamic, "size_oblivious": args.size_oblivious,
               "capture_scalars": args.capture_scalars, "seed": args.seed,
-              "mode": args.mode}
+              "mode": args.mode, "timing_lock": args.timing_lock}
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, "results.jsonl")
     meta = {"machine": machine_description(args.threads, args.device), "config": config,

@@ -159,10 +159,15 @@ class Table:
 def _timing_words(cfg) -> str:
     """How the medians were taken, from the run's config."""
     if cfg.get("min_time"):
-        return (f"medians of at least {cfg.get('trials')} calls (more for fast ones, up to "
-                f"{cfg['min_time']:g} s), each compiled contender timed in alternation with "
-                "eager")
-    return f"medians of up to {cfg.get('trials')} calls"
+        words = (f"medians of at least {cfg.get('trials')} calls (more for fast ones, up to "
+                 f"{cfg['min_time']:g} s), each compiled contender timed in alternation with "
+                 "eager")
+    else:
+        words = f"medians of up to {cfg.get('trials')} calls"
+    if cfg.get("timing_lock"):
+        words += (" (processes run side by side, but timed one at a time under "
+                  "`--timing-lock`)")
+    return words
 
 
 def _fmt(x, digits=2, suffix=""):

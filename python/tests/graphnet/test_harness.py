@@ -224,12 +224,14 @@ def _by(records):
 
 def test_sample_with_variants_all_contenders(tmp_path):
     d = write_sample(tmp_path)
-    records = harness.run_isolated(str(d), _config(["eager", "inductor", "disc"],
-                                                   generalize=True), timeout=600)
+    config = dict(_config(["eager", "inductor", "disc"], generalize=True),
+                  timing_lock=str(tmp_path / "timing.lock"))
+    records = harness.run_isolated(str(d), config, timeout=600)
     by = _by(records)
     assert len(records) == 9, records
     for (contender, i), r in by.items():
         assert r["outcome"] == "correct", r
+        assert r["timing_lock_wait_s"] >= 0  # timed under the lock
         assert r["generalized"] and r["median_ms"] > 0 and r["trials"] >= 3
         # Compiled contenders are timed in alternation with eager.
         assert (r["eager_paired_ms"] > 0) if contender != "eager" else \
@@ -411,6 +413,40 @@ def test_time_calls_pairs_and_fills_min_time():
     assert len(harness.time_calls(fn, (0,), "cpu", 0, 4, 30, min_time_s=10,
                                   max_trials=50)) == 50
     assert len(harness.time_calls(eager, (0,), "cpu", 0, 1000, budget_s=0.0)) == 3
+
+
+def test_exclusive_timing_waits_for_another_process(tmp_path):
+    """Sharded runs share a lock file: a process times calls only while no
+    other one does. Here another process holds the lock for 1 s."""
+    import subprocess
+    import sys
+
+    lock, ready = tmp_path / "timing.lock", tmp_path / "ready"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import fcntl, pathlib, time
+        with open({str(lock)!r}, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            pathlib.Path({str(ready)!r}).touch()
+            time.sleep(1.0)
+        """)])
+    try:
+        deadline = time.time() + 60
+        while not ready.exists():
+            assert time.time() < deadline and holder.poll() is None
+            time.sleep(0.01)
+        with harness.exclusive_timing(str(lock)) as waited:
+            pass
+        assert waited > 0.3  # until the holder let go
+    finally:
+        holder.wait(timeout=60)
+    # Free again, no wait; and None is no lock at all.
+    with harness.exclusive_timing(str(lock)) as waited:
+        assert waited < 0.3
+    with harness.exclusive_timing(None) as waited:
+        assert waited == 0.0
+    # The summary says how the run was timed.
+    assert "one at a time" in report._timing_words({"trials": 3, "timing_lock": str(lock)})
+    assert "one at a time" not in report._timing_words({"trials": 3})
 
 
 # -------------------------------------------------------------- summary
