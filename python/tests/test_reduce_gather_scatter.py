@@ -400,3 +400,76 @@ def test_bilinear_upsample_gathers_through_noalias_buffers(tmp_path):
             for line in f.read_text().splitlines() if line.startswith("define")]
     bodies = [line for line in llvm if "_par" in line and "_packed" not in line]
     assert bodies and any("ptr noalias" in line for line in bodies), "\n".join(llvm)
+
+
+def _imported(tmp_path):
+    files = sorted(tmp_path.rglob("000-input.mlir"))
+    assert files, f"no imported partition under {tmp_path}"
+    return "\n".join(f.read_text() for f in files)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "reflect", "replicate"])
+def test_decompositions_unsafe_index_gathers_without_a_range_check(mode, tmp_path):
+    """PyTorch decomposes upsampling and reflection/replication padding into
+    aten._unsafe_index with indices in range by construction (clamped, or
+    bounded by Dynamo's guards): DISC, like Inductor, emits no range check
+    for them (no cf.assert in the imported partition); results as eager's
+    at 3 shapes, one compilation."""
+    def fn(x):
+        if mode in ("reflect", "replicate"):
+            return torch.nn.functional.pad(x, (2, 3, 1, 2), mode=mode) * 2
+        return torch.nn.functional.interpolate(x, scale_factor=2.0, mode=mode)
+
+    compiled = _compiled_with_dump(fn, tmp_path)
+    inputs = [(rand(s, torch.float32),) for s in [(2, 3, 5, 7), (3, 4, 16, 9), (2, 2, 9, 12)]]
+    _run_graph_shapes(fn, compiled, inputs, rtol=1e-5, atol=1e-5)
+    text = _imported(tmp_path)
+    assert "_gather" in text and "cf.assert" not in text, text
+
+
+def test_user_index_keeps_its_range_check(tmp_path):
+    """aten.index with the caller's indices is checked: the imported
+    partition holds the assertion, and an index out of range raises eager's
+    IndexError (the call reruns in eager) instead of a clamped gather."""
+    def fn(x, i):
+        return x[i] * 2
+
+    compiled = _compiled_with_dump(fn, tmp_path)
+    inputs = [(rand((n, 3), torch.float32), torch.randint(-n, n, (k,)))
+              for n, k in [(7, 4), (9, 11), (12, 2)]]
+    _run_graph_shapes(fn, compiled, inputs, rtol=0, atol=0)
+    assert "cf.assert" in _imported(tmp_path)
+    with pytest.raises(IndexError):
+        compiled(rand((7, 3), torch.float32), torch.tensor([0, 7]))
+
+
+def test_unsafe_index_out_of_range_stays_inside_the_operand():
+    """aten._unsafe_index called directly with an index out of range breaks
+    its contract (the caller keeps indices in range; eager happens to
+    check, Inductor does not): DISC's gather clamps the index, so the call
+    reads inside the operand and returns the clamped row, and
+    _unsafe_index_put's scatter skips the update: never memory past the
+    operand."""
+    def fn(x, i):
+        return torch.ops.aten._unsafe_index(x, [i]) + 1
+
+    compiled = torch.compile(fn, backend="disc", dynamic=True)
+    x = rand((5, 3), torch.float32)
+    torch.testing.assert_close(compiled(x, torch.tensor([0, 4, -1])),
+                               x[torch.tensor([0, 4, -1])] + 1)
+    clamped = compiled(x, torch.tensor([1, 9]))
+    torch.testing.assert_close(clamped, x[torch.tensor([1, 4])] + 1)
+
+    def add_rows(x, i, v):
+        return torch.ops.aten._unsafe_index_put(x, [i], v, True) * 2
+
+    compiled = torch.compile(add_rows, backend="disc", dynamic=True)
+    v = rand((3, 3), torch.float32)
+    i = torch.tensor([0, 4, 4])
+    torch.testing.assert_close(compiled(x, i, v), add_rows(x, i, v))
+    # The update at row 7 is skipped; the others land.
+    skipped = compiled(x, torch.tensor([0, 7, 4]), v)
+    expected = x.clone()
+    expected[0] += v[0]
+    expected[4] += v[2]
+    torch.testing.assert_close(skipped, expected * 2)

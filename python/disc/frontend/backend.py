@@ -97,7 +97,11 @@ def decompositions(training: bool = False) -> dict:
     # training the attention's backward needs its softmax statistics, so
     # SDPA is decomposed into the math whose backward DISC compiles.
     kept = () if training else (aten._scaled_dot_product_flash_attention_for_cpu.default,)
-    for op in (*kept,
+    # PyTorch's bounds-unchecked indexing (what upsampling and padding
+    # decompose into) stays itself rather than becoming aten.index, so the
+    # lowering can leave out the range check (lowerings.py,
+    # _UNCHECKED_INDEXING).
+    for op in (*kept, aten._unsafe_index.Tensor, aten._unsafe_index_put.default,
                aten.embedding.default, aten.index_select.default, aten.repeat.default,
                aten.split_with_sizes.default, aten.leaky_relu.default, aten.clamp_min.default,
                aten.clamp_max.default, aten.hardtanh.default, aten.cumsum.default,

@@ -1568,11 +1568,25 @@ def _check_indices(ctx, idx64: Val, size, allow_negative: bool) -> None:
            f'range {what} for a dim of size {size}"')
 
 
+# PyTorch's bounds-unchecked indexing: "unsafe" versions of index and
+# index_put that its decompositions (upsampling, reflection and replication
+# padding, _unsafe_masked_index) emit with indices in range by construction
+# (clamped, or computed from sizes that Dynamo's guards bound). Their
+# contract is that the caller keeps the indices in range, and Inductor
+# checks them no more (its lowering: index_impl(..., check=False)). DISC
+# leaves out the range check there (on the cuda target two kernels per
+# index tensor: SegFormer_B0's interpolations ran 16 per call). An index
+# out of range still never touches memory outside the operand:
+# disc.gather clamps it and disc.scatter skips it.
+_UNCHECKED_INDEXING = (aten._unsafe_index.Tensor, aten._unsafe_index_put.default)
+
+
 def _wrap_negative(ctx, idx: Val, size) -> Val:
     """PyTorch indices may be negative (count from the end); checked to be
-    in [-size, size)."""
+    in [-size, size) (not for _UNCHECKED_INDEXING)."""
     idx64 = ctx.b.convert(idx, torch.int64)
-    _check_indices(ctx, idx64, size, allow_negative=True)
+    if ctx.node.target not in _UNCHECKED_INDEXING:
+        _check_indices(ctx, idx64, size, allow_negative=True)
     zero = ctx.b.broadcast_to(ctx.b.constant(0, torch.int64), idx64.shape)
     neg = ctx.b.compare("LT", idx64, zero)
     size_v = ctx.b.broadcast_to(ctx.scalar(as_expr(size), torch.int64), idx64.shape)
