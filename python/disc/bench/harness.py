@@ -42,27 +42,39 @@ _DYNAMIC = {"auto": None, "true": True, "false": False, "marked": None, "unbacke
 
 
 @contextlib.contextmanager
-def exclusive_timing(lock_path):
+def exclusive_timing(lock_path, max_wait_s: float = 60.0):
     """Holds an exclusive flock on `lock_path` (None: no lock) while the
-    block runs; yields the seconds spent waiting for it. Harness processes
-    run side by side (sharded runs on a GPU machine) share one lock file so
-    that only one of them times calls at a time: their compiles and
-    correctness checks still overlap, but a timed call never shares the
-    GPU with another process's kernels (the GPU time-slices between
-    processes' contexts, which made every sharded figure a measure of the
-    neighbours)."""
+    block runs; yields (seconds spent waiting, whether it holds the lock).
+    Harness processes run side by side (sharded runs on a GPU machine)
+    share one lock file so that only one of them times calls at a time:
+    their compiles and correctness checks still overlap, but a timed call
+    never shares the GPU with another process's kernels (the GPU
+    time-slices between processes' contexts, which made every sharded
+    figure a measure of the neighbours). After `max_wait_s` the block runs
+    without the lock (a holder whose call hangs until its sample's timeout
+    must not make every other shard time out too); the record says so."""
     if not lock_path:
-        yield 0.0
+        yield 0.0, False
         return
     import fcntl
 
     with open(lock_path, "a") as f:
         start = time.perf_counter()
-        fcntl.flock(f, fcntl.LOCK_EX)
+        held = False
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+                break
+            except BlockingIOError:
+                if time.perf_counter() - start > max_wait_s:
+                    break
+                time.sleep(0.005)
         try:
-            yield time.perf_counter() - start
+            yield time.perf_counter() - start, held
         finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            if held:
+                fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _sync_fn(device: str):
@@ -632,12 +644,16 @@ def run_sample(path: str, config: dict, emit) -> None:
                     sync()
                     first = time.perf_counter() - t0
                     paired = None if name == "eager" else (eager_step if training else module)
-                    with exclusive_timing(config.get("timing_lock")) as waited:
+                    with exclusive_timing(config.get("timing_lock")) as (waited, held):
                         timing = time_calls(runner, inputs[i], device, config["warmup"],
                                             config["trials"], config["budget"],
                                             config.get("min_time", 0.0), paired=paired)
                     if config.get("timing_lock"):
                         record["timing_lock_wait_s"] = round(waited, 3)
+                        if not held:
+                            record["notes"] = notes + [
+                                "timed without --timing-lock's lock (another process held "
+                                "it past 60 s)"]
                     times, eager_times = timing if paired is not None else (timing, None)
                 except Exception as e:
                     outcome = _classify_exception(e)

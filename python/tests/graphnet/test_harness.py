@@ -434,16 +434,22 @@ def test_exclusive_timing_waits_for_another_process(tmp_path):
         while not ready.exists():
             assert time.time() < deadline and holder.poll() is None
             time.sleep(0.01)
-        with harness.exclusive_timing(str(lock)) as waited:
+        with harness.exclusive_timing(str(lock)) as (waited, held):
             pass
-        assert waited > 0.3  # until the holder let go
+        assert waited > 0.3 and held  # until the holder let go
     finally:
         holder.wait(timeout=60)
     # Free again, no wait; and None is no lock at all.
-    with harness.exclusive_timing(str(lock)) as waited:
-        assert waited < 0.3
-    with harness.exclusive_timing(None) as waited:
-        assert waited == 0.0
+    with harness.exclusive_timing(str(lock)) as (waited, held):
+        assert waited < 0.3 and held
+    with harness.exclusive_timing(None) as (waited, held):
+        assert waited == 0.0 and not held
+    # A holder that does not let go (a hung call) is waited for max_wait_s.
+    import fcntl
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        with harness.exclusive_timing(str(lock), max_wait_s=0.2) as (waited, held):
+            assert not held and waited >= 0.2
     # The summary says how the run was timed.
     assert "one at a time" in report._timing_words({"trials": 3, "timing_lock": str(lock)})
     assert "one at a time" not in report._timing_words({"trials": 3})
