@@ -3,6 +3,7 @@ symbols, printed for `disc.dims` and computed on the host as `index`
 arithmetic (`arith` ops on `tensor.dim` values)."""
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import sympy
@@ -13,7 +14,10 @@ class UnsupportedExpr(Exception):
     pass
 
 
+@functools.lru_cache(maxsize=8192)
 def to_string(expr: sympy.Expr) -> str:
+    """sympy's printer, once per expression: a partition prints the same
+    few sizes thousands of times (RTMO-s: 5132 calls, 0.55 s uncached)."""
     return str(expr)
 
 
