@@ -42,7 +42,7 @@ _DYNAMIC = {"auto": None, "true": True, "false": False, "marked": None, "unbacke
 
 
 @contextlib.contextmanager
-def exclusive_timing(lock_path, max_wait_s: float = 60.0):
+def exclusive_timing(lock_path, max_wait_s: float = 30.0):
     """Holds an exclusive flock on `lock_path` (None: no lock) while the
     block runs; yields (seconds spent waiting, whether it holds the lock).
     Harness processes run side by side (sharded runs on a GPU machine)
@@ -653,7 +653,7 @@ def run_sample(path: str, config: dict, emit) -> None:
                         if not held:
                             record["notes"] = notes + [
                                 "timed without --timing-lock's lock (another process held "
-                                "it past 60 s)"]
+                                "it past 30 s)"]
                     times, eager_times = timing if paired is not None else (timing, None)
                 except Exception as e:
                     outcome = _classify_exception(e)
