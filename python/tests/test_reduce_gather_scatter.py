@@ -453,8 +453,9 @@ def test_unsafe_index_out_of_range_stays_inside_the_operand():
     def fn(x, i):
         return torch.ops.aten._unsafe_index(x, [i]) + 1
 
+    before = compilations()
     compiled = torch.compile(fn, backend="disc", dynamic=True)
-    x = rand((5, 3), torch.float32)
+    x = rand((5, 4), torch.float32)  # no dim equal to an index count
     torch.testing.assert_close(compiled(x, torch.tensor([0, 4, -1])),
                                x[torch.tensor([0, 4, -1])] + 1)
     clamped = compiled(x, torch.tensor([1, 9]))
@@ -464,7 +465,7 @@ def test_unsafe_index_out_of_range_stays_inside_the_operand():
         return torch.ops.aten._unsafe_index_put(x, [i], v, True) * 2
 
     compiled = torch.compile(add_rows, backend="disc", dynamic=True)
-    v = rand((3, 3), torch.float32)
+    v = rand((3, 4), torch.float32)
     i = torch.tensor([0, 4, 4])
     torch.testing.assert_close(compiled(x, i, v), add_rows(x, i, v))
     # The update at row 7 is skipped; the others land.
@@ -473,3 +474,4 @@ def test_unsafe_index_out_of_range_stays_inside_the_operand():
     expected[0] += v[0]
     expected[4] += v[2]
     torch.testing.assert_close(skipped, expected * 2)
+    assert compilations() - before == 2, "one compilation for each function"

@@ -41,8 +41,13 @@ _DYNAMIC = {"auto": None, "true": True, "false": False, "marked": None, "unbacke
 # ---------------------------------------------------------------- worker
 
 
+# Seconds a process waits for --timing-lock's lock before it times without
+# it (the wait counts against the sample's --timeout).
+TIMING_LOCK_MAX_WAIT_S = 30.0
+
+
 @contextlib.contextmanager
-def exclusive_timing(lock_path, max_wait_s: float = 30.0):
+def exclusive_timing(lock_path, max_wait_s: float = TIMING_LOCK_MAX_WAIT_S):
     """Holds an exclusive flock on `lock_path` (None: no lock) while the
     block runs; yields (seconds spent waiting, whether it holds the lock).
     Harness processes run side by side (sharded runs on a GPU machine)
@@ -653,7 +658,7 @@ def run_sample(path: str, config: dict, emit) -> None:
                         if not held:
                             record["notes"] = notes + [
                                 "timed without --timing-lock's lock (another process held "
-                                "it past 30 s)"]
+                                f"it past {TIMING_LOCK_MAX_WAIT_S:g} s)"]
                     times, eager_times = timing if paired is not None else (timing, None)
                 except Exception as e:
                     outcome = _classify_exception(e)

@@ -1582,11 +1582,11 @@ def _check_indices(ctx, idx64: Val, size, allow_negative: bool) -> None:
 _UNCHECKED_INDEXING = (aten._unsafe_index.Tensor, aten._unsafe_index_put.default)
 
 
-def _wrap_negative(ctx, idx: Val, size) -> Val:
+def _wrap_negative(ctx, idx: Val, size, checked: bool = True) -> Val:
     """PyTorch indices may be negative (count from the end); checked to be
-    in [-size, size) (not for _UNCHECKED_INDEXING)."""
+    in [-size, size) unless `checked` is False (_UNCHECKED_INDEXING)."""
     idx64 = ctx.b.convert(idx, torch.int64)
-    if ctx.node.target not in _UNCHECKED_INDEXING:
+    if checked:
         _check_indices(ctx, idx64, size, allow_negative=True)
     zero = ctx.b.broadcast_to(ctx.b.constant(0, torch.int64), idx64.shape)
     neg = ctx.b.compare("LT", idx64, zero)
@@ -1834,14 +1834,16 @@ def _advanced_index_layout(x_rank, indexed_dims):
 
 def _index_coordinates(ctx, x, indices):
     """Broadcast the index tensors together and stack them along a new last
-    dim: ([..., k] int64 coordinates, indexed dims, broadcast index shape)."""
+    dim: ([..., k] int64 coordinates, indexed dims, broadcast index shape).
+    The indices are range-checked unless the node is _UNCHECKED_INDEXING."""
+    checked = ctx.node.target not in _UNCHECKED_INDEXING
     indexed = [i for i, t in enumerate(indices) if t is not None]
     tensors = [indices[i] for i in indexed]
     from torch._refs import _broadcast_shapes  # noqa
     shape = _broadcast_index_shape([t.shape for t in tensors])
     cols = []
     for d, t in zip(indexed, tensors):
-        w = _wrap_negative(ctx, t, x.shape[d])
+        w = _wrap_negative(ctx, t, x.shape[d], checked)
         w = ctx.b.broadcast_to(w, shape)
         cols.append(ctx.b.reshape(w, tuple(shape) + (sympy.Integer(1),)))
     coords = ctx.b.concatenate(cols, len(shape), tuple(shape) + (sympy.Integer(len(cols)),))

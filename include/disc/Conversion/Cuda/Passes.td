@@ -340,8 +340,9 @@ def DiscGpuModuleToBinary
     With `share-ptx` (the default) and a binary or fatbin format, a module
     whose targets are NVVM targets that differ in their chip only (or that
     has one NVVM target) goes through LLVM once: translated and compiled to
-    PTX for the oldest chip, which every newer chip's ptxas takes; then ptxas (and fatbinary, which
-    packs each cubin with that PTX) runs once per chip, in parallel. The
+    PTX for the oldest chip, which every newer chip's ptxas takes; then
+    ptxas (and fatbinary, which packs each cubin with that PTX) runs once
+    per chip, in parallel. The
     objects are what the per-target path makes, but for the `.target` line
     of the PTX inside. `share-ptx=0`, an `isa` format, or targets that
     differ otherwise: each target serialises its own clone.
