@@ -39,6 +39,13 @@ _LINE = re.compile(r"host counts: launches ([\d.]+) allocations ([\d.]+) "
                    r"convolutions ([\d.]+) matmuls ([\d.]+) us ([\d.]+)")
 
 
+# torch dtypes by the runtime's names (ral::dtypeName), as the gtest reads them.
+_DISC_DTYPE_NAMES = {
+    torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
+    torch.float64: "f64", torch.bool: "i1", torch.int8: "i8",
+    torch.int16: "i16", torch.int32: "i32", torch.int64: "i64",
+    torch.uint8: "ui8"}
+
 _last_arguments: list = []  # (dtype, shape) of the last disc._as_arguments
 
 
@@ -77,7 +84,7 @@ def partitions_of(path: str, out_dir: str) -> list[tuple[str, str]]:
     as_arguments = disc._as_arguments
 
     def recording_arguments(values):
-        _last_arguments[:] = [(str(v.dtype).replace("torch.", ""), tuple(v.shape))
+        _last_arguments[:] = [(_DISC_DTYPE_NAMES[v.dtype], tuple(v.shape))
                               for v in values if isinstance(v, torch.Tensor)]
         return as_arguments(values)
 

@@ -232,6 +232,9 @@ static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
       gpu ? "disc-legalize-to-linalg,"
           : "disc-legalize-to-linalg{scatter-window-threads=1},";
   return // 1-2. graph level simplification (shape optimisation grows here).
+         // The cuda targets have no attention library call: two batched
+         // products around a softmax instead.
+         std::string(gpu ? "func.func(disc-decompose-attention)," : "") +
          // A transpose moved after a collapsing reshape folds into the
          // dot_general it feeds (attention's q @ k^T).
          "func.func(disc-transpose-after-collapse),canonicalize,cse,"

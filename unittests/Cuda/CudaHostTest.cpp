@@ -1701,7 +1701,8 @@ func.func @main(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x
 //   DISC_HOST_COUNTS_MLIR=partition.mlir DISC_HOST_COUNTS_SHAPES=shapes.txt
 //   disc-cuda-host-tests --gtest_also_run_disabled_tests
 //     --gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition
-// shapes.txt: one line per input, "dtype size size ...". Prints one line:
+// shapes.txt: one line per input, "dtype size size ..." with DISC's dtype
+// names (f32, f64, i64, i1, ui8, ...). Prints one line:
 // "host counts: launches L allocations A convolutions C matmuls M us U".
 TEST_F(CudaHost, DISABLED_HostCountsOfAPartition) {
   const char *mlirPath = std::getenv("DISC_HOST_COUNTS_MLIR");
@@ -1712,10 +1713,21 @@ TEST_F(CudaHost, DISABLED_HostCountsOfAPartition) {
   ASSERT_TRUE(mlirFile && shapesFile) << mlirPath << ", " << shapesPath;
   std::string text((std::istreambuf_iterator<char>(mlirFile)), {});
   std::vector<std::vector<int64_t>> shapes;
+  std::vector<ral::DType> dtypes;
   for (std::string line; std::getline(shapesFile, line);) {
     std::istringstream words(line);
     std::string dtype;
     words >> dtype;
+    bool known = false;
+    for (ral::DType candidate :
+         {ral::DType::F16, ral::DType::BF16, ral::DType::F32, ral::DType::F64,
+          ral::DType::I1, ral::DType::I8, ral::DType::I16, ral::DType::I32,
+          ral::DType::I64, ral::DType::U8})
+      if (dtype == ral::dtypeName(candidate)) {
+        dtypes.push_back(candidate);
+        known = true;
+      }
+    ASSERT_TRUE(known) << "unknown dtype '" << dtype << "' in " << shapesPath;
     std::vector<int64_t> shape;
     for (int64_t size; words >> size;)
       shape.push_back(size);
@@ -1737,6 +1749,7 @@ TEST_F(CudaHost, DISABLED_HostCountsOfAPartition) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     ral::TensorView view;
     view.data = storage[i].data();
+    view.dtype = dtypes[i];
     view.shape = shapes[i];
     inputs.push_back(view);
   }

@@ -579,6 +579,40 @@ def DiscTransposeAfterCollapse
                            "mlir::arith::ArithDialect"];
 }
 
+def DiscDecomposeAttention
+    : Pass<"disc-decompose-attention", "mlir::func::FuncOp"> {
+  let summary = "disc.attention as two batched products around a softmax";
+  let description = [{
+    For targets without an attention library call (the cuda targets: the
+    CPU's is the runtime's blocked attention). Each `disc.attention`
+    becomes what PyTorch's math path computes, with the CPU kernel's
+    conventions:
+
+    - `scores = dot_general(q, k^T) * scale (+ mask)`, [B, H, L, S],
+      batched over B and H; the scale is 1 / sqrt(E) when the op has none
+      (computed at run time for a dynamic E); the mask is broadcast from
+      its dims of 1; `causal` sets scores with j > i to -inf (iota
+      compare and select);
+    - the softmax in f32 (f16/bf16 scores are converted), normalised after
+      the second product: `out = dot_general(exp(s - max), v) / sum`. A
+      row whose scores are all -inf is shifted by 0 and divided by 1, so
+      it is 0 (the CPU target's attention gives 0 there), a NaN score
+      makes its row NaN, no keys at all give 0;
+    - grouped-query heads (key/value heads Hk dividing the query heads H):
+      key and value are broadcast to [B, Hk, H / Hk, S, E] and reshaped to
+      [B, H, S, E] (query head h reads key/value head h / (H / Hk)), with
+      a run-time check that Hk divides H when either is dynamic. Static,
+      equal head counts keep key and value as they are.
+
+    The products become library calls (cuBLASLt on cuda) and the softmax a
+    stitch kernel, as the fusion passes do for any such graph.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::cf::ControlFlowDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def DiscScatterWindowIndices
     : Pass<"disc-scatter-window-indices", "mlir::func::FuncOp"> {
   let summary = "Scatter windows along dims whose index component is an iota";

@@ -2099,9 +2099,10 @@ CUDA_LIBRARY_GAPS = {
     # their kernel gradients (convolution_backward kept whole,
     # disc.convolution_backward_weights) and transposed ones (backward data
     # of the forward they transpose).
+    # disc.attention compiles for cuda (disc-decompose-attention); PyTorch's
+    # CPU attention op holds CPU tensors anyway.
     aten.sort.default: "sort",
     aten.sort.stable: "sort",
-    aten._scaled_dot_product_flash_attention_for_cpu.default: "attention",
 }
 
 

@@ -669,16 +669,21 @@ def Disc_AttentionOp : Disc_Op<"attention", [Pure, Disc_Reify,
     AllElementTypesMatch<["query", "key", "value", "result"]>]> {
   let summary = "scaled dot-product attention: softmax(q k^T * scale + mask) v";
   let description = [{
-    query [B, H, L, E], key [B, H, S, E], value [B, H, S, Ev] ->
+    query [B, H, L, E], key [B, Hk, S, E], value [B, Hk, S, Ev] ->
     result [B, H, L, Ev]; per (b, h):
     `softmax(scale * query x key^T + mask [, causal]) x value`, the softmax
     over S. `mask` (optional) is added to the scores; it has rank 4, each
     dim 1 (broadcast) or the scores' [B, H, L, S]. `causal` keeps only
     key positions j <= i for query row i (PyTorch's `is_causal`, aligned
     top-left). Without `scale` the scale is 1 / sqrt(E), computed at run
-    time when E is dynamic. A row with every score -inf is NaN, as in
-    PyTorch's math path. Runs as a library call that never materializes the [L, S] scores
-    (blocked "flash" attention with an online softmax).
+    time when E is dynamic. A row with every score -inf (a mask hiding
+    every key) is 0, as PyTorch's CPU attention gives; a NaN score makes its
+    row NaN. Key and value may have fewer heads than the query
+    (grouped-query attention): query head h reads key/value head
+    h / (H / Hk). On the CPU it runs as a library call that never
+    materializes the [L, S] scores (blocked "flash" attention with an
+    online softmax); the cuda targets decompose it into two batched
+    products around a softmax (disc-decompose-attention).
   }];
   let arguments = (ins Disc_FloatTensor:$query, Disc_FloatTensor:$key,
                        Disc_FloatTensor:$value,
