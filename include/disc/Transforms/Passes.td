@@ -593,11 +593,14 @@ def DiscDecomposeAttention
       (computed at run time for a dynamic E); the mask is broadcast from
       its dims of 1; `causal` sets scores with j > i to -inf (iota
       compare and select);
-    - the softmax in f32 (f16/bf16 scores are converted), normalised after
-      the second product: `out = dot_general(exp(s - max), v) / sum`. A
-      row whose scores are all -inf is shifted by 0 and divided by 1, so
-      it is 0 (the CPU target's attention gives 0 there), a NaN score
-      makes its row NaN, no keys at all give 0;
+    - the softmax in f32 (f16/bf16 scores are converted) through each
+      row's log-sum-exp, `m = max(s)`, `lse = m + log(sum(exp(s - m)))`,
+      `p = exp(s - lse)` (each exponential used once, so the stitch
+      kernel needs no row-sized temporary when p is converted back to
+      f16/bf16), then `out = dot_general(p, v)`. A row whose scores are
+      all -inf is shifted by 0 and its sum of 0 counts as 1, so it is 0
+      (the CPU target's attention gives 0 there); a NaN score makes its
+      row NaN; no keys at all give 0;
     - grouped-query heads (key/value heads Hk dividing the query heads H):
       key and value are broadcast to [B, Hk, H / Hk, S, E] and reshaped to
       [B, H, S, E] (query head h reads key/value head h / (H / Hk)), with
