@@ -2093,14 +2093,12 @@ TARGET_DEVICE_TYPES = ("cpu", "cuda")
 
 # Ops whose lowering is a library call the cuda target has no implementation
 # of yet (docs/cuda.md): on a cuda device they stay in eager, and the
-# partitions form around them.
+# partitions form around them. Not here: convolutions (cuDNN runs direct
+# ones with equal padding on both sides, their kernel gradients and
+# transposed ones) and attention (disc.attention compiles for cuda through
+# disc-decompose-attention; PyTorch's CPU attention op holds CPU tensors
+# anyway).
 CUDA_LIBRARY_GAPS = {
-    # cuDNN runs direct convolutions with equal padding on both sides,
-    # their kernel gradients (convolution_backward kept whole,
-    # disc.convolution_backward_weights) and transposed ones (backward data
-    # of the forward they transpose).
-    # disc.attention compiles for cuda (disc-decompose-attention); PyTorch's
-    # CPU attention op holds CPU tensors anyway.
     aten.sort.default: "sort",
     aten.sort.stable: "sort",
 }
