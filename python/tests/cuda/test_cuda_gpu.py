@@ -862,3 +862,40 @@ func.func @main(%x: tensor<?x64x?x?xf32>, %w: tensor<64x64x3x3xf32>, %a: tensor<
                         assert error < 2e-6, (where, error)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["float32", "float16"])
+def test_attention_op_on_the_gpu(dtype):
+    """disc.attention compiled for cuda (disc-decompose-attention: two
+    cuBLASLt products around a stitch softmax) against SDPA in float64 on
+    the device, at three shapes with one compilation, with a padding mask
+    and causal masking; a row whose keys are all masked is 0, as the CPU
+    target gives. TF32 off: the products are full f32 (f16 for f16)."""
+    import math
+
+    t = "tensor<?x?x?x16x" + {torch.float32: "f32", torch.float16: "f16"}[dtype] + ">"
+    m = "tensor<?x1x?x?x" + {torch.float32: "f32", torch.float16: "f16"}[dtype] + ">"
+    exe = disc.compile_mlir(f"""
+func.func @main(%q: {t}, %k: {t}, %v: {t}, %m: {m}) -> {t} {{
+  %0 = disc.attention %q, %k, %v mask(%m) causal : ({t}, {t}, {t}, {m}) -> {t}
+  return %0 : {t}
+}}""", target="cuda")
+    tol = 1e-4 if dtype == torch.float32 else 2e-2
+    before = compilations()
+    torch.manual_seed(5)
+    with _no_tf32():
+        for b, h, l, n in [(1, 2, 5, 7), (2, 4, 130, 130), (3, 1, 64, 300)]:
+            q, k, v = (torch.randn(b, h, s, 16, device="cuda").to(dtype) for s in (l, n, n))
+            mask = torch.zeros(b, 1, l, n, device="cuda")
+            mask[..., n - 2:] = -math.inf  # padding at the end
+            mask[:, :, 1, :] = -math.inf  # row 1: every key masked
+            (got,) = exe(q, k, v, mask.to(dtype))
+            causal = torch.ones(l, n, dtype=torch.bool, device="cuda").triu(1)
+            additive = mask.masked_fill(causal, -math.inf).double()
+            additive[:, :, 1, :] = 0.0  # the reference row is replaced below
+            want = torch.nn.functional.scaled_dot_product_attention(
+                q.double(), k.double(), v.double(), attn_mask=additive)
+            want[:, :, 1, :] = 0.0
+            assert got.device == q.device and got.dtype == dtype
+            torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol)
+    assert compilations() == before
