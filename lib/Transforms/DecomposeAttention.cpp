@@ -34,18 +34,17 @@ struct Size {
   StringAttr symbol;
 };
 
-constexpr llvm::StringLiteral kDimsAttr = "disc.dims";
-
 /// The `disc.dims` entry of `tensor`'s dim `d`: from its function argument's
 /// attributes or its defining op; null when there is none.
 StringAttr symbolOf(Value tensor, int64_t d) {
   ArrayAttr dims;
   if (auto arg = dyn_cast<BlockArgument>(tensor)) {
     if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
-      dims = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), kDimsAttr);
+      dims = func.getArgAttrOfType<ArrayAttr>(
+          arg.getArgNumber(), disc::DiscDialect::kDimsAttrName);
   } else if (Operation *op = tensor.getDefiningOp();
              op && op->getNumResults() == 1) {
-    dims = op->getAttrOfType<ArrayAttr>(kDimsAttr);
+    dims = op->getAttrOfType<ArrayAttr>(disc::DiscDialect::kDimsAttrName);
   }
   if (!dims || d >= (int64_t)dims.size())
     return {};
@@ -77,7 +76,7 @@ public:
       symbols.push_back(s.symbol);
     }
     if (Operation *op = value.getDefiningOp())
-      op->setAttr(kDimsAttr, b.getArrayAttr(symbols));
+      op->setAttr(disc::DiscDialect::kDimsAttrName, b.getArrayAttr(symbols));
     return value;
   }
 
@@ -96,7 +95,7 @@ public:
       symbols.push_back(symbol);
     }
     if (op)
-      op->setAttr(kDimsAttr, b.getArrayAttr(symbols));
+      op->setAttr(disc::DiscDialect::kDimsAttrName, b.getArrayAttr(symbols));
     return value;
   }
 
@@ -251,9 +250,10 @@ void decompose(disc::AttentionOp op, disc::ShapeConstraints &shapes) {
   // (the verifier proves it for static sizes). Head counts that are one
   // symbol (the importer's disc.dims) or one static size need nothing.
   auto sameAsQueryHeads = [&](Value operand) {
-    Size operandHeads = ab.dim(operand, 1);
+    int64_t operandHeads =
+        cast<RankedTensorType>(operand.getType()).getDimSize(1);
     return (heads.fixed != ShapedType::kDynamic &&
-            heads.fixed == operandHeads.fixed) ||
+            heads.fixed == operandHeads) ||
            shapes.areEqual(query, 1, operand, 1);
   };
   const bool sameHeads = sameAsQueryHeads(key) && sameAsQueryHeads(value);
