@@ -174,7 +174,8 @@ public:
     auto resultType = RankedTensorType::get(type.getShape().drop_back(),
                                             type.getElementType());
     return named(disc::ReduceOp::create(
-                     b, loc, resultType, operand, b.getDenseI64ArrayAttr({last}),
+                     b, loc, resultType, operand,
+                     b.getDenseI64ArrayAttr({last}),
                      disc::ReduceKindAttr::get(b.getContext(), kind)),
                  shape.drop_back());
   }
@@ -316,7 +317,8 @@ void decompose(disc::AttentionOp op, disc::ShapeConstraints &shapes) {
     for (int64_t d = 0; d < 4; ++d) {
       StringAttr symbol = symbolOf(mask, d);
       if ((!maskType.isDynamicDim(d) && maskType.getDimSize(d) != 1) ||
-          (maskType.isDynamicDim(d) && symbol && symbol == scoresShape[d].symbol))
+          (maskType.isDynamicDim(d) && symbol &&
+           symbol == scoresShape[d].symbol))
         nonexpanding.push_back(d);
     }
     scores = ab.binary<disc::AddOp>(
