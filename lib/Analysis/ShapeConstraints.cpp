@@ -13,15 +13,28 @@ using namespace disc;
 
 ShapeConstraints::ShapeConstraints(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments())
-    if (Attribute dims =
-            func.getArgAttr(arg.getArgNumber(), DiscDialect::kDimsAttrName))
+    if (ArrayAttr dims = dimNamesOf(arg))
       joinSymbolic(arg, dims);
   func.walk([&](Operation *op) {
     visit(op);
-    if (Attribute dims = op->getAttr(DiscDialect::kDimsAttrName))
-      if (op->getNumResults() == 1)
+    if (op->getNumResults() == 1)
+      if (ArrayAttr dims = dimNamesOf(op->getResult(0)))
         joinSymbolic(op->getResult(0), dims);
   });
+}
+
+ArrayAttr ShapeConstraints::dimNamesOf(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!func || !arg.getOwner()->isEntryBlock())
+      return {};
+    return func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                            DiscDialect::kDimsAttrName);
+  }
+  Operation *op = value.getDefiningOp();
+  if (!op || op->getNumResults() != 1)
+    return {};
+  return op->getAttrOfType<ArrayAttr>(DiscDialect::kDimsAttrName);
 }
 
 void ShapeConstraints::joinSymbolic(Value value, Attribute dims) {

@@ -34,18 +34,9 @@ struct Size {
   StringAttr symbol;
 };
 
-/// The `disc.dims` entry of `tensor`'s dim `d`: from its function argument's
-/// attributes or its defining op; null when there is none.
+/// The `disc.dims` entry of `tensor`'s dim `d`; null when there is none.
 StringAttr symbolOf(Value tensor, int64_t d) {
-  ArrayAttr dims;
-  if (auto arg = dyn_cast<BlockArgument>(tensor)) {
-    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
-      dims = func.getArgAttrOfType<ArrayAttr>(
-          arg.getArgNumber(), disc::DiscDialect::kDimsAttrName);
-  } else if (Operation *op = tensor.getDefiningOp();
-             op && op->getNumResults() == 1) {
-    dims = op->getAttrOfType<ArrayAttr>(disc::DiscDialect::kDimsAttrName);
-  }
+  ArrayAttr dims = disc::ShapeConstraints::dimNamesOf(tensor);
   if (!dims || d >= (int64_t)dims.size())
     return {};
   return dyn_cast<StringAttr>(dims[d]);

@@ -25,6 +25,12 @@ class ShapeConstraints {
 public:
   explicit ShapeConstraints(mlir::func::FuncOp func);
 
+  /// The front end's names of `value`'s dims (its `disc.dims`, from its
+  /// function argument's attributes or its single-result defining op): per
+  /// dim a symbolic expression ("s3", "12*s0") or a static size. Null when
+  /// the value carries none.
+  static mlir::ArrayAttr dimNamesOf(mlir::Value value);
+
   /// The class id of dim `dim` of `value` (stable for one analysis).
   int64_t classOf(mlir::Value value, int64_t dim);
   bool areEqual(mlir::Value a, int64_t dimA, mlir::Value b, int64_t dimB) {
