@@ -1,10 +1,12 @@
 """Where a GraphNet sample's training gradients lose precision (issue 31):
 per trainable input, the RMS error against a float64 run of eager's and
 of DISC's float32 gradients, and the outputs that fail the harness's
-criterion (harness.float64_verdict: DISC's error above twice eager's, and
-above twice eager's largest on inputs one rounding away, the "spread"
-column). The harness names only the first failing output; this lists them
-all, in order, with their magnitudes.
+criterion (harness.float64_verdict: DISC's error above the multiple of
+eager's that harness.float64_multiplier allows, 2x, or 3x for tensors of
+fewer than 1000 elements and 1x1 kernels as torch._dynamo.utils.same has
+it, and above that multiple of eager's largest on inputs one rounding
+away, the "spread" column). The harness names only the first failing
+output; this lists them all, in order, with their magnitudes.
 
 `--resample K` runs eager, DISC and float64 again on K more inputs one
 rounding away and prints, per failing output, how DISC's error compares
@@ -59,8 +61,8 @@ def main():
         r = r.double()
         eager_err, disc_err = rms_error(e, r), rms_error(g, r)
         spread = max(rms_error(p[i], r) for p in perturbed)
-        above = not within_float64_criterion(disc_err, eager_err, 0.0, g.dtype)
-        fails = not within_float64_criterion(disc_err, eager_err, spread, g.dtype)
+        above = not within_float64_criterion(disc_err, eager_err, 0.0, g.dtype, g.shape)
+        fails = not within_float64_criterion(disc_err, eager_err, spread, g.dtype, g.shape)
         beyond_eager += above
         failing += fails
         if fails:
@@ -70,8 +72,8 @@ def main():
             print(f"{i:6d}  {eager_err:13.3g}  {spread:6.3g}  {disc_err:12.3g}  {ratio:5.1f}  "
                   f"{r.pow(2).mean().sqrt().item():9.3g}  {name} {shape}"
                   + ("  FAILS" if fails else ""))
-    print(f"{beyond_eager} of {len(names)} outputs above twice eager's error; "
-          f"{failing} also above twice the spread (eager's largest error on inputs one rounding "
+    print(f"{beyond_eager} of {len(names)} outputs above the allowed multiple of eager's error; "
+          f"{failing} also above that multiple of the spread (eager's largest error on inputs one rounding "
           f"away, {PERTURBED_RUNS} runs): they fail the float64 criterion")
     if args.resample and failing_outputs:
         resample(args.resample, sample, trainable, compiled, module64, names, failing_outputs)
