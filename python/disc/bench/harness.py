@@ -509,11 +509,16 @@ def float64_verdict(module, args, expected, actual, trainable=None):
                 # criterion as a float32 result against the decomposed run.
                 eager_disputed = d64 is not None and not within_float64_criterion(
                     apart, eagers, spread, e.dtype, e.shape)
+                ours_decomposed = rms_error(a, d64) if eager_disputed else 0.0
                 if not (eager_disputed and within_float64_criterion(
-                        rms_error(a, d64), eagers, spread, e.dtype, e.shape)):
+                        ours_decomposed, eagers, spread, e.dtype, e.shape)):
                     return False, (f"against float64, output {i}: RMS error {ours:.3g}, "
                                    f"eager's {eagers:.3g}, eager's on inputs one rounding "
-                                   f"away up to {spread:.3g}")
+                                   f"away up to {spread:.3g}" + (
+                                       f"; eager's float64 run is {apart:.3g} off PyTorch's "
+                                       f"decompositions run in float64 ({EAGER_DISPUTED}), "
+                                       f"and the result {ours_decomposed:.3g} off that run"
+                                       if eager_disputed else ""))
                 disputed.append(i)
                 apart_most = max(apart_most, apart)
         worst = worst or f"against float64: RMS error {ours:.3g}, eager's {eagers:.3g}"
@@ -526,8 +531,8 @@ def float64_verdict(module, args, expected, actual, trainable=None):
     parts = [worst]
     if sensitive:
         parts.append(f"{len(sensitive)} output(s) ({listed(sensitive)}) within the criterion "
-                     f"of eager's error on inputs one rounding away, not eager's own (rounding-sensitive: "
-                     f"correct)")
+                     f"of eager's error on inputs one rounding away, not eager's own "
+                     f"(rounding-sensitive: correct)")
     if disputed:
         parts.append(f"{len(disputed)} output(s) ({listed(disputed)}) where eager's float64 run "
                      f"is itself further from PyTorch's decompositions of its ops run in float64 "
