@@ -73,8 +73,8 @@ def main():
                   f"{r.pow(2).mean().sqrt().item():9.3g}  {name} {shape}"
                   + ("  FAILS" if fails else ""))
     print(f"{beyond_eager} of {len(names)} outputs above the allowed multiple of eager's error; "
-          f"{failing} also above that multiple of the spread (eager's largest error on inputs one rounding "
-          f"away, {PERTURBED_RUNS} runs): they fail the float64 criterion")
+          f"{failing} also above that multiple of the spread (eager's largest error on inputs "
+          f"one rounding away, {PERTURBED_RUNS} runs): they fail the float64 criterion")
     if args.resample and failing_outputs:
         resample(args.resample, sample, trainable, compiled, module64, names, failing_outputs)
     if args.disc_float64:

@@ -468,10 +468,7 @@ def float64_verdict(module, args, expected, actual, trainable=None):
             return m(*call_args)
 
     try:
-        module64 = copy.deepcopy(module)
-        if isinstance(module64, torch.nn.Module):
-            module64 = module64.double()
-        reference = run(module64, float64_args(args))
+        reference = run(_float64_copy(module), float64_args(args))
     except Exception:
         return None
     refs, exps, acts = (pytree.tree_leaves(v) for v in (reference, expected, actual))
@@ -541,20 +538,28 @@ def float64_verdict(module, args, expected, actual, trainable=None):
     return True, "; ".join(parts)
 
 
+def _float64_copy(module):
+    """A copy of `module` in float64 (each float64 run starts from the
+    module's own state: a training step may update buffers in place)."""
+    import copy
+
+    import torch
+
+    module64 = copy.deepcopy(module)
+    if isinstance(module64, torch.nn.Module):
+        module64 = module64.double()
+    return module64
+
+
 def _decomposed_float64_outputs(run, module, args, count: int) -> list:
     """The outputs of `run` on `module` and `args` in float64 under
     run_decomposed; [None] when that fails or gives other than `count`
     outputs."""
-    import copy
-
-    import torch
     import torch.utils._pytree as pytree
 
     try:
-        module64 = copy.deepcopy(module)
-        if isinstance(module64, torch.nn.Module):
-            module64 = module64.double()
-        outs = pytree.tree_leaves(run_decomposed(run, module64, float64_args(args)))
+        outs = pytree.tree_leaves(run_decomposed(run, _float64_copy(module),
+                                                 float64_args(args)))
     except Exception:
         return [None]
     return outs if len(outs) == count else [None]
