@@ -37,12 +37,11 @@ ArrayAttr ShapeConstraints::dimNamesOf(Value value) {
   return op->getAttrOfType<ArrayAttr>(DiscDialect::kDimsAttrName);
 }
 
-void ShapeConstraints::joinSymbolic(Value value, Attribute dims) {
-  auto array = dyn_cast<ArrayAttr>(dims);
+void ShapeConstraints::joinSymbolic(Value value, ArrayAttr dims) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!array || !type || (int64_t)array.size() != type.getRank())
+  if (!type || (int64_t)dims.size() != type.getRank())
     return; // the verifier reports malformed attributes
-  for (auto [d, attr] : llvm::enumerate(array)) {
+  for (auto [d, attr] : llvm::enumerate(dims)) {
     auto text = dyn_cast<StringAttr>(attr);
     int64_t ignored;
     if (!text || !text.getValue().getAsInteger(10, ignored))

@@ -87,7 +87,7 @@ private:
   void join(mlir::Value a, int64_t dimA, mlir::Value b, int64_t dimB,
             mlir::Operation *reason);
   /// Joins dims that carry the same `disc.dims` expression.
-  void joinSymbolic(mlir::Value value, mlir::Attribute dims);
+  void joinSymbolic(mlir::Value value, mlir::ArrayAttr dims);
   void joinAllDims(mlir::Value a, mlir::Value b, mlir::Operation *reason);
   void visit(mlir::Operation *op);
 
