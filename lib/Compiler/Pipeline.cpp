@@ -371,7 +371,7 @@ std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
                                                      bool logFusion) {
   return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda-emulated") +
          ",convert-math-to-funcs," + forwardHostScalarsStep() +
-         mapLoopsToGpuStep(logFusion) + "," +
+         mapLoopsToGpuStep(logFusion) + ",disc-cuda-sort-loops," +
          cpuOutlineKernelsPipeline();
 }
 
@@ -386,8 +386,11 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          // modules by outlining).
          // Block-per-row nests become gpu.launch first (upstream does
          // not take their reductions and barriers).
+         // Sorts: a block-per-row nest of generated code in place of their
+         // library call, after the mapping (which would take the nest's
+         // step loops for column loops).
          ",convert-math-to-funcs," + forwardHostScalarsStep() +
-         mapLoopsToGpuStep(logFusion) + ","
+         mapLoopsToGpuStep(logFusion) + ",disc-cuda-sort-loops,"
          "func.func(disc-row-blocks-to-gpu,convert-parallel-loops-to-gpu),"
          // Constants and index arithmetic move into the kernels (known
          // there, not passed as arguments).

@@ -134,8 +134,11 @@ struct CudaLibraryCallsPass
     SymbolTable symbols(module);
     WalkResult result = module.walk([&](func::CallOp call) {
       StringRef callee = call.getCallee();
+      // Sorts become generated code (disc-cuda-sort-loops, after
+      // bufferization).
       if (!callee.starts_with("disc_ral_") ||
-          callee.starts_with("disc_ral_cuda_"))
+          callee.starts_with("disc_ral_cuda_") ||
+          callee.starts_with("disc_ral_sort_"))
         return WalkResult::advance();
       auto isFloatSuffix = [](StringRef s) {
         return s == "f32" || s == "f16" || s == "bf16";

@@ -181,7 +181,17 @@ Value lowerRowCache(OpBuilder &b, Location loc, memref::AllocOp cache,
 /// by one, is made visible to the threads of the next: a block barrier, or
 /// a warp barrier (bar.warp.sync, which also orders the lanes' memory
 /// accesses).
-void lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
+/// A step loop of a row's body: `scf.for` without results whose body holds
+/// thread loops (and row-level ops, and step loops), every thread running
+/// its iterations (disc-cuda-sort-loops: the stages of a bitonic sort).
+bool isStepLoop(Operation *op) {
+  auto loop = dyn_cast<scf::ForOp>(op);
+  return loop && loop.getNumResults() == 0;
+}
+
+/// Returns whether row-level stores are pending at the end of `body` (a
+/// step loop's body synchronizes before its next iteration then).
+bool lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
                   Value thread, bool warp, RowCacheLayout &layout) {
   auto synchronize = [&]() {
     if (!warp) {
@@ -203,6 +213,23 @@ void lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
         dealloc && disc::cuda::isRowCache(dealloc.getMemref()))
       continue; // shared memory lives as long as the block
+    if (isStepLoop(&op)) {
+      auto loop = cast<scf::ForOp>(op);
+      if (pendingStores)
+        synchronize();
+      pendingStores = false;
+      auto steps = scf::ForOp::create(
+          b, loc, mapping.lookupOrDefault(loop.getLowerBound()),
+          mapping.lookupOrDefault(loop.getUpperBound()),
+          mapping.lookupOrDefault(loop.getStep()));
+      mapping.map(loop.getInductionVar(), steps.getInductionVar());
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(steps.getBody()->getTerminator());
+      if (lowerRowBody(b, loc, *loop.getBody(), mapping, thread, warp,
+                       layout))
+        synchronize();
+      continue;
+    }
     if (!isThreadLoop(&op)) {
       b.clone(op, mapping);
       pendingStores |= disc::cuda::writesMemory(&op);
@@ -225,15 +252,22 @@ void lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,
     if (disc::cuda::writesMemory(loop))
       synchronize();
   }
+  return pendingStores;
 }
 
 /// Checks that the region-holding ops of `body` (in a nest marked `mark`)
 /// are thread loops running 0 to `threads` step 1 (one `threads` for all;
-/// null: any, returned).
+/// null: any, returned), or step loops holding such.
 LogicalResult checkThreadLoops(Block &body, StringRef mark, Value &threads) {
   for (Operation &op : body.without_terminator()) {
     if (op.getNumRegions() == 0)
       continue;
+    if (isStepLoop(&op)) {
+      if (failed(checkThreadLoops(*cast<scf::ForOp>(op).getBody(), mark,
+                                  threads)))
+        return failure();
+      continue;
+    }
     if (!isThreadLoop(&op))
       return op.emitOpError("in a ")
              << mark

@@ -2091,23 +2091,6 @@ def _tensor_values(value):
 # target, "cuda" for the cuda target (backend._partition_target).
 TARGET_DEVICE_TYPES = ("cpu", "cuda")
 
-# Ops whose lowering is a library call the cuda target has no implementation
-# of yet (docs/cuda.md): on a cuda device they stay in eager, and the
-# partitions form around them. Not here: convolutions (cuDNN runs direct
-# ones with equal padding on both sides, their kernel gradients and
-# transposed ones) and attention (disc.attention compiles for cuda through
-# disc-decompose-attention; PyTorch's CPU attention op holds CPU tensors
-# anyway).
-CUDA_LIBRARY_GAPS = {
-    aten.sort.default: "sort",
-    aten.sort.stable: "sort",
-}
-
-
-def _cuda_library_gap(node) -> Optional[str]:
-    """The library call of `node` that the cuda target lacks, if any."""
-    return CUDA_LIBRARY_GAPS.get(node.target)
-
 
 def is_host_scalar(value) -> bool:
     """A 0-dim CPU tensor: beside cuda tensors eager takes it as a scalar,
@@ -2140,9 +2123,6 @@ def unsupported_reason(node) -> Optional[str]:
         devices.add("cpu")
     if len(devices) > 1:
         return f"tensors on several devices ({', '.join(sorted(devices))})"
-    gap = _cuda_library_gap(node) if any(d.startswith("cuda") for d in devices) else None
-    if gap:
-        return f"{gap} (a library call), which the cuda target does not support yet"
     if lowering.check is not None:
         try:
             return lowering.check(node)

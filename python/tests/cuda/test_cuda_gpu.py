@@ -899,3 +899,31 @@ func.func @main(%q: {t}, %k: {t}, %v: {t}, %m: {m}) -> {t} {{
             assert got.device == q.device and got.dtype == dtype
             torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol)
     assert compilations() == before
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool],
+                         ids=str)
+def test_sort_on_the_gpu(dtype):
+    """torch.sort on cuda tensors (disc-cuda-sort-loops: a bitonic sort,
+    one block per line, block barriers between its steps) against PyTorch's
+    stable sort on the device, values and indices exactly: ties, NaN, +-inf,
+    lines of 7 to 5000 elements (several compare-exchanges per thread),
+    ascending along the last dim and descending along an outer one, one
+    compilation for all shapes."""
+    from cuda.test_cuda_sort import _line_values
+
+    def fn(x):
+        a, i = torch.sort(x, dim=-1, stable=True)
+        b, j = torch.sort(x, dim=0, descending=True, stable=True)
+        return a, i, b, j
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="disc", dynamic=True)
+    g = torch.Generator().manual_seed(8)
+    before = compilations()
+    for shape in ((3, 7), (5, 33), (2, 5000), (700, 3)):
+        x = _line_values(shape, dtype, g).cuda()
+        for got, want in zip(compiled(x), fn(x), strict=True):
+            assert got.device == x.device
+            torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+    assert compilations() == before + 1

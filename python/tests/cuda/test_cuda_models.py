@@ -2,9 +2,9 @@
 through torch.compile(backend="disc") on CUDA tensors, against eager on the
 device (`pytest -m cuda`; skipped without a GPU).
 
-What the cuda target does not support yet (sort: docs/cuda.md) runs in
-eager with a logged reason; any other fallback, a mismatch or an error
-fails."""
+What the cuda target rejects on purpose (docs/cuda.md, "What the cuda
+target rejects") runs in eager with a logged reason; any other fallback,
+a mismatch or an error fails."""
 from __future__ import annotations
 
 import os

@@ -780,7 +780,7 @@ def _fake_cuda_graph(fn, *shapes):
         return make_fx(fn, tracing_mode="fake")(*args)
 
 
-def test_cuda_nodes_are_supported_but_library_gaps_stay_in_eager():
+def test_cuda_nodes_with_library_calls_are_supported():
     from disc.frontend.lowerings import unsupported_reason
 
     def fn(x, w, wt):
@@ -797,12 +797,11 @@ def test_cuda_nodes_are_supported_but_library_gaps_stay_in_eager():
     by_kind = {(t, stride): r for t, stride, r in reasons}
     # cuDNN: a direct convolution, a stride-1 transposed one (a direct one
     # of the flipped kernel) and a strided transposed one with output
-    # padding (backward data) are compiled; sort stays in eager.
+    # padding (backward data) are compiled; so is sort (generated code).
     assert [r for t, stride, r in reasons if t == aten.convolution.default] == [None] * 3
     assert by_kind[(aten.relu.default, None)] is None
     assert by_kind[(aten.add.Tensor, None)] is None
-    assert by_kind[(aten.sort.default, None)] == (
-        "sort (a library call), which the cuda target does not support yet")
+    assert by_kind[(aten.sort.default, None)] is None
 
 
 def test_a_device_transfer_stays_in_eager():

@@ -466,3 +466,81 @@ func.func @cached_warp_rows(%a: memref<?x?xf32>, %groups: index, %rows: index, %
   } {disc.row_warp, mapping = [#block]}
   return
 }
+
+// -----
+
+#block = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#thread = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// Step loops (scf.for in the row's body, disc-cuda-sort-loops' stages):
+// every thread runs them, a barrier after each thread loop that writes
+// (inside the loop, before the next iteration's reads), and one at the end
+// of an iteration whose last row-level store nothing synchronized; a step
+// loop whose thread loops only read gets no barrier.
+// CHECK-LABEL: func.func @step_loops
+// CHECK:         gpu.launch
+// CHECK:           scf.for %{{.*}} = %[[TID:.*]] to
+// CHECK:           gpu.barrier
+// CHECK-NEXT:      scf.for %[[S:.*]] = %c0{{.*}} to %{{.*}} step %c1
+// CHECK-NEXT:        scf.for %{{.*}} = %[[TID]] to
+// CHECK:               memref.store
+// CHECK:             }
+// CHECK-NEXT:        gpu.barrier
+// CHECK-NEXT:        scf.for %{{.*}} = %c0{{.*}} to %[[S]] step %c1
+// CHECK-NEXT:          scf.for %{{.*}} = %[[TID]] to
+// CHECK:               }
+// CHECK-NEXT:          gpu.barrier
+// CHECK-NEXT:        }
+// CHECK-NEXT:        memref.store
+// CHECK-NEXT:        gpu.barrier
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1
+// CHECK-NEXT:        scf.for %{{.*}} = %[[TID]] to
+// CHECK-NEXT:          memref.load
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:      gpu.terminator
+// CHECK-NOT:     scf.parallel
+func.func @step_loops(%a: memref<?x?xf32>, %flag: memref<?xf32>, %rows: index, %n: index, %stages: index, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%row) = (%c0) to (%rows) step (%c1) {
+    scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+      scf.for %j = %tid to %n step %t {
+        memref.store %f, %a[%row, %j] : memref<?x?xf32>
+      }
+      scf.reduce
+    } {mapping = [#thread]}
+    scf.for %s = %c0 to %stages step %c1 {
+      scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+        scf.for %j = %tid to %n step %t {
+          %v = memref.load %a[%row, %j] : memref<?x?xf32>
+          %w = arith.addf %v, %f : f32
+          memref.store %w, %a[%row, %j] : memref<?x?xf32>
+        }
+        scf.reduce
+      } {mapping = [#thread]}
+      scf.for %q = %c0 to %s step %c1 {
+        scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+          scf.for %j = %tid to %n step %t {
+            %v = memref.load %a[%row, %j] : memref<?x?xf32>
+            memref.store %v, %a[%row, %q] : memref<?x?xf32>
+          }
+          scf.reduce
+        } {mapping = [#thread]}
+      }
+      memref.store %f, %flag[%row] : memref<?xf32>
+    }
+    scf.for %s = %c0 to %stages step %c1 {
+      scf.parallel (%tid) = (%c0) to (%t) step (%c1) {
+        scf.for %j = %tid to %n step %t {
+          %v = memref.load %a[%row, %j] : memref<?x?xf32>
+        }
+        scf.reduce
+      } {mapping = [#thread]}
+    }
+    scf.reduce
+  } {disc.row_block, mapping = [#block]}
+  return
+}

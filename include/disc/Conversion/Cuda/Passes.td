@@ -204,6 +204,49 @@ def DiscForwardHostScalars
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def DiscCudaSortLoops : Pass<"disc-cuda-sort-loops", "mlir::ModuleOp"> {
+  let summary = "Replace the sort library call with a bitonic sort per line, "
+                "one block per line";
+  let description = [{
+    The GPU targets' `sort`: a call of `disc_ral_sort_<type>(ctx, input,
+    values, indices, dim, descending)` (disc-lower-library-calls; its
+    buffers through `memref.cast`s, `dim` and `descending` constants)
+    becomes a block-per-row nest (`scf.parallel` marked `disc.row_block`,
+    which disc-row-blocks-to-gpu turns into `gpu.launch`), one block per
+    line along `dim`. It runs after disc-map-loops-to-gpu (which keeps
+    library calls of the host code and would take the nest's step loops
+    for a column reduction's):
+
+    - a thread loop copies the line into `values` and its positions into
+      `indices`;
+    - then log2(P) stages (P the power of two at or above the line's
+      length n), stage s over blocks of 2^(s+1) positions: a thread loop
+      compares each position of a block's lower half with its mirror,
+      then one thread loop per distance 2^(s-1) .. 1 compares i with
+      i + distance. Each thread runs compare-exchanges t, t + T, ... of
+      the P / 2 of a step (T threads: P / 2 in multiples of 32, 32 to
+      1024).
+
+    A compare-exchange puts the element that goes first at the lower
+    position: by value, NaN above every number (last ascending, first
+    descending), equal values by their input position, so the result is
+    the stable sort's; booleans compare unsigned. Positions n .. P - 1 are
+    padding above every element: a comparison with one is skipped, and
+    padding never moves. The steps' loops (`scf.for` over stages and
+    distances, the same trip counts for every thread) hold the thread
+    loops; disc-row-blocks-to-gpu puts a barrier after each thread loop.
+
+    Signless integers and floats; anything else is an error naming the
+    call. The element type's comparisons run in it (f16, bf16 included).
+    The sort declarations left without callers are erased.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect"];
+}
+
 def DiscRowBlocksToGpu : Pass<"disc-row-blocks-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Lower block- and warp-per-row nests to gpu.launch with "
                 "block- or warp-wide reductions";
@@ -223,7 +266,12 @@ def DiscRowBlocksToGpu : Pass<"disc-row-blocks-to-gpu", "mlir::func::FuncOp"> {
       region (i1/i8/i16 values are reduced as i32, f16/bf16 as f32: what
       warp shuffles move);
     - `gpu.barrier` separates a thread loop that writes memory from what
-      follows, and row-level stores from the next thread loop.
+      follows, and row-level stores from the next thread loop;
+    - a step loop (`scf.for` without results in the row's body, its
+      bounds the same for every thread: disc-cuda-sort-loops' stages)
+      stays a loop that every thread runs, its body lowered the same way
+      (a barrier at the end of an iteration whose row-level stores
+      nothing synchronized yet).
 
     A warp-per-row nest (`disc.row_warp`: blocks over row groups, an
     `scf.parallel` over the group's warps mapped to `thread_y`, a row guard
@@ -265,9 +313,11 @@ def DiscCudaLibraryCalls : Pass<"disc-cuda-library-calls", "mlir::ModuleOp"> {
     `disc_ral_conv_backward_weights_<...>` becomes
     `disc_ral_cuda_conv_backward_weights_<...>` (cuDNN's backward filter)
     when its parameters are constants without input dilation and with equal
-    low and high padding; otherwise it is an error naming the op. Every other
-    library call (attention, sort, convolutions with epilogues) is an
-    error naming the op: the cuda target does not support it yet.
+    low and high padding; otherwise it is an error naming the op. A call of
+    `disc_ral_sort_<...>` stays for disc-cuda-sort-loops (generated code,
+    after bufferization). Every other library call (attention,
+    convolutions with epilogues) is an error naming the op: the cuda
+    target does not support it yet.
   }];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
