@@ -20,6 +20,11 @@ using namespace mlir;
 
 namespace {
 
+/// The most threads of a block: as many as the row kernels take, so that a
+/// kernel compiled without a register limit for 1024 threads (ptxas's
+/// default allows 255 a thread; 1024 threads get at most 64) launches.
+constexpr int64_t kMaxThreads = 256;
+
 Value cIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
@@ -72,7 +77,7 @@ struct Line {
 
 /// Host code: the line's power of two and stage count, and the threads of
 /// a block: one per compare-exchange of a step (P / 2) in multiples of 32,
-/// from 32 to 1024.
+/// from 32 to kMaxThreads.
 Line lineConstants(OpBuilder &b, Location loc, Value length) {
   Line line;
   line.length = length;
@@ -87,13 +92,13 @@ Line lineConstants(OpBuilder &b, Location loc, Value length) {
   line.stages = arith::IndexCastOp::create(b, loc, b.getIndexType(), log2);
   Value power = arith::ShLIOp::create(b, loc, one, line.stages);
   line.pairs = arith::ShRUIOp::create(b, loc, power, one);
-  // roundUp(P / 2, 32), clamped to [32, 1024].
+  // roundUp(P / 2, 32), clamped to [32, kMaxThreads].
   Value warp = cIndex(b, loc, disc::cuda::kWarpSize);
   Value rounded = arith::MulIOp::create(
       b, loc, arith::CeilDivUIOp::create(b, loc, line.pairs, warp), warp);
   line.threads = arith::MinUIOp::create(
       b, loc, arith::MaxUIOp::create(b, loc, rounded, warp),
-      cIndex(b, loc, 1024));
+      cIndex(b, loc, kMaxThreads));
   return line;
 }
 

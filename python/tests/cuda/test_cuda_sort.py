@@ -2,10 +2,10 @@
 sort per line, one block per line (disc-cuda-sort-loops), run through
 target cuda-emulated (the block's thread loops as CPU loops, one after the
 other) against eager PyTorch's stable sort: values and indices exactly, at
-line lengths below, at and above a power of two and above the largest
-block's 2048 positions a step, with ties (the stable order), NaN, infinities
+line lengths below, at and above a power of two and above twice the
+largest block's 256 threads, with ties (the stable order), NaN, infinities
 and signed zeros; and compiled for target cuda (ptxas accepts the kernel
-for sm_80 and sm_90). GPU runs: test_cuda_gpu.py's test_sort_on_gpu."""
+for sm_80 and sm_90). GPU runs: test_cuda_gpu.py's test_sort_on_the_gpu."""
 from __future__ import annotations
 
 import pytest
@@ -60,8 +60,8 @@ def emulated(monkeypatch):
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_matches_eagers_stable_sort(dtype, descending, emulated):
     """Along the last dim of a strided input: lines of 7, 16 (a power of
-    two), 33 and 2500 elements (P / 2 = 2048 compare-exchanges a step: two
-    per thread of 1024), a few lines each."""
+    two), 33 and 2500 elements (P / 2 = 2048 compare-exchanges a step:
+    eight per thread of 256), a few lines each."""
     g = torch.Generator().manual_seed(5)
 
     def fn(x):

@@ -16,7 +16,7 @@
 // CHECK:         %[[STAGES:.*]] = arith.index_cast %[[LOG2]] : i64 to index
 // CHECK:         %[[P:.*]] = arith.shli %{{.*}}, %[[STAGES]] : index
 // CHECK:         %[[PAIRS:.*]] = arith.shrui %[[P]], %{{.*}} : index
-// CHECK:         %[[T:.*]] = arith.minui %{{.*}}, %c1024 : index
+// CHECK:         %[[T:.*]] = arith.minui %{{.*}}, %c256 : index
 // CHECK:         scf.parallel (%[[LINE:.*]]) = (%{{.*}}) to (%[[LINES]])
 // CHECK:           scf.parallel (%[[TID:.*]]) = (%{{.*}}) to (%[[T]])
 // CHECK-NEXT:        scf.for %[[K:.*]] = %[[TID]] to %[[N]] step %[[T]] {

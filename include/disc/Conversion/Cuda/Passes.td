@@ -225,7 +225,7 @@ def DiscCudaSortLoops : Pass<"disc-cuda-sort-loops", "mlir::ModuleOp"> {
       then one thread loop per distance 2^(s-1) .. 1 compares i with
       i + distance. Each thread runs compare-exchanges t, t + T, ... of
       the P / 2 of a step (T threads: P / 2 in multiples of 32, 32 to
-      1024).
+      256, as the row kernels).
 
     A compare-exchange puts the element that goes first at the lower
     position: by value, NaN above every number (last ascending, first
