@@ -134,8 +134,8 @@ struct CudaLibraryCallsPass
     SymbolTable symbols(module);
     WalkResult result = module.walk([&](func::CallOp call) {
       StringRef callee = call.getCallee();
-      // Sorts become generated code (disc-cuda-sort-loops, after
-      // bufferization).
+      // Sorts become generated code (disc-cuda-sort-loops, after the loop
+      // mapping).
       if (!callee.starts_with("disc_ral_") ||
           callee.starts_with("disc_ral_cuda_") ||
           callee.starts_with("disc_ral_sort_"))

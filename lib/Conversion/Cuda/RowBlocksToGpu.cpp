@@ -173,14 +173,6 @@ Value lowerRowCache(OpBuilder &b, Location loc, memref::AllocOp cache,
                                 ValueRange{count});
 }
 
-/// Lowers the ops of one row's body (`body`, without its terminator) at
-/// `b`: row-level ops as they are (a row cache: its slice of shared
-/// memory, `layout`; its dealloc dropped), each thread loop as its body
-/// with the loop's thread the given `thread` and its reductions combined
-/// across the block or the warp. Memory written before a thread loop, or
-/// by one, is made visible to the threads of the next: a block barrier, or
-/// a warp barrier (bar.warp.sync, which also orders the lanes' memory
-/// accesses).
 /// A step loop of a row's body: `scf.for` without results whose body holds
 /// thread loops (and row-level ops, and step loops), every thread running
 /// its iterations (disc-cuda-sort-loops: the stages of a bitonic sort).
@@ -189,6 +181,14 @@ bool isStepLoop(Operation *op) {
   return loop && loop.getNumResults() == 0;
 }
 
+/// Lowers the ops of one row's body (`body`, without its terminator) at
+/// `b`: row-level ops as they are (a row cache: its slice of shared
+/// memory, `layout`; its dealloc dropped), each thread loop as its body
+/// with the loop's thread the given `thread` and its reductions combined
+/// across the block or the warp. Memory written before a thread loop, or
+/// by one, is made visible to the threads of the next: a block barrier, or
+/// a warp barrier (bar.warp.sync, which also orders the lanes' memory
+/// accesses). A step loop stays a loop, its body lowered the same way.
 /// Returns whether row-level stores are pending at the end of `body` (a
 /// step loop's body synchronizes before its next iteration then).
 bool lowerRowBody(OpBuilder &b, Location loc, Block &body, IRMapping &mapping,

@@ -158,7 +158,7 @@ func.func @attention(%ctx: !llvm.ptr, %a: memref<*xf32>) {
 // -----
 
 // A sort stays as it is, declaration included: generated code replaces it
-// after bufferization (disc-cuda-sort-loops).
+// after the loop mapping (disc-cuda-sort-loops).
 // CHECK: func.func private @disc_ral_sort_f32(!llvm.ptr, memref<*xf32>)
 // CHECK-LABEL: func.func @sort
 // CHECK:         call @disc_ral_sort_f32(%{{.*}}, %{{.*}})

@@ -315,7 +315,7 @@ def DiscCudaLibraryCalls : Pass<"disc-cuda-library-calls", "mlir::ModuleOp"> {
     when its parameters are constants without input dilation and with equal
     low and high padding; otherwise it is an error naming the op. A call of
     `disc_ral_sort_<...>` stays for disc-cuda-sort-loops (generated code,
-    after bufferization). Every other library call (attention,
+    after the loop mapping). Every other library call (attention,
     convolutions with epilogues) is an error naming the op: the cuda
     target does not support it yet.
   }];
