@@ -238,17 +238,21 @@ LogicalResult lowerSortCall(func::CallOp call) {
     // every element) never moves and is never read.
     auto stages = scf::ForOp::create(b, loc, zero, line.stages, one);
     b.setInsertionPointToStart(stages.getBody());
+    // Per stage and step, once (every thread runs them): the powers of two
+    // and their masks, so that a compare-exchange's positions take shifts
+    // and ands (no 64-bit division on the GPU).
     Value s = stages.getInductionVar();
+    Value sPlusOne = arith::AddIOp::create(b, loc, s, one);
     Value half = arith::ShLIOp::create(b, loc, one, s); // 2^s
+    Value halfMask = arith::SubIOp::create(b, loc, half, one);
+    Value last = arith::SubIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, one, sPlusOne), one);
     threadLoop(b, loc, line.threads, line.pairs, [&](OpBuilder &b, Value c) {
-      // c -> block c / half, offset c % half in its lower half.
-      Value block = arith::DivUIOp::create(b, loc, c, half);
-      Value offset = arith::RemUIOp::create(b, loc, c, half);
-      Value base = arith::ShLIOp::create(
-          b, loc, block, arith::AddIOp::create(b, loc, s, one));
+      // c -> block c / 2^s, offset c % 2^s in its lower half.
+      Value block = arith::ShRUIOp::create(b, loc, c, s);
+      Value offset = arith::AndIOp::create(b, loc, c, halfMask);
+      Value base = arith::ShLIOp::create(b, loc, block, sPlusOne);
       Value lo = arith::AddIOp::create(b, loc, base, offset);
-      Value last = arith::SubIOp::create(
-          b, loc, arith::ShLIOp::create(b, loc, half, one), one);
       Value hi = arith::SubIOp::create(
           b, loc, arith::AddIOp::create(b, loc, base, last), offset);
       compareExchange(b, loc, values, indices, coords, dim, lo, hi,
@@ -260,15 +264,15 @@ LogicalResult lowerSortCall(func::CallOp call) {
     Value shift = arith::SubIOp::create(
         b, loc, arith::SubIOp::create(b, loc, s, one),
         steps.getInductionVar());
+    Value shiftPlusOne = arith::AddIOp::create(b, loc, shift, one);
     Value j = arith::ShLIOp::create(b, loc, one, shift);
+    Value jMask = arith::SubIOp::create(b, loc, j, one);
     threadLoop(b, loc, line.threads, line.pairs, [&](OpBuilder &b, Value c) {
       // c -> lo = (c / j) * 2j + c % j, hi = lo + j.
       Value block = arith::ShRUIOp::create(b, loc, c, shift);
-      Value offset = arith::RemUIOp::create(b, loc, c, j);
+      Value offset = arith::AndIOp::create(b, loc, c, jMask);
       Value lo = arith::AddIOp::create(
-          b, loc,
-          arith::ShLIOp::create(b, loc, block,
-                                arith::AddIOp::create(b, loc, shift, one)),
+          b, loc, arith::ShLIOp::create(b, loc, block, shiftPlusOne),
           offset);
       Value hi = arith::AddIOp::create(b, loc, lo, j);
       compareExchange(b, loc, values, indices, coords, dim, lo, hi,

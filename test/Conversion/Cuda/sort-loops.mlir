@@ -3,7 +3,8 @@
 // A descending f32 sort along dim 0 of a strided input: one block per line
 // (the other dims' product), a thread loop copying the line and its
 // positions, then the stages (a mirror step, then the distances), every
-// thread loop over the P / 2 compare-exchanges of a step. NaN goes first
+// thread loop over the P / 2 compare-exchanges of a step (positions by
+// shifts and masks, no division). NaN goes first
 // descending; equal values keep their input order (indices compared
 // unsigned). The call and its declaration are gone.
 // CHECK-NOT:   func.func private @disc_ral_sort_f32
@@ -28,6 +29,8 @@
 // CHECK:           scf.for %[[S:.*]] = %{{.*}} to %[[STAGES]] step
 // CHECK:             scf.parallel (%[[TID2:.*]]) = (%{{.*}}) to (%[[T]])
 // CHECK-NEXT:          scf.for %{{.*}} = %[[TID2]] to %[[PAIRS]] step %[[T]] {
+// CHECK-NOT:             arith.divui
+// CHECK-NOT:             arith.remui
 // CHECK:                 %[[INSIDE:.*]] = arith.cmpi ult, %{{.*}}, %[[N]] : index
 // CHECK:                 scf.if %[[INSIDE]] {
 // CHECK:                   %[[EARLIER:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i64
