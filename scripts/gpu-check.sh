@@ -16,7 +16,8 @@
 # device memory and of the newest kernel variants; a failing one switches
 # its feature off for the rest of the run), `pytest -m cuda`
 # (python/tests/cuda: programs, models, training),
-# the kernel benchmark, A/Bs of DISC_CUDA_LINEAR_LANES on convtasnet and
+# profiles of two convolutional samples (bench/cuda_profile.py), the
+# kernel benchmark, A/Bs of DISC_CUDA_LINEAR_LANES on convtasnet and
 # resnet18 (vector grids over rows of any length, or not), of
 # DISC_CUDA_REDUCTION_SLOTS on convtasnet
 # (whole-range reductions in parts, or the atomics before them), then
@@ -153,6 +154,28 @@ XDIST=(); "$PY" -c "import xdist" 2>/dev/null && [[ $WORKERS -gt 1 ]] && XDIST=(
 [[ $? -eq 0 ]] || status=1
 grep -E "^(FAILED|ERROR) " "$OUT/pytest-cuda.log" | cut -c1-300 | head -60
 tail -1 "$OUT/pytest-cuda.log"
+
+# 1b. Where the convolutional samples' time goes (bench/cuda_profile.py):
+# per contender the wall, host and GPU time of one call, its kernel count
+# and top kernels by GPU time, and DISC's host cost per launch and library
+# call (disc-prof), within GPU_CHECK_PROFILE_SECONDS (default 90; 0 skips
+# it). GPU_CHECK_PROFILE: space-separated SAMPLE[:contenders] under the
+# dev set; by default the two furthest behind eager in the 2026-11-28 run.
+PROFILE_SECONDS=${GPU_CHECK_PROFILE_SECONDS:-90}
+PROFILE_SAMPLES=${GPU_CHECK_PROFILE:-torchvision/mobilenet_v3_small:eager,disc,disc-prof timm/convnext_atto.d2_in1k:eager,disc,disc-prof}
+PROFILE_ROOT=${GPU_CHECK_SAMPLES:-}
+for dir in shared/graphnet/samples gpu-shared/graphnet/samples ../shared/graphnet/samples; do
+  [[ -z "$PROFILE_ROOT" && -d $dir ]] && PROFILE_ROOT=$dir
+done
+if [[ $PROFILE_SECONDS -gt 0 && -n "$PROFILE_ROOT" ]]; then
+  profile_end=$((SECONDS + PROFILE_SECONDS))
+  for spec in $PROFILE_SAMPLES; do
+    [[ $((profile_end - SECONDS)) -gt 10 ]] || break
+    echo "[gpu-check] profile $spec"
+    timeout $((profile_end - SECONDS)) "$PY" bench/cuda_profile.py "$PROFILE_ROOT/$spec" 2>&1 |
+      grep -v -e Warning -e '^W[0-9]' -e USDT | tail -60
+  done 2>&1 | tee -a "$OUT/run.log"
+fi
 
 # 2. memory-bound kernels vs copy bandwidth, GEMMs vs cuBLAS alone.
 if [[ "${GPU_CHECK_KERNELS:-1}" == "1" ]]; then
