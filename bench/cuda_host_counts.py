@@ -16,6 +16,11 @@ partition's GPU time is unexplained).
     .venv/bin/python bench/cuda_host_counts.py \\
         ../shared/graphnet/samples/torchvision/resnet18 [--env DISC_CUDA_REUSE_BLOCKS=0]
 
+`--keep DIR` keeps the partitions' files (DIR/SAMPLE/partition-K.mlir and
+.shapes), for a profiler run on the gtest by hand (docs/cuda.md, "A
+convolution's host work per call"; DISC_HOST_COUNTS_CALLS sets its call
+count).
+
 Needs `make build` (build/unittests/disc-cuda-host-tests) and ptxas.
 """
 from __future__ import annotations
@@ -139,6 +144,12 @@ def main() -> int:
                         help="VAR=VALUE for the counting runs")
     parser.add_argument("--launches", action="store_true",
                         help="also list one call's launches per partition")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="write each sample's partition MLIR and input "
+                             "shapes under DIR/SAMPLE (the gtest's "
+                             "DISC_HOST_COUNTS_MLIR / _SHAPES, for a "
+                             "profiler run by hand) instead of a temporary "
+                             "folder")
     args = parser.parse_args()
     if not os.path.exists(_GTEST):
         print(f"{_GTEST} is missing: run `make build` first", file=sys.stderr)
@@ -147,7 +158,11 @@ def main() -> int:
     print(f"{'sample / partition':48s} {'launches':>9s} {'allocations':>11s} "
           f"{'libcalls':>9s} {'host us':>9s}")
     for path in args.samples:
-        with tempfile.TemporaryDirectory() as work:
+        with tempfile.TemporaryDirectory() as temporary:
+            work = temporary
+            if args.keep:
+                work = os.path.join(args.keep, os.path.basename(path.rstrip("/")))
+                os.makedirs(work, exist_ok=True)
             for mlir, shapes in partitions_of(path, work):
                 name = f"{os.path.basename(path.rstrip('/'))}/{os.path.basename(mlir)}"
                 launches = [] if args.launches else None

@@ -137,11 +137,11 @@ Handle handlePerContext(CUcontext context, Create create) {
 /// `prepare` runs without the lock (it calls the library); when two
 /// threads prepare one problem, the first entry stays and the other is
 /// dropped. Entries never move, so the reference stays valid.
-template <typename Prepared, typename Prepare>
+template <typename Prepared, typename ProblemKey, typename Prepare>
 const Prepared &preparedPerProblem(const void *handle,
-                                   const std::vector<int64_t> &problem,
+                                   const ProblemKey &problem,
                                    Prepare prepare) {
-  using Key = std::pair<const void *, std::vector<int64_t>>;
+  using Key = std::pair<const void *, ProblemKey>;
   static std::mutex mutex;
   static auto *cache = new std::map<Key, Prepared>; // outlives every caller
   {

@@ -151,9 +151,11 @@ public:
   void *allocate(size_t bytes, void *stream) override {
     cuda::keepPoolMemory();
     cuda::CUdeviceptr ptr = 0;
-    cuda::check(cuda::driver().cuMemAllocAsync(
-                    &ptr, bytes, static_cast<cuda::CUstream>(stream)),
-                "cuMemAllocAsync(" + std::to_string(bytes) + " bytes)");
+    // The message is built only on failure (host time per allocation).
+    if (cuda::CUresult result = cuda::driver().cuMemAllocAsync(
+            &ptr, bytes, static_cast<cuda::CUstream>(stream)))
+      cuda::check(result,
+                  "cuMemAllocAsync(" + std::to_string(bytes) + " bytes)");
     return reinterpret_cast<void *>(ptr);
   }
   void deallocate(void *ptr, void *stream) noexcept override {

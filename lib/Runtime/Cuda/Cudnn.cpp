@@ -385,14 +385,15 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
            std::to_string(call.groups);
   };
   const int64_t groups = call.groups;
-  checkConvChannels(groups, input, kernel, output, wName, yName, describe);
+  checkConvChannels(groups, input, kernel, output, wName, yName,
+                    std::cref(describe));
   // The forward sums over the input's channels, the kernel gradient over
   // its batch (no channels: an empty kernel gradient, returned below), a
   // transposed convolution over its input's channels too.
   bool emptyReduction =
       input.sizes[direction == Direction::BackwardFilter ? 0 : 1] == 0;
   // cuDNN's parameters: padding, stride and dilation per spatial dim.
-  std::vector<int64_t> cudnnPads(spatial), cudnnStrides(spatial);
+  int64_t cudnnPads[3] = {}, cudnnStrides[3] = {};
   for (int64_t s = 0; s < spatial; ++s) {
     const int64_t in = input.sizes[2 + s], window = kernel.sizes[2 + s];
     const int64_t lhsDilation = call.lhsDilations[s];
@@ -447,9 +448,11 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
                   " over an empty dim is not supported on cuda yet: " +
                   describe());
   // The filter must be packed: [O, C/G, K...] row-major.
-  if (kernel.strides != contiguousStrides(kernel.sizes))
-    throw OpError(std::string("the ") + wName +
-                  " must be contiguous on cuda: " + describe());
+  for (int64_t d = rank - 1, stride = 1; d >= 0;
+       stride *= kernel.sizes[d], --d)
+    if (kernel.strides[d] != stride && kernel.sizes[d] != 1)
+      throw OpError(std::string("the ") + wName +
+                    " must be contiguous on cuda: " + describe());
 
   // cuDNN's x and y: DISC's input and output, swapped for backward data;
   // its filter: DISC's kernel, for backward data with its channel dims
@@ -457,11 +460,11 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
   // transposed convolution and C' its outputs).
   const Operand &xOperand = backwardData ? output : input;
   const Operand &yOperand = backwardData ? input : output;
-  std::vector<int64_t> filterSizes = kernel.sizes;
-  if (backwardData) {
-    filterSizes[0] = input.sizes[1];
-    filterSizes[1] = output.sizes[1] / groups;
-  }
+  auto filterSize = [&](int64_t d) {
+    if (backwardData && d < 2)
+      return d == 0 ? input.sizes[1] : output.sizes[1] / groups;
+    return kernel.sizes[d];
+  };
   CudnnProblem p;
   p.direction = direction;
   p.type = cudnnTypeOf(dtype);
@@ -483,7 +486,7 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
     p.xStrides.push_back(toInt(xOperand.strides[d], "input stride"));
     p.yDims.push_back(toInt(yOperand.sizes[d], "output size"));
     p.yStrides.push_back(toInt(yOperand.strides[d], "output stride"));
-    p.wDims.push_back(toInt(filterSizes[d], "kernel size"));
+    p.wDims.push_back(toInt(filterSize(d), "kernel size"));
   }
   if (oneD) {
     p.pads.push_back(0), p.convStrides.push_back(1);
@@ -510,25 +513,28 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
   Handle handle = handleFor(cuda::currentContext());
   std::lock_guard<std::mutex> streamLock(streamLockFor(handle));
   check(lib.setStream(handle, ectx.cudaStream), "cudnnSetStream");
-  std::vector<int64_t> key = p.key();
+  CudnnProblemKey key = p.key();
 
-  // Scratch on the call's stream, freed stream-ordered after the call.
-  std::vector<void *> scratch;
+  // Scratch on the call's stream, freed stream-ordered after the call: at
+  // most the workspace and backward data's rearranged kernel.
+  struct Scratch {
+    ExecutionContext &ectx;
+    void *blocks[2] = {};
+    int count = 0;
+    ~Scratch() {
+      for (int i = 0; i < count; ++i)
+        releaseDeviceForCall(ectx, blocks[i]);
+    }
+  } scratch{ectx};
   auto allocate = [&](int64_t bytes) {
+    if (scratch.count == 2)
+      throw RuntimeError("a third scratch buffer for one convolution");
     void *ptr = allocateDeviceForCall(&ectx, bytes);
     if (!ptr)
       throw RuntimeError(ectx.errorMessage);
-    scratch.push_back(ptr);
+    scratch.blocks[scratch.count++] = ptr;
     return ptr;
   };
-  struct FreeScratch {
-    ExecutionContext &ectx;
-    std::vector<void *> &scratch;
-    ~FreeScratch() {
-      for (void *ptr : scratch)
-        releaseDeviceForCall(ectx, ptr);
-    }
-  } freeScratch{ectx, scratch};
   // cuDNN's x, w and y data; backward data's filter is the kernel
   // rearranged into scratch.
   void *xData = backwardData ? output.data : input.data;
@@ -548,8 +554,8 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
 
   if (api == CudnnApi::Backend) {
     void *const data[3] = {xData, wData, yData};
-    executeConvolutionPlan(handle, p, std::move(key), facts, data, allocate,
-                           describe);
+    executeConvolutionPlan(handle, p, key, facts, data, std::cref(allocate),
+                           std::cref(describe));
     return;
   }
 

@@ -9,9 +9,13 @@
 #define DISC_LIB_RUNTIME_CUDA_CUDNN_H
 
 #include "CudaDriver.h"
+#include "../Operand.h"
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <utility>
@@ -226,6 +230,46 @@ struct DirectionFacts {
   int operation, alpha, beta, convolution, x, w, y;
 };
 
+/// Up to kCapacity ints: one of a cuDNN problem's dims, strides or
+/// parameter lists. Fixed storage, so that a call builds its problem and
+/// key without touching the heap (per-call host time: before, the eight
+/// vectors and the key's were about half of DISC's own instructions in a
+/// convolution call, bench/cuda_host_counts.py on mobilenet_v3_small).
+struct ConvInts {
+  static constexpr int kCapacity = 8;
+  int count = 0;
+  int values[kCapacity] = {};
+
+  void push_back(int value) {
+    if (count == kCapacity)
+      throw OpError("a convolution of more than " +
+                    std::to_string(kCapacity) + " dims");
+    values[count++] = value;
+  }
+  int size() const { return count; }
+  const int *data() const { return values; }
+  const int *begin() const { return values; }
+  const int *end() const { return values + count; }
+  int &operator[](int i) { return values[i]; }
+  int operator[](int i) const { return values[i]; }
+};
+
+/// Everything a prepared descriptor, algorithm or plan depends on: a
+/// header, the eight lists of a problem, unused slots 0, and the last
+/// kAlignmentSlots slots for the graph API's pointer alignments.
+struct CudnnProblemKey {
+  static constexpr int kHeader = 5, kAlignmentSlots = 3;
+  static constexpr int kSize =
+      kHeader + 8 * ConvInts::kCapacity + kAlignmentSlots;
+  std::array<int64_t, kSize> values{};
+
+  /// Any strict order does for the caches: bytes, compared at once.
+  bool operator<(const CudnnProblemKey &other) const {
+    return std::memcmp(values.data(), other.values.data(),
+                       sizeof(values)) < 0;
+  }
+};
+
 /// One call's problem in cuDNN's terms: x, w and y as the DirectionFacts
 /// map them, 1-d already as 2-d.
 struct CudnnProblem {
@@ -234,17 +278,24 @@ struct CudnnProblem {
   int mathType; // the legacy API's cudnnMathType_t
   bool tensorCoresAllowed;
   int64_t groups;
-  std::vector<int> xDims, xStrides, yDims, yStrides, wDims;
-  std::vector<int> pads, convStrides, dilations;
+  ConvInts xDims, xStrides, yDims, yStrides, wDims;
+  ConvInts pads, convStrides, dilations;
 
-  int rank() const { return static_cast<int>(xDims.size()); }
-  /// Everything a prepared descriptor, algorithm or plan depends on.
-  std::vector<int64_t> key() const {
-    std::vector<int64_t> key = {static_cast<int64_t>(direction), type,
-                                rank(), groups, mathType};
-    for (auto *list : {&xDims, &xStrides, &yDims, &yStrides, &wDims, &pads,
-                       &convStrides, &dilations})
-      key.insert(key.end(), list->begin(), list->end());
+  int rank() const { return xDims.size(); }
+  /// The key of this problem, its alignment slots 0. The lists' lengths
+  /// follow from the rank (in the header), so the concatenation is
+  /// unambiguous.
+  CudnnProblemKey key() const {
+    CudnnProblemKey key;
+    int64_t *out = key.values.data();
+    *out++ = static_cast<int64_t>(direction);
+    *out++ = type;
+    *out++ = rank();
+    *out++ = groups;
+    *out++ = mathType;
+    for (const ConvInts *list : {&xDims, &xStrides, &yDims, &yStrides,
+                                 &wDims, &pads, &convStrides, &dilations})
+      out = std::copy(list->begin(), list->end(), out);
     return key;
   }
 };
@@ -256,7 +307,7 @@ struct CudnnProblem {
 /// device scratch freed after the call; `describe` names the operands in
 /// errors and logs.
 void executeConvolutionPlan(cudnn::Handle handle, const CudnnProblem &problem,
-                            std::vector<int64_t> key,
+                            CudnnProblemKey key,
                             const DirectionFacts &facts, void *const data[3],
                             const std::function<void *(int64_t)> &allocate,
                             const std::function<std::string()> &describe);

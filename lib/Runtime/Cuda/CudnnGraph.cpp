@@ -57,7 +57,7 @@ PreparedPlan preparePlan(cudnn::Handle handle, const CudnnProblem &p,
     prepared.parts.emplace_back(type, what);
     return prepared.parts.back();
   };
-  auto widen = [](const std::vector<int> &values) {
+  auto widen = [](const ConvInts &values) {
     return std::vector<int64_t>(values.begin(), values.end());
   };
   // x, w (packed) and y.
@@ -243,7 +243,7 @@ PreparedPlan preparePlan(cudnn::Handle handle, const CudnnProblem &p,
 } // namespace
 
 void executeConvolutionPlan(cudnn::Handle handle, const CudnnProblem &p,
-                            std::vector<int64_t> key,
+                            CudnnProblemKey key,
                             const DirectionFacts &facts, void *const data[3],
                             const std::function<void *(int64_t)> &allocate,
                             const std::function<std::string()> &describe) {
@@ -251,7 +251,8 @@ void executeConvolutionPlan(cudnn::Handle handle, const CudnnProblem &p,
   const int64_t alignments[3] = {byteAlignment(data[0]),
                                  byteAlignment(data[1]),
                                  byteAlignment(data[2])};
-  key.insert(key.end(), alignments, alignments + 3);
+  std::copy(alignments, alignments + 3,
+            key.values.end() - CudnnProblemKey::kAlignmentSlots);
   const PreparedPlan &prepared =
       cuda::preparedPerProblem<PreparedPlan>(handle, key, [&] {
         return preparePlan(handle, p, alignments, facts, describe());
@@ -268,8 +269,11 @@ void executeConvolutionPlan(cudnn::Handle handle, const CudnnProblem &p,
   pack.set(backend::kPackWorkspace, backend::kTypeVoidPtr, 1, &workspace,
            "cudnnBackendSetAttribute(VARIANT_PACK_WORKSPACE)");
   pack.finalize("cudnnBackendFinalize(variant pack)");
-  check(library().execute(handle, prepared.plan.get(), pack.get()),
-        (std::string("cudnnBackendExecute(") + facts.what + ")").c_str());
+  // The call's name is built only when it failed: host time per call.
+  if (Status status =
+          library().execute(handle, prepared.plan.get(), pack.get()))
+    check(status,
+          (std::string("cudnnBackendExecute(") + facts.what + ")").c_str());
 }
 
 } // namespace ral
