@@ -48,7 +48,9 @@ MatmulOperands readMatmulOperands(const UnrankedMemRef *aRef,
   a = readOperand("A", aRef, 3, elemSize);
   b = readOperand("B", bRef, 3, elemSize);
   c = readOperand("C", cRef, 3, elemSize);
-  const std::vector<int64_t> aShape = a.sizes, bShape = b.sizes;
+  // The shapes as given, for the messages (built only when a check fails).
+  const int64_t aShape[3] = {a.sizes[0], a.sizes[1], a.sizes[2]};
+  const int64_t bShape[3] = {b.sizes[0], b.sizes[1], b.sizes[2]};
   if (transA) {
     std::swap(a.sizes[1], a.sizes[2]);
     std::swap(a.strides[1], a.strides[2]);
@@ -60,17 +62,18 @@ MatmulOperands readMatmulOperands(const UnrankedMemRef *aRef,
   ops.batch = a.sizes[0], ops.m = a.sizes[1], ops.k = a.sizes[2];
   ops.n = b.sizes[2];
   auto describe = [&]() {
-    return "A is " + shapeString(aShape) +
+    return "A is " + shapeString({aShape, aShape + 3}) +
            " (transA=" + std::to_string(transA) + "), B is " +
-           shapeString(bShape) + " (transB=" + std::to_string(transB) +
-           "), C is " + shapeString(c.sizes);
+           shapeString({bShape, bShape + 3}) +
+           " (transB=" + std::to_string(transB) + "), C is " +
+           shapeString(c.sizes);
   };
   if (b.sizes[1] != ops.k)
     throw OpError("contraction sizes differ (" + std::to_string(ops.k) +
                   " vs " + std::to_string(b.sizes[1]) + "): " + describe());
   if (b.sizes[0] != ops.batch)
     throw OpError("batch sizes differ: " + describe());
-  if (c.sizes != std::vector<int64_t>{ops.batch, ops.m, ops.n})
+  if (c.sizes[0] != ops.batch || c.sizes[1] != ops.m || c.sizes[2] != ops.n)
     throw OpError("C must be " + shapeString({ops.batch, ops.m, ops.n}) +
                   ": " + describe());
   return ops;

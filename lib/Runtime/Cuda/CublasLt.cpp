@@ -26,6 +26,7 @@
 #include "disc/Runtime/RalApi.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -293,7 +294,8 @@ void cudaMatmul(ExecutionContext &ectx, DType dtype,
   // all the descriptors and the heuristic see.
   // (Extents are below 2^63: readMatmulOperands took them from int64_t.)
   auto extent = [](uint64_t v) { return static_cast<int64_t>(v); };
-  const std::vector<int64_t> problem = {
+  // A fixed array: no heap per call (the cache's key).
+  const std::array<int64_t, 21> problem = {
       type,          computeType,        first.op,
       second.op,     extent(first.rows), extent(first.cols),
       first.ld,      extent(second.rows), extent(second.cols),
