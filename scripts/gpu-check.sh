@@ -158,10 +158,10 @@ tail -1 "$OUT/pytest-cuda.log"
 # 1b. Where the convolutional samples' time goes (bench/cuda_profile.py):
 # per contender the wall, host and GPU time of one call, its kernel count
 # and top kernels by GPU time, and DISC's host cost per launch and library
-# call (disc-prof), within GPU_CHECK_PROFILE_SECONDS (default 90; 0 skips
+# call (disc-prof), within GPU_CHECK_PROFILE_SECONDS (default 60; 0 skips
 # it). GPU_CHECK_PROFILE: space-separated SAMPLE[:contenders] under the
 # dev set; by default the two furthest behind eager in the 2026-11-28 run.
-PROFILE_SECONDS=${GPU_CHECK_PROFILE_SECONDS:-90}
+PROFILE_SECONDS=${GPU_CHECK_PROFILE_SECONDS:-60}
 PROFILE_SAMPLES=${GPU_CHECK_PROFILE:-torchvision/mobilenet_v3_small:eager,disc,disc-prof timm/convnext_atto.d2_in1k:eager,disc,disc-prof}
 PROFILE_ROOT=${GPU_CHECK_SAMPLES:-}
 for dir in shared/graphnet/samples gpu-shared/graphnet/samples ../shared/graphnet/samples; do
