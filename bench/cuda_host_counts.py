@@ -16,6 +16,10 @@ partition's GPU time is unexplained).
     .venv/bin/python bench/cuda_host_counts.py \\
         ../shared/graphnet/samples/torchvision/resnet18 [--env DISC_CUDA_REUSE_BLOCKS=0]
 
+`--instructions` adds the instructions per call under callgrind (valgrind;
+minutes per partition): all of them, and DISC's own, without the fake
+libraries' functions. Deterministic, where this VM's host microseconds
+vary by half between runs: the figure to compare host-side changes by.
 `--keep DIR` keeps the partitions' files (DIR/SAMPLE/partition-K.mlir and
 .shapes), for a profiler run on the gtest by hand (docs/cuda.md, "A
 convolution's host work per call"; DISC_HOST_COUNTS_CALLS sets its call
@@ -137,6 +141,46 @@ def counts(mlir: str, shapes: str, env: dict, launches: list | None = None) -> s
             f"{float(convolutions) + float(matmuls):9.0f} {float(us):9.1f}")
 
 
+# Calls of the gtest under callgrind: 3 warm-up calls and these timed ones,
+# every Program::run collected (the compile is not).
+_INSTRUCTION_CALLS = 10
+_FAKE_LIBRARY = "libdisc-fake-cuda.so"
+
+
+def instructions(mlir: str, shapes: str, env: dict) -> str:
+    """Instructions per call of the partition under callgrind (deterministic,
+    where this VM's timings vary by half): all of them, and DISC's own (less
+    the fake libraries' functions; what those call in libc still counts)."""
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "callgrind.out")
+        run = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             "--collect-atstart=no", "--toggle-collect=disc::ral::Program::run*",
+             _GTEST, "--gtest_also_run_disabled_tests",
+             "--gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition"],
+            env=dict(os.environ, **env, DISC_HOST_COUNTS_MLIR=mlir,
+                     DISC_HOST_COUNTS_SHAPES=shapes,
+                     DISC_HOST_COUNTS_CALLS=str(_INSTRUCTION_CALLS)),
+            capture_output=True, text=True)
+        if run.returncode != 0 or not os.path.exists(out):
+            tail = (run.stdout + run.stderr).strip().splitlines()[-3:]
+            return "callgrind failed: " + " | ".join(tail)
+        annotate = subprocess.run(["callgrind_annotate", "--inclusive=no", out],
+                                  capture_output=True, text=True).stdout
+    total = fake = 0
+    for line in annotate.splitlines():
+        words = line.split()
+        if not words or not words[0].replace(",", "").isdigit():
+            continue
+        count = int(words[0].replace(",", ""))
+        if "PROGRAM TOTALS" in line:
+            total = count
+        elif line.rstrip().endswith(_FAKE_LIBRARY + "]"):
+            fake += count
+    calls = 3 + _INSTRUCTION_CALLS
+    return f"{total / calls / 1e3:9.0f}K {(total - fake) / calls / 1e3:9.0f}K"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("samples", nargs="+")
@@ -144,6 +188,10 @@ def main() -> int:
                         help="VAR=VALUE for the counting runs")
     parser.add_argument("--launches", action="store_true",
                         help="also list one call's launches per partition")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also the instructions per call under callgrind "
+                             "(valgrind; minutes per partition): all, and "
+                             "DISC's own without the fake libraries'")
     parser.add_argument("--keep", metavar="DIR",
                         help="write each sample's partition MLIR and input "
                              "shapes under DIR/SAMPLE (the gtest's "
@@ -155,8 +203,11 @@ def main() -> int:
         print(f"{_GTEST} is missing: run `make build` first", file=sys.stderr)
         return 2
     env = dict(item.split("=", 1) for item in args.env)
-    print(f"{'sample / partition':48s} {'launches':>9s} {'allocations':>11s} "
-          f"{'libcalls':>9s} {'host us':>9s}")
+    header = (f"{'sample / partition':48s} {'launches':>9s} {'allocations':>11s} "
+              f"{'libcalls':>9s} {'host us':>9s}")
+    if args.instructions:
+        header += f" {'instr/call':>10s} {'DISC own':>10s}"
+    print(header)
     for path in args.samples:
         with tempfile.TemporaryDirectory() as temporary:
             work = temporary
@@ -166,7 +217,10 @@ def main() -> int:
             for mlir, shapes in partitions_of(path, work):
                 name = f"{os.path.basename(path.rstrip('/'))}/{os.path.basename(mlir)}"
                 launches = [] if args.launches else None
-                print(f"{name[:48]:48s} {counts(mlir, shapes, env, launches)}", flush=True)
+                row = f"{name[:48]:48s} {counts(mlir, shapes, env, launches)}"
+                if args.instructions:
+                    row += " " + instructions(mlir, shapes, env)
+                print(row, flush=True)
                 for line in launches or []:
                     print("    " + line)
     return 0
