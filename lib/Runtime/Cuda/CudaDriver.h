@@ -133,7 +133,8 @@ Handle handlePerContext(CUcontext context, Create create) {
 
 /// What a library call prepares for one problem (descriptors, the chosen
 /// algorithm), made by `prepare()` the first time a (handle, problem) pair
-/// is seen and kept for the process: one cache per `Prepared` type.
+/// is seen and kept for the process: one cache per instantiation (each
+/// call site's `prepare` is a lambda of its own type, so per call site).
 /// `prepare` runs without the lock (it calls the library); when two
 /// threads prepare one problem, the first entry stays and the other is
 /// dropped. Entries never move, so the reference stays valid.
