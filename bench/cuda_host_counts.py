@@ -141,8 +141,8 @@ def counts(mlir: str, shapes: str, env: dict, launches: list | None = None) -> s
             f"{float(convolutions) + float(matmuls):9.0f} {float(us):9.1f}")
 
 
-# Calls of the gtest under callgrind: 3 warm-up calls and these timed ones,
-# every Program::run collected (the compile is not).
+# The gtest's timed calls under callgrind, collected alone (not the compile,
+# not the warm-up calls that prepare plans and load modules).
 _INSTRUCTION_CALLS = 10
 _FAKE_LIBRARY = "libdisc-fake-cuda.so"
 
@@ -155,7 +155,7 @@ def instructions(mlir: str, shapes: str, env: dict) -> str:
         out = os.path.join(work, "callgrind.out")
         run = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-             "--collect-atstart=no", "--toggle-collect=disc::ral::Program::run*",
+             "--collect-atstart=no", "--toggle-collect=*hostCountsTimedCalls*",
              _GTEST, "--gtest_also_run_disabled_tests",
              "--gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition"],
             env=dict(os.environ, **env, DISC_HOST_COUNTS_MLIR=mlir,
@@ -183,7 +183,7 @@ def instructions(mlir: str, shapes: str, env: dict) -> str:
         elif (line.rstrip().endswith(_FAKE_LIBRARY + "]") and
               re.search(r"\?\?\?:cu[A-Za-z]", line)):
             fake += count
-    calls = 3 + _INSTRUCTION_CALLS
+    calls = _INSTRUCTION_CALLS
     return f"{total / calls / 1e3:9.0f}K {(total - fake) / calls / 1e3:9.0f}K"
 
 

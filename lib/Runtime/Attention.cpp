@@ -270,7 +270,7 @@ void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
   p.k = readOperand("key", kRef, 4, sizeof(float));
   p.v = readOperand("value", vRef, 4, sizeof(float));
   Operand out = readOperand("result", outRef, 4, sizeof(float));
-  const std::vector<int64_t> &qs = p.q.sizes, &ks = p.k.sizes, &vs = p.v.sizes;
+  const Dims &qs = p.q.sizes, &ks = p.k.sizes, &vs = p.v.sizes;
   auto describe = [&]() {
     return "query " + shapeString(qs) + ", key " + shapeString(ks) +
            ", value " + shapeString(vs);
@@ -286,7 +286,7 @@ void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
     throw OpError("query and key head dims differ: " + describe());
   if (vs[2] != ks[2])
     throw OpError("key and value sequence lengths differ: " + describe());
-  const std::vector<int64_t> expected = {qs[0], qs[1], qs[2], vs[3]};
+  const Dims expected = {qs[0], qs[1], qs[2], vs[3]};
   if (out.sizes != expected)
     throw OpError("result is " + shapeString(out.sizes) + ", expected " +
                   shapeString(expected) + ": " + describe());

@@ -76,8 +76,10 @@ memory::data_type toDnnl(DType dtype) {
 /// possible: the strides of size-1 dims (which never affect an address) are
 /// set past the extent of the others; the remaining dims must have positive,
 /// non-overlapping strides. Returns false when that is not the case.
-bool canonicalizeStrides(const std::vector<int64_t> &sizes,
-                         std::vector<int64_t> &strides) {
+/// (Any containers of int64_t: an operand's Dims, or the vectors of a
+/// grouped convolution's weights.)
+template <typename Sizes, typename Strides>
+bool canonicalizeStrides(const Sizes &sizes, Strides &strides) {
   int64_t extent = 1;
   std::vector<size_t> order;
   for (size_t d = 0; d < sizes.size(); ++d) {
@@ -102,7 +104,7 @@ bool canonicalizeStrides(const std::vector<int64_t> &sizes,
 /// Ensures an input operand's layout can be described to oneDNN, copying it
 /// into a contiguous temporary if necessary.
 void prepareInput(Operand &operand, size_t elemSize) {
-  std::vector<int64_t> strides = operand.strides;
+  Dims strides = operand.strides;
   if (canonicalizeStrides(operand.sizes, strides)) {
     operand.strides = strides;
     return;
@@ -113,9 +115,9 @@ void prepareInput(Operand &operand, size_t elemSize) {
 /// Like prepareInput for an output: returns true when the result must be
 /// computed into the contiguous `operand.copy` and then copied out to
 /// `originalData` with `originalStrides`.
-bool prepareOutput(Operand &operand, std::vector<int64_t> &originalStrides,
+bool prepareOutput(Operand &operand, Dims &originalStrides,
                    void *&originalData, size_t elemSize) {
-  std::vector<int64_t> strides = operand.strides;
+  Dims strides = operand.strides;
   if (canonicalizeStrides(operand.sizes, strides)) {
     operand.strides = strides;
     return false;
@@ -136,7 +138,7 @@ void fillZero(const Operand &operand, size_t elemSize) {
               elemSize);
 }
 
-void appendKey(std::string &key, const std::vector<int64_t> &values) {
+void appendKey(std::string &key, const Dims &values) {
   for (int64_t v : values) {
     key += std::to_string(v);
     key += ',';
@@ -372,8 +374,7 @@ bool isBinary(PostOpKind kind) {
 
 /// Reads `args`; each operand must have `resultSizes`' rank and dims that
 /// are 1 or the result's.
-Epilogue readEpilogue(const EpilogueArgs *args,
-                      const std::vector<int64_t> &resultSizes,
+Epilogue readEpilogue(const EpilogueArgs *args, const Dims &resultSizes,
                       size_t elemSize) {
   Epilogue epilogue;
   if (!args)
@@ -705,7 +706,7 @@ void matmul(ExecutionContext &ectx, DType dtype, const UnrankedMemRef *aRef,
 
   prepareInput(a, elemSize);
   prepareInput(b, elemSize);
-  std::vector<int64_t> cStrides;
+  Dims cStrides;
   void *cData = nullptr;
   const bool copyOut = prepareOutput(c, cStrides, cData, elemSize);
 
@@ -1009,7 +1010,7 @@ void convolution(ExecutionContext &ectx, DType dtype,
     kernel.data = kernel.copy.data();
     kernel.strides = contiguous;
   }
-  std::vector<int64_t> outStrides;
+  Dims outStrides;
   void *outData = nullptr;
   const bool copyOut = prepareOutput(output, outStrides, outData, elemSize);
   if (!transposed && runPointwiseAsMatmul(ectx, dtype, input, kernel, output,
@@ -1226,7 +1227,7 @@ void convolutionBackwardWeights(ExecutionContext &ectx, DType dtype,
   }
   prepareInput(input, elemSize);
   prepareInput(gradient, elemSize);
-  std::vector<int64_t> outStrides;
+  Dims outStrides;
   void *outData = nullptr;
   const bool copyOut = prepareOutput(kernel, outStrides, outData, elemSize);
 

@@ -10,9 +10,11 @@
 
 #include "disc/Runtime/RalApi.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,10 +30,72 @@ struct OpError : std::runtime_error {
 /// "[2, 3, 4]".
 std::string shapeString(const std::vector<int64_t> &shape);
 
+/// A shape or its strides: room for kInline values in place, the heap
+/// beyond. Library calls read three or four operands per call, and their
+/// sizes and strides as vectors were two heap allocations each (host time
+/// on every call: docs/cuda.md, "A convolution's host work per call").
+/// Converts to and from std::vector<int64_t> (for oneDNN's dims and the
+/// messages).
+class Dims {
+public:
+  static constexpr size_t kInline = 8;
+
+  Dims() = default;
+  Dims(std::initializer_list<int64_t> values) {
+    assign(values.begin(), values.end());
+  }
+  Dims(const std::vector<int64_t> &values) { // NOLINT: implicit on purpose
+    assign(values.data(), values.data() + values.size());
+  }
+  operator std::vector<int64_t>() const { return {begin(), end()}; }
+
+  void assign(const int64_t *first, const int64_t *last) {
+    resize(static_cast<size_t>(last - first));
+    std::copy(first, last, data());
+  }
+  void resize(size_t n, int64_t value = 0) {
+    if (n > kInline) {
+      // Keep what is there, as std::vector::resize does.
+      std::vector<int64_t> grown(n, value);
+      std::copy(begin(), begin() + std::min(count, n), grown.begin());
+      heap = std::move(grown);
+    } else {
+      if (count > kInline)
+        std::copy(heap.begin(), heap.begin() + n, inlineValues);
+      heap.clear();
+      for (size_t i = count; i < n; ++i)
+        inlineValues[i] = value;
+    }
+    count = n;
+  }
+  size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  int64_t *data() { return count > kInline ? heap.data() : inlineValues; }
+  const int64_t *data() const {
+    return count > kInline ? heap.data() : inlineValues;
+  }
+  int64_t *begin() { return data(); }
+  int64_t *end() { return data() + count; }
+  const int64_t *begin() const { return data(); }
+  const int64_t *end() const { return data() + count; }
+  int64_t &operator[](size_t i) { return data()[i]; }
+  int64_t operator[](size_t i) const { return data()[i]; }
+
+  friend bool operator==(const Dims &a, const Dims &b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+  friend bool operator!=(const Dims &a, const Dims &b) { return !(a == b); }
+
+private:
+  size_t count = 0;
+  int64_t inlineValues[kInline] = {};
+  std::vector<int64_t> heap; // the values when there are over kInline
+};
+
 /// One operand: the address of its first element, sizes and element strides.
 struct Operand {
   void *data = nullptr;
-  std::vector<int64_t> sizes, strides;
+  Dims sizes, strides;
   /// Owns the contiguous copy when the original strides were unusable.
   std::vector<char> copy;
 };

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace disc {
@@ -11,7 +12,9 @@ namespace ral {
 
 /// Number of elements of a shape (1 for rank 0).
 int64_t numElements(const int64_t *sizes, int64_t rank);
-inline int64_t numElements(const std::vector<int64_t> &sizes) {
+/// The same for any container with data() and size() (std::vector, Dims).
+template <typename Sizes>
+inline int64_t numElements(const Sizes &sizes) {
   return numElements(sizes.data(), static_cast<int64_t>(sizes.size()));
 }
 
@@ -20,8 +23,13 @@ std::vector<int64_t> contiguousStrides(const int64_t *sizes, int64_t rank);
 /// The same, written to strides[0, rank).
 void writeContiguousStrides(const int64_t *sizes, int64_t rank,
                             int64_t *strides);
-inline std::vector<int64_t> contiguousStrides(const std::vector<int64_t> &s) {
+template <typename Sizes>
+inline std::vector<int64_t> contiguousStrides(const Sizes &s) {
   return contiguousStrides(s.data(), static_cast<int64_t>(s.size()));
+}
+inline std::vector<int64_t>
+contiguousStrides(std::initializer_list<int64_t> s) {
+  return contiguousStrides(s.begin(), static_cast<int64_t>(s.size()));
 }
 
 /// Whether `strides` describe row-major contiguous memory for `sizes`.
