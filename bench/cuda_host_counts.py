@@ -17,12 +17,12 @@ partition's GPU time is unexplained).
         ../shared/graphnet/samples/torchvision/resnet18 [--env DISC_CUDA_REUSE_BLOCKS=0]
 
 `--instructions` adds the instructions per call under callgrind (valgrind;
-minutes per partition): all of them, and DISC's own, without the fake
-libraries' functions. Deterministic, where this VM's host microseconds
+minutes per partition) in steady state: all of them, and DISC's own,
+without the fake libraries' entry points and what they call. Deterministic, where this VM's host microseconds
 vary by half between runs: the figure to compare host-side changes by.
 `--keep DIR` keeps the partitions' files (DIR/SAMPLE/partition-K.mlir and
-.shapes), for a profiler run on the gtest by hand (docs/cuda.md, "A
-convolution's host work per call"; DISC_HOST_COUNTS_CALLS sets its call
+.shapes), for a profiler run on the gtest by hand (docs/cuda.md,
+"Library calls' host work per call"; DISC_HOST_COUNTS_CALLS sets its call
 count).
 
 Needs `make build` (build/unittests/disc-cuda-host-tests) and ptxas.

@@ -33,7 +33,7 @@ std::string shapeString(const std::vector<int64_t> &shape);
 /// A shape or its strides: room for kInline values in place, the heap
 /// beyond. Library calls read three or four operands per call, and their
 /// sizes and strides as vectors were two heap allocations each (host time
-/// on every call: docs/cuda.md, "A convolution's host work per call").
+/// on every call: docs/cuda.md, "Library calls' host work per call").
 /// Converts to and from std::vector<int64_t> (for oneDNN's dims and the
 /// messages).
 class Dims {
