@@ -41,6 +41,21 @@ public:
   static constexpr size_t kInline = 8;
 
   Dims() = default;
+  Dims(const Dims &) = default;
+  Dims &operator=(const Dims &) = default;
+  /// A moved-from Dims is empty (as a moved-from vector is in practice).
+  Dims(Dims &&other) noexcept { *this = std::move(other); }
+  Dims &operator=(Dims &&other) noexcept {
+    if (this != &other) {
+      count = other.count;
+      std::copy(other.inlineValues, other.inlineValues + kInline,
+                inlineValues);
+      heap = std::move(other.heap);
+      other.count = 0;
+      other.heap.clear();
+    }
+    return *this;
+  }
   Dims(std::initializer_list<int64_t> values) {
     assign(values.begin(), values.end());
   }
@@ -49,16 +64,22 @@ public:
   }
   operator std::vector<int64_t>() const { return {begin(), end()}; }
 
+  /// [first, last) may be this Dims' own prefix, not another part of it.
   void assign(const int64_t *first, const int64_t *last) {
-    resize(static_cast<size_t>(last - first));
+    const size_t n = static_cast<size_t>(last - first);
+    if (first == data() && n <= count) { // its own prefix: already there
+      resize(n);
+      return;
+    }
+    resize(n);
     std::copy(first, last, data());
   }
+  /// Keeps the first min(size(), n) values, as std::vector::resize does.
   void resize(size_t n, int64_t value = 0) {
     if (n > kInline) {
-      // Keep what is there, as std::vector::resize does.
-      std::vector<int64_t> grown(n, value);
-      std::copy(begin(), begin() + std::min(count, n), grown.begin());
-      heap = std::move(grown);
+      if (count <= kInline)
+        heap.assign(inlineValues, inlineValues + count);
+      heap.resize(n, value); // no reallocation when the size stays
     } else {
       if (count > kInline)
         std::copy(heap.begin(), heap.begin() + n, inlineValues);

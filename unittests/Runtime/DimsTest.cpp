@@ -70,6 +70,14 @@ TEST(Dims, CopiesAreIndependentAndCompareByValue) {
     EXPECT_EQ(a[n - 1], iota(n)[n - 1]);
     Dims moved = std::move(b);
     EXPECT_EQ(moved[n - 1], iota(n)[n - 1] + 1);
+    EXPECT_TRUE(b.empty()); // NOLINT: what a moved-from Dims holds
+    Dims assigned;
+    assigned = std::move(moved);
+    EXPECT_EQ(assigned[n - 1], iota(n)[n - 1] + 1);
+    EXPECT_TRUE(moved.empty()); // NOLINT
+    // Assigning a Dims its own values (same size) keeps them.
+    assigned.assign(assigned.begin(), assigned.end());
+    EXPECT_EQ(assigned[0], iota(n)[0]);
     EXPECT_NE(Dims(iota(n)), Dims(iota(n + 1))); // a prefix is not equal
     EXPECT_TRUE(Dims({1, 2}) == std::vector<int64_t>({1, 2}));
   }
