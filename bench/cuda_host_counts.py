@@ -119,17 +119,23 @@ def partitions_of(path: str, out_dir: str) -> list[tuple[str, str]]:
     return files
 
 
+def _gtest_run(mlir: str, shapes: str, env: dict, prefix: tuple = ()):
+    """The counting gtest on one partition (under `prefix`, a profiler's
+    command line, when given)."""
+    return subprocess.run(
+        [*prefix, _GTEST, "--gtest_also_run_disabled_tests",
+         "--gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition"],
+        env=dict(os.environ, **env, DISC_HOST_COUNTS_MLIR=mlir,
+                 DISC_HOST_COUNTS_SHAPES=shapes),
+        capture_output=True, text=True)
+
+
 def counts(mlir: str, shapes: str, env: dict, launches: list | None = None) -> str:
     """The partition's counts row; with `launches`, one call's launch lines
     appended to it."""
     if launches is not None:
         env = dict(env, DISC_HOST_COUNTS_LAUNCHES="1")
-    run = subprocess.run(
-        [_GTEST, "--gtest_also_run_disabled_tests",
-         "--gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition"],
-        env=dict(os.environ, **env, DISC_HOST_COUNTS_MLIR=mlir,
-                 DISC_HOST_COUNTS_SHAPES=shapes),
-        capture_output=True, text=True)
+    run = _gtest_run(mlir, shapes, env)
     found = _LINE.search(run.stdout)
     if launches is not None:
         launches.extend(_LAUNCH.findall(run.stdout))
@@ -153,15 +159,10 @@ def instructions(mlir: str, shapes: str, env: dict) -> str:
     the fake libraries' entry points, with what they call)."""
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "callgrind.out")
-        run = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-             "--collect-atstart=no", "--toggle-collect=*hostCountsTimedCalls*",
-             _GTEST, "--gtest_also_run_disabled_tests",
-             "--gtest_filter=CudaHost.DISABLED_HostCountsOfAPartition"],
-            env=dict(os.environ, **env, DISC_HOST_COUNTS_MLIR=mlir,
-                     DISC_HOST_COUNTS_SHAPES=shapes,
-                     DISC_HOST_COUNTS_CALLS=str(_INSTRUCTION_CALLS)),
-            capture_output=True, text=True)
+        run = _gtest_run(
+            mlir, shapes, dict(env, DISC_HOST_COUNTS_CALLS=str(_INSTRUCTION_CALLS)),
+            prefix=("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                    "--collect-atstart=no", "--toggle-collect=*hostCountsTimedCalls*"))
         if run.returncode != 0 or not os.path.exists(out):
             tail = (run.stdout + run.stderr).strip().splitlines()[-3:]
             return "callgrind failed: " + " | ".join(tail)

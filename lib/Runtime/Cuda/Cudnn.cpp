@@ -448,11 +448,10 @@ void cudaConvolution(ExecutionContext &ectx, DType dtype, Direction direction,
                   " over an empty dim is not supported on cuda yet: " +
                   describe());
   // The filter must be packed: [O, C/G, K...] row-major.
-  for (int64_t d = rank - 1, stride = 1; d >= 0;
-       stride *= kernel.sizes[d], --d)
-    if (kernel.strides[d] != stride && kernel.sizes[d] != 1)
-      throw OpError(std::string("the ") + wName +
-                    " must be contiguous on cuda: " + describe());
+  // (Strides of size-1 dims never affect an address.)
+  if (!isRowMajorContiguous(kernel.sizes.data(), kernel.strides.data(), rank))
+    throw OpError(std::string("the ") + wName +
+                  " must be contiguous on cuda: " + describe());
 
   // cuDNN's x and y: DISC's input and output, swapped for backward data;
   // its filter: DISC's kernel, for backward data with its channel dims
