@@ -12,13 +12,26 @@ dropped or duplicated lines) and runs it in a worker process:
                 an expected outcome
 
 Anything else is a finding: the worker dying (a crash), not answering in
-time (a hang), or another exception type. Findings are written to
+time (a hang), or another exception type.
+
+With --differential cuda-emulated, every program that compiles is also
+compiled for the cuda target's block/thread mapping run on the CPU, called
+on the same inputs, and must agree with the first build: the same outcome
+(ran, or InvocationError) and the same results (NaN and inf in the same
+places, floats within the GraphNet harness's tolerance). A difference is a
+finding ("mismatch"): index arithmetic of the GPU mapping (row kernels,
+vector grids, column splits, 32-bit indices) that no GPU is needed to
+catch. --differential cuda compiles each program for the GPU too, ptxas
+included (not called: no GPU here). A program the first build takes and a
+cuda target declines with a CompileError is an outcome of its own,
+"target_declined", whose reasons are printed once each for review. Findings are written to
 fuzz/findings/ (the program and the report) and make the run fail.
 Mutants with an outcome not seen before go to --save-corpus.
 
     .venv/bin/python fuzz/disc_fuzz.py --seconds 60            # what CI runs
     .venv/bin/python fuzz/disc_fuzz.py --executions 1000000
     .venv/bin/python fuzz/disc_fuzz.py --replay fuzz/findings/crash-....mlir
+    .venv/bin/python fuzz/disc_fuzz.py --seconds 600 --differential cuda-emulated
 """
 from __future__ import annotations
 
@@ -149,6 +162,7 @@ DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
       "f64": torch.float64, "i1": torch.bool, "i8": torch.int8, "i16": torch.int16,
       "i32": torch.int32, "i64": torch.int64}
 SIZES = [0, 1, 2, 3, 5, 7, 13, 64]
+BASE = disc.default_target()  # DISC_TARGET, else cpu: every program's first build
 
 def make(dtype, dims, rng):
     shape = [d if d >= 0 else rng.choice(SIZES) for d in dims]
@@ -162,24 +176,49 @@ def make(dtype, dims, rng):
         return x
     return torch.randint(-3, 8, shape, dtype=t)
 
-def call(exe, rng):
+def inputs_for(exe, rng, trial):
     args, _ = exe.signature
+    inputs = [make(dtype, dims, rng) for name, dtype, dims, classes in args]
+    if trial == 2 and inputs:  # a deliberately wrong argument
+        i = rng.randrange(len(inputs))
+        inputs[i] = rng.choice([inputs[i].unsqueeze(0), inputs[i].to(torch.int32)
+                                if inputs[i].is_floating_point() else inputs[i].float(),
+                                torch.randn(1).expand(5)])
+    return inputs
+
+def invoke(exe, inputs):
+    """("ok", results) or ("InvocationError", None)."""
+    try:
+        return "ok", exe(*[x.clone() for x in inputs])
+    except disc.InvocationError:
+        return "InvocationError", None
+
+def call(exe, rng, others=()):
+    """Three calls of `exe` on random inputs (the third with a wrong
+    argument); each `others` executable (another target's build of the
+    program) on the same inputs must have the same outcome and results."""
+    from disc.bench.correctness import outputs_match
     outcomes = []
     for trial in range(3):
-        inputs = []
-        for name, dtype, dims, classes in args:
-            inputs.append(make(dtype, dims, rng))
-        if trial == 2 and inputs:  # a deliberately wrong argument
-            i = rng.randrange(len(inputs))
-            inputs[i] = rng.choice([inputs[i].unsqueeze(0), inputs[i].to(torch.int32)
-                                    if inputs[i].is_floating_point() else inputs[i].float(),
-                                    torch.randn(1).expand(5)])
-        try:
-            exe(*inputs)
-            outcomes.append("ok")
-        except disc.InvocationError as e:
-            outcomes.append("InvocationError")
+        inputs = inputs_for(exe, rng, trial)
+        outcome, results = invoke(exe, inputs)
+        outcomes.append(outcome)
+        for target, other in others:
+            other_outcome, other_results = invoke(other, inputs)
+            if other_outcome != outcome:
+                raise Mismatch(f"{target}: {other_outcome} where {BASE}: {outcome}", inputs)
+            if results is not None:
+                ok, err, why = outputs_match(tuple(results), tuple(other_results))
+                if not ok:
+                    raise Mismatch(f"{target} differs from {BASE}: {why}", inputs)
     return outcomes
+
+class Mismatch(Exception):
+    def __init__(self, what, inputs):
+        shapes = ", ".join(f"{str(x.dtype).replace('torch.', '')}{list(x.shape)}"
+                           for x in inputs)
+        super().__init__(f"{what} (inputs {shapes})")
+        self.what = what
 
 def run_job(job):
     rng = random.Random(job["seed"])
@@ -191,8 +230,25 @@ def run_job(job):
     except Exception as e:
         return {"outcome": "unexpected", "key": type(e).__name__,
                 "detail": traceback.format_exc()[-1500:]}
+    # --differential: the program's other targets, compiled from the same
+    # text. A CompileError there is an outcome of its own (the cuda
+    # targets decline some programs the CPU takes, with a reason).
+    others = []
+    for target in job.get("targets", []):
+        try:
+            other = disc.compile_mlir(job["text"], target=target)
+        except disc.CompileError as e:
+            msg = str(e).split("error: ", 1)[-1].splitlines()[0]
+            return {"outcome": "target_declined", "key": f"{target}: {msg}"}
+        except Exception as e:
+            return {"outcome": "unexpected", "key": f"{target}: {type(e).__name__}",
+                    "detail": traceback.format_exc()[-1500:]}
+        if target != "cuda":  # compiled only (ptxas), no GPU to call it
+            others.append((target, other))
     try:
-        return {"outcome": "ran", "key": ",".join(call(exe, rng))}
+        return {"outcome": "ran", "key": ",".join(call(exe, rng, others))}
+    except Mismatch as e:
+        return {"outcome": "mismatch", "key": e.what, "detail": str(e)}
     except Exception as e:
         return {"outcome": "unexpected", "key": type(e).__name__,
                 "detail": traceback.format_exc()[-1500:]}
@@ -255,11 +311,11 @@ class Worker:
         self.stderr.truncate()
         return text
 
-    def run(self, text, seed, timeout):
+    def run(self, text, seed, timeout, targets=()):
         """The worker's answer, or {"outcome": "crash"/"hang", ...}."""
         try:
-            self.proc.stdin.write(json.dumps({"text": text, "seed": seed,
-                                              "timeout": timeout}) + "\n")
+            self.proc.stdin.write(json.dumps({"text": text, "seed": seed, "timeout": timeout,
+                                              "targets": list(targets)}) + "\n")
             self.proc.stdin.flush()
         except BrokenPipeError:
             pass
@@ -286,7 +342,7 @@ class Worker:
 
 # ------------------------------------------------------------------ main
 
-FINDINGS = ("crash", "hang", "unexpected")
+FINDINGS = ("crash", "hang", "unexpected", "mismatch")
 
 
 def save_finding(directory, text, result):
@@ -312,6 +368,12 @@ def main() -> int:
     parser.add_argument("--replay", nargs="*", default=None,
                         help="run these programs as they are (no mutation)")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--differential", action="append", default=[],
+                        choices=["cuda-emulated", "cuda"],
+                        help="also compile every program for this target; cuda-emulated "
+                             "builds are called on the same inputs and must agree with the "
+                             "first build (a mismatch is a finding), cuda builds are "
+                             "compiled only (ptxas). Repeatable")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else int(time.time())
     rng = random.Random(seed)
@@ -325,7 +387,7 @@ def main() -> int:
         if args.replay is not None:
             jobs = [(open(p).read(), p) for p in args.replay]
             for text, path in jobs:
-                result = worker.run(text, 0, args.timeout)
+                result = worker.run(text, 0, args.timeout, args.differential)
                 counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
                 print(f"[fuzz] {path}: {result['outcome']} {result.get('key', '')}", flush=True)
                 if result["outcome"] in FINDINGS:
@@ -339,7 +401,8 @@ def main() -> int:
                 if args.seconds is not None and time.time() - start >= args.seconds:
                     break
                 text = mutate(rng.choice(seeds), rng)
-                result = worker.run(text, rng.randrange(2**31), args.timeout)
+                result = worker.run(text, rng.randrange(2**31), args.timeout,
+                                    args.differential)
                 n += 1
                 outcome = result["outcome"]
                 counts[outcome] = counts.get(outcome, 0) + 1
@@ -350,6 +413,8 @@ def main() -> int:
                 key = (outcome, re.sub(r"\d+", "N", result.get("key", "")))
                 if key not in seen:
                     seen.add(key)
+                    if outcome == "target_declined":  # to review: a reason, or a bug?
+                        print(f"[fuzz] declined ({key[1]})", flush=True)
                     if args.save_corpus and outcome == "ran":
                         os.makedirs(args.save_corpus, exist_ok=True)
                         digest = hashlib.sha1(text.encode()).hexdigest()[:12]

@@ -178,6 +178,7 @@ LogicalResult lowerConvolution(ConvolutionOp op) {
   ArrayRef<int64_t> strides = op.getWindowStrides(),
                     dilation = op.getRhsDilation();
 
+  emitConvolutionWindowChecks(b, op);
   auto dims = reifyResultDims(b, op);
   if (failed(dims))
     return op.emitOpError("cannot compute the result shape");
@@ -380,6 +381,7 @@ LogicalResult lowerFloatDepthwise(ConvolutionOp op) {
   ArrayRef<int64_t> strides = op.getWindowStrides(),
                     dilation = op.getRhsDilation(), low = op.getPaddingLow();
 
+  emitConvolutionWindowChecks(b, op);
   auto dims = reifyResultDims(b, op);
   if (failed(dims))
     return op.emitOpError("cannot compute the result shape");

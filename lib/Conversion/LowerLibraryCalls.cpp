@@ -348,6 +348,7 @@ LogicalResult lowerConvolution(ConvolutionOp op, Value ctx) {
            << "has element type " << op.getLhs().getType().getElementType()
            << "; the CPU library (oneDNN) supports f32, f16 and bf16";
   auto resultType = cast<RankedTensorType>(op.getType());
+  emitConvolutionWindowChecks(b, op);
   FailureOr<Value> out = allocOpResult(b, op);
   if (failed(out))
     return failure();

@@ -1,6 +1,8 @@
 //===- SizeChecks.cpp - run-time checks of sizes computed from data -------===//
 #include "disc/Conversion/SizeChecks.h"
 
+#include "disc/Dialect/Disc/DiscDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -65,6 +67,24 @@ void disc::emitAssertEqualSizes(OpBuilder &b, Location loc, Value x, Value y,
     return;
   Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
   cf::AssertOp::create(b, loc, eq, message.str());
+}
+
+void disc::emitConvolutionWindowChecks(OpBuilder &b, Operation *op) {
+  auto conv = cast<ConvolutionOp>(op);
+  Location loc = conv.getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [s, span] :
+       llvm::enumerate(conv.buildWindowSpans(b, conv->getOperands()))) {
+    Value fits = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::sge,
+                                               span, zero);
+    if (auto c = getConstantIntValue(fits); c && *c)
+      continue;
+    cf::AssertOp::create(
+        b, loc, fits,
+        ("disc.convolution: along spatial dim " + Twine(s) +
+         " the kernel (dilated) is larger than the padded input")
+            .str());
+  }
 }
 
 SmallVector<Value> disc::dynamicSizes(ShapedType type, ArrayRef<Value> dims) {

@@ -230,7 +230,12 @@ bool attendBlock(const Problem &p, int64_t b, int64_t h, int64_t i0,
       const float previous = rowMaxima[r];
       const float current = std::max(previous, kernels.rowMax(s, n));
       if (current == negInf) {
-        // Every score so far is -inf: nothing to add yet.
+        // Every score so far is -inf or NaN (rowMax skips NaN): nothing to
+        // add yet, but a NaN score makes the row NaN (a NaN in the query
+        // row makes every score NaN; fuzz/disc_fuzz.py --differential
+        // found it 0 before).
+        if (std::any_of(s, s + n, [](float x) { return x != x; }))
+          rowSums[r] = std::numeric_limits<float>::quiet_NaN();
         std::fill(s, s + n, 0.0f);
         continue;
       }

@@ -84,7 +84,9 @@ def test_attention_op_with_mask_and_causal():
 def test_attention_op_edge_rows():
     """Rows the softmax must not turn into garbage, one compilation: a row
     whose keys are all masked is 0 (as the CPU kernel and PyTorch's CPU
-    attention give), a NaN score makes its row NaN, no keys at all give 0,
+    attention give), a NaN score makes its row NaN (also where every other
+    score is -inf, and where a NaN query makes every score NaN), no keys at
+    all give 0,
     causal masking with fewer or more keys than queries (top-left)."""
     exe = attention_module(8, 4, mask=True, causal=True)
     shapes = [(1, 2, 5, 7), (2, 1, 9, 4), (1, 1, 3, 0)]
@@ -97,6 +99,13 @@ def test_attention_op_edge_rows():
         if n:
             mask[:, :, 1, :] = -math.inf  # row 1: every key masked
             mask[:, :, 2, 0] = math.nan  # row 2: a NaN score
+            if l > 4:
+                # Row 3: a NaN score, every other key masked; row 4: a NaN
+                # query, so every score NaN. Both NaN rows (the CPU kernel
+                # gave 0: it skipped NaN when looking for a finite score).
+                mask[:, :, 3, :] = -math.inf
+                mask[:, :, 3, 0] = math.nan
+                q[:, :, 4, 0] = math.nan
         return q, k, v, mask
 
     def expected(q, k, v, mask):
@@ -107,7 +116,7 @@ def test_attention_op_edge_rows():
         additive = torch.nan_to_num(mask, nan=0.0).masked_fill(causal, -math.inf)
         out = reference(q, k, v, additive, scale=0.25)
         out[:, :, 1, :] = 0.0
-        out[:, :, 2, :] = math.nan
+        out[:, :, 2:5, :] = math.nan
         return out
 
     run_shapes(exe, make, expected, shapes, **F32_TOL)

@@ -310,6 +310,39 @@ def test_conv_channel_mismatch_raises():
         exe(torch.ones(1, 4, 5, 5), torch.ones(8, 3, 3, 3))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32], ids=dtype_id)
+@pytest.mark.parametrize("groups", [1, 4], ids=["dense", "depthwise"])
+def test_conv_window_larger_than_padded_input_raises(dtype, groups):
+    """PyTorch refuses a kernel (dilated) longer than the padded input; the
+    result size span / stride + 1 used to round such a negative span up to
+    one element, which the library call caught with an obscure message and
+    the loop nests (integer convolutions, the cuda targets' depthwise ones)
+    not at all: a made-up output. Found by fuzz/disc_fuzz.py --differential
+    cuda-emulated. A window that fits exactly gives one element."""
+    name = {torch.float32: "f32", torch.float16: "f16", torch.int32: "i32"}[dtype]
+    x, w, y = f"tensor<2x4x?x{name}>", f"tensor<4x{4 // groups}x5x{name}>", f"tensor<2x4x?x{name}>"
+    exe = compile_once(f"""
+func.func @main(%x: {x}, %w: {w}) -> {y} {{
+  %0 = disc.convolution %x, %w, strides = [3], pad_low = [2], pad_high = [1], dilation = [2] {{feature_group_count = {groups} : i64}} : ({x}, {w}) -> {y}
+  return %0 : {y}
+}}""")
+    weight = torch.randint(-3, 4, (4, 4 // groups, 5)).to(dtype)
+    # The window spans 9 inputs, the padding adds 3: 6 inputs fit exactly.
+    for length in (6, 7, 13):
+        inputs = torch.randint(-3, 4, (2, 4, length)).to(dtype)
+        # Eager's padding is symmetric: pad (2, 1) first.
+        expected = F.conv1d(F.pad(inputs.double(), (2, 1)), weight.double(), stride=3,
+                            dilation=2, groups=groups)
+        (out,) = exe(inputs, weight)
+        assert out.shape == expected.shape
+        torch.testing.assert_close(out.double(), expected, rtol=1e-2, atol=1e-2)
+    for length in (5, 1, 0):
+        with pytest.raises(disc.InvocationError,
+                           match="disc.convolution: along spatial dim 0 the kernel "
+                                 r"\(dilated\) is larger than the padded input"):
+            exe(torch.ones(2, 4, length, dtype=dtype), weight)
+
+
 def test_f64_matmul_is_a_clear_compile_error():
     """oneDNN has no f64 matmul: a CompileError naming the op, not a crash."""
     import disc

@@ -9,6 +9,8 @@
 // 0 outside, and an input with an empty dim is never read).
 // CHECK-LABEL: func.func @depthwise_2d
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x?x?xf32>, %[[W:.*]]: tensor<8x1x?x?xf32>)
+// CHECK: cf.assert {{.*}}"disc.convolution: along spatial dim 0 the kernel (dilated) is larger than the padded input"
+// CHECK: cf.assert {{.*}}"disc.convolution: along spatial dim 1 the kernel (dilated) is larger than the padded input"
 // CHECK: cf.assert {{.*}}"disc.convolution: input channels are not groups x kernel channels"
 // CHECK-NOT: tensor.pad
 // CHECK: linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(

@@ -39,7 +39,10 @@ func.func @mm_f32(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6 * 2, d4 * 2 + d7 * 2)>
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 // CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// The window must fit in the padded input along each dynamic spatial dim.
 // CHECK-LABEL: func.func @grouped_conv_i32
+// CHECK: cf.assert {{.*}}"disc.convolution: along spatial dim 0 the kernel (dilated) is larger than the padded input"
+// CHECK: cf.assert {{.*}}"disc.convolution: along spatial dim 1 the kernel (dilated) is larger than the padded input"
 // CHECK: tensor.expand_shape {{.*}} {{\[\[}}0], [1, 2], [3], [4]] {{.*}} : tensor<?x4x?x?xi32> into tensor<?x2x2x?x?xi32>
 // CHECK: tensor.expand_shape {{.*}} {{\[\[}}0, 1], [2], [3], [4]] {{.*}} : tensor<6x2x3x3xi32> into tensor<2x3x2x3x3xi32>
 // CHECK: tensor.pad %{{.*}} low[0, 0, 0, 1, 1] high[0, 0, 0, 1, 1]
@@ -71,6 +74,7 @@ func.func @conv_f32(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<
 // 4 columns the window reads (of 5 padded), so that folding the unit loop
 // leaves a generic whose sizes agree.
 // CHECK-LABEL: func.func @output_width_one
+// CHECK-NOT: cf.assert {{.*}}larger than the padded input
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0] [1, 1, 2, 5, 4] [1, 1, 1, 1, 1] : tensor<1x1x2x6x5xi64> to tensor<1x1x2x5x4xi64>
 func.func @output_width_one(%x: tensor<1x2x4x3xi64>, %w: tensor<4x2x3x4xi64>) -> tensor<1x4x2x1xi64> {
   %0 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<1x2x4x3xi64>, tensor<4x2x3x4xi64>) -> tensor<1x4x2x1xi64>

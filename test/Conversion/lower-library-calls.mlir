@@ -43,12 +43,28 @@ func.func @batch_last(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x
 // -----
 
 // CHECK: func.func private @disc_ral_conv_f32(!llvm.ptr, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// The window must fit in the padded input (PyTorch's error; span / stride
+// + 1 would round a negative span up to one element): checked per dynamic
+// spatial dim before the result is allocated.
 // CHECK-LABEL: func @conv
+// CHECK: cf.assert %{{.*}}, "disc.convolution: along spatial dim 0 the kernel (dilated) is larger than the padded input"
+// CHECK: cf.assert %{{.*}}, "disc.convolution: along spatial dim 1 the kernel (dilated) is larger than the padded input"
 // CHECK: memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x8x?x?xf32>
 // CHECK: call @disc_ral_conv_f32(
 func.func @conv(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
   %0 = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
   return %0 : tensor<?x8x?x?xf32>
+}
+
+// -----
+
+// Static spatial sizes whose window fits: no check.
+// CHECK-LABEL: func @conv_static_fits
+// CHECK-NOT: cf.assert
+// CHECK: call @disc_ral_conv_f32(
+func.func @conv_static_fits(%x: tensor<?x3x4x4xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x2x2xf32> {
+  %0 = disc.convolution %x, %w, strides = [2, 2], pad_low = [0, 0], pad_high = [1, 1], dilation = [1, 1] : (tensor<?x3x4x4xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x2x2xf32>
+  return %0 : tensor<?x8x2x2xf32>
 }
 
 // -----

@@ -31,6 +31,14 @@ mlir::Value emitCheckedElementCount(mlir::OpBuilder &b, mlir::Location loc,
 void emitAssertEqualSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                           mlir::Value y, const llvm::Twine &message);
 
+/// cf.assert, per spatial dim of `op` (a disc.convolution), that its
+/// dilated window fits in its padded input, as PyTorch requires ("kernel
+/// size can't be greater than actual input size"): without the check the
+/// result size, span / stride + 1, would round a negative span up to one
+/// element. Emitted at `b` before the result is allocated; static sizes
+/// that fit emit nothing.
+void emitConvolutionWindowChecks(mlir::OpBuilder &b, mlir::Operation *op);
+
 /// The entries of `dims` (one per dim of `type`) at `type`'s dynamic dims:
 /// the operands of a tensor.empty or memref.alloc of `type`.
 llvm::SmallVector<mlir::Value> dynamicSizes(mlir::ShapedType type,

@@ -1298,8 +1298,8 @@ LogicalResult ConvolutionOp::verify() {
                         resultType);
 }
 
-LogicalResult ConvolutionOp::reifyReturnTypeShapes(
-    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+SmallVector<Value> ConvolutionOp::buildWindowSpans(OpBuilder &b,
+                                                   ValueRange operands) {
   Location loc = getLoc();
   Adaptor adaptor(operands, *this);
   SmallVector<OpFoldResult> padLow = getMixedValues(
@@ -1307,31 +1307,45 @@ LogicalResult ConvolutionOp::reifyReturnTypeShapes(
   SmallVector<OpFoldResult> padHigh = getMixedValues(
       getPaddingHigh(), adaptor.getDynamicPaddingHigh(), b);
   auto in = getDims(b, loc, operands[0]), k = getDims(b, loc, operands[1]);
+  // Folded as built: static sizes give constant spans (no check needed).
+  auto add = [&](Value x, Value y) {
+    return b.createOrFold<arith::AddIOp>(loc, x, y);
+  };
+  auto sub = [&](Value x, Value y) {
+    return b.createOrFold<arith::SubIOp>(loc, x, y);
+  };
+  auto mul = [&](Value x, int64_t y) {
+    return b.createOrFold<arith::MulIOp>(loc, x, indexConst(b, loc, y));
+  };
+  Value one = indexConst(b, loc, 1);
+  SmallVector<Value> spans;
+  for (int64_t s = 0, e = in.size() - 2; s < e; ++s) {
+    // dilated in + lo + hi - (dil * (k - 1) + 1), the input dilated to
+    // max(lhs_dil * (in - 1) + 1, 0).
+    Value dilated = in[s + 2];
+    if (int64_t lhsDilation = getLhsDilationAt(s); lhsDilation != 1)
+      dilated = b.createOrFold<arith::MaxSIOp>(
+          loc, add(mul(sub(dilated, one), lhsDilation), one),
+          indexConst(b, loc, 0));
+    Value padded =
+        add(dilated,
+            add(getValueOrCreateConstantIndexOp(b, loc, padLow[s]),
+                getValueOrCreateConstantIndexOp(b, loc, padHigh[s])));
+    Value window = add(mul(sub(k[s + 2], one), getRhsDilation()[s]), one);
+    spans.push_back(sub(padded, window));
+  }
+  return spans;
+}
+
+LogicalResult ConvolutionOp::reifyReturnTypeShapes(
+    OpBuilder &b, ValueRange operands, SmallVectorImpl<Value> &shapes) {
+  Location loc = getLoc();
+  auto in = getDims(b, loc, operands[0]), k = getDims(b, loc, operands[1]);
   SmallVector<Value> out{in[0], k[0]};
   Value one = indexConst(b, loc, 1);
-  for (int64_t s = 0, e = in.size() - 2; s < e; ++s) {
-    // (dilated in + lo + hi - dil * (k - 1) - 1) / stride + 1, the input
-    // dilated to max(lhs_dil * (in - 1) + 1, 0).
-    Value dilated = in[s + 2];
-    if (int64_t lhsDilation = getLhsDilationAt(s); lhsDilation != 1) {
-      Value spread = arith::MulIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, dilated, one),
-          indexConst(b, loc, lhsDilation));
-      dilated = arith::MaxSIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, spread, one),
-          indexConst(b, loc, 0));
-    }
-    Value padded = arith::AddIOp::create(
-        b, loc, dilated,
-        arith::AddIOp::create(
-            b, loc, getValueOrCreateConstantIndexOp(b, loc, padLow[s]),
-            getValueOrCreateConstantIndexOp(b, loc, padHigh[s])));
-    Value window = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, indexConst(b, loc, getRhsDilation()[s]),
-                              arith::SubIOp::create(b, loc, k[s + 2], one)),
-        one);
-    Value span = arith::SubIOp::create(b, loc, padded, window);
+  // span / stride + 1; a negative span is an error checked before the
+  // result is allocated (disc::emitConvolutionWindowChecks).
+  for (auto [s, span] : llvm::enumerate(buildWindowSpans(b, operands))) {
     Value q = arith::DivSIOp::create(
         b, loc, span, indexConst(b, loc, getWindowStrides()[s]));
     out.push_back(arith::AddIOp::create(b, loc, q, one));

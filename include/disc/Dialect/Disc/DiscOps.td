@@ -618,6 +618,12 @@ def Disc_ConvolutionOp : Disc_Op<"convolution", [Pure, Disc_Reify,
       std::optional<llvm::ArrayRef<int64_t>> d = getLhsDilation();
       return d && llvm::any_of(*d, [](int64_t v) { return v != 1; });
     }
+    /// Per spatial dim, built at `b` from `operands` (the op's operands or
+    /// their replacements): the padded, dilated input's size minus the
+    /// dilated window's. The result size is span / stride + 1; a negative
+    /// span (the window does not fit) has no result (PyTorch's error).
+    llvm::SmallVector<mlir::Value> buildWindowSpans(mlir::OpBuilder &b,
+                                                    mlir::ValueRange operands);
   }];
   let hasVerifier = 1;
 }
