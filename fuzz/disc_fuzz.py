@@ -23,8 +23,10 @@ finding ("mismatch"): index arithmetic of the GPU mapping (row kernels,
 vector grids, column splits, 32-bit indices) that no GPU is needed to
 catch. --differential cuda compiles each program for the GPU too, ptxas
 included (not called: no GPU here). A program the first build takes and a
-cuda target declines with a CompileError is an outcome of its own,
-"target_declined", whose reasons are printed once each for review. Findings are written to
+cuda target declines with a CompileError that names the target ("which
+the cuda target does not support") is an outcome of its own,
+"target_declined", whose reasons are printed once each for review; any
+other CompileError there is a finding ("target_error"). Findings are written to
 fuzz/findings/ (the program and the report) and make the run fail.
 Mutants with an outcome not seen before go to --save-corpus.
 
@@ -164,21 +166,39 @@ DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
 SIZES = [0, 1, 2, 3, 5, 7, 13, 64]
 BASE = disc.default_target()  # DISC_TARGET, else cpu: every program's first build
 
-def make(dtype, dims, rng):
-    shape = [d if d >= 0 else rng.choice(SIZES) for d in dims]
+# --differential also draws sizes around the GPU mapping's boundaries
+# (vectors of 4, warps of 32, blocks of 256, row lengths past a block),
+# and for half of the calls one size for every dynamic dim (programs whose
+# dims must agree then run instead of raising InvocationError).
+WIDE_SIZES = SIZES + [4, 8, 31, 32, 33, 128, 257, 1025]
+MAX_ELEMENTS = 1 << 21
+
+def make(dtype, dims, rng, pick, anywhere):
+    shape = [d if d >= 0 else pick() for d in dims]
+    count = 1
+    for d in shape:
+        count *= max(d, 0)
+    if count > MAX_ELEMENTS:
+        shape = [d if d >= 0 else rng.choice(SIZES) for d in dims]
     t = DT.get(dtype, torch.float32)
     if t == torch.bool:
         return torch.rand(shape) > 0.5
     if t.is_floating_point:
         x = torch.randn(shape).to(t)
         if rng.random() < 0.2 and x.numel():
-            x.view(-1)[0] = rng.choice([float("nan"), float("inf"), -float("inf"), 0.0])
+            at = rng.randrange(x.numel()) if anywhere else 0
+            x.view(-1)[at] = rng.choice([float("nan"), float("inf"), -float("inf"), 0.0])
         return x
     return torch.randint(-3, 8, shape, dtype=t)
 
-def inputs_for(exe, rng, trial):
+def inputs_for(exe, rng, trial, wide):
     args, _ = exe.signature
-    inputs = [make(dtype, dims, rng) for name, dtype, dims, classes in args]
+    if wide and rng.random() < 0.5:
+        common = rng.choice(WIDE_SIZES)
+        pick = lambda: common
+    else:
+        pick = lambda: rng.choice(WIDE_SIZES if wide else SIZES)
+    inputs = [make(dtype, dims, rng, pick, wide) for name, dtype, dims, classes in args]
     if trial == 2 and inputs:  # a deliberately wrong argument
         i = rng.randrange(len(inputs))
         inputs[i] = rng.choice([inputs[i].unsqueeze(0), inputs[i].to(torch.int32)
@@ -200,7 +220,7 @@ def call(exe, rng, others=()):
     from disc.bench.correctness import outputs_match
     outcomes = []
     for trial in range(3):
-        inputs = inputs_for(exe, rng, trial)
+        inputs = inputs_for(exe, rng, trial, wide=bool(others))
         outcome, results = invoke(exe, inputs)
         outcomes.append(outcome)
         for target, other in others:
@@ -222,6 +242,7 @@ class Mismatch(Exception):
 
 def run_job(job):
     rng = random.Random(job["seed"])
+    torch.manual_seed(job["seed"])  # the inputs' values: --job-seed replays them
     try:
         exe = disc.compile_mlir(job["text"])
     except disc.CompileError as e:
@@ -239,7 +260,12 @@ def run_job(job):
             other = disc.compile_mlir(job["text"], target=target)
         except disc.CompileError as e:
             msg = str(e).split("error: ", 1)[-1].splitlines()[0]
-            return {"outcome": "target_declined", "key": f"{target}: {msg}"}
+            # A decline on purpose names the target (docs/cuda.md); any
+            # other error is the cuda pipeline failing on a program the
+            # first build took (invalid IR from a pass, say): a finding.
+            outcome = "target_declined" if "cuda target" in msg else "target_error"
+            return {"outcome": outcome, "key": f"{target}: {msg}",
+                    "detail": str(e)[-3000:]}
         except Exception as e:
             return {"outcome": "unexpected", "key": f"{target}: {type(e).__name__}",
                     "detail": traceback.format_exc()[-1500:]}
@@ -342,7 +368,7 @@ class Worker:
 
 # ------------------------------------------------------------------ main
 
-FINDINGS = ("crash", "hang", "unexpected", "mismatch")
+FINDINGS = ("crash", "hang", "unexpected", "mismatch", "target_error")
 
 
 def save_finding(directory, text, result):
@@ -368,6 +394,9 @@ def main() -> int:
     parser.add_argument("--replay", nargs="*", default=None,
                         help="run these programs as they are (no mutation)")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--job-seed", type=int, default=0,
+                        help="with --replay: the seed of the program's inputs (a finding's "
+                             "report gives it as job_seed)")
     parser.add_argument("--differential", action="append", default=[],
                         choices=["cuda-emulated", "cuda"],
                         help="also compile every program for this target; cuda-emulated "
@@ -387,7 +416,7 @@ def main() -> int:
         if args.replay is not None:
             jobs = [(open(p).read(), p) for p in args.replay]
             for text, path in jobs:
-                result = worker.run(text, 0, args.timeout, args.differential)
+                result = worker.run(text, args.job_seed, args.timeout, args.differential)
                 counts[result["outcome"]] = counts.get(result["outcome"], 0) + 1
                 print(f"[fuzz] {path}: {result['outcome']} {result.get('key', '')}", flush=True)
                 if result["outcome"] in FINDINGS:
@@ -400,9 +429,14 @@ def main() -> int:
                     break
                 if args.seconds is not None and time.time() - start >= args.seconds:
                     break
-                text = mutate(rng.choice(seeds), rng)
-                result = worker.run(text, rng.randrange(2**31), args.timeout,
-                                    args.differential)
+                text = rng.choice(seeds)
+                # --differential: a quarter of the programs as written (new
+                # inputs each time), the rest mutated.
+                if not args.differential or rng.random() >= 0.25:
+                    text = mutate(text, rng)
+                job_seed = rng.randrange(2**31)
+                result = worker.run(text, job_seed, args.timeout, args.differential)
+                result["job_seed"] = job_seed  # --replay FILE --job-seed N
                 n += 1
                 outcome = result["outcome"]
                 counts[outcome] = counts.get(outcome, 0) + 1

@@ -164,6 +164,23 @@ func.func @reshape_transpose(%a: tensor<?x?xf32>, %s: tensor<2xindex>) -> tensor
 
 // -----
 
+// A tensor with a static 0 dim has no elements: reshaped, it is an empty
+// tensor of the new shape once the sizes are checked. Not a collapse_shape
+// of [?, 0, ?] into [?]: bufferization would infer memref<0xf32> for it,
+// which memref.collapse_shape's verifier rejects.
+// CHECK-LABEL: func @reshape_of_empty
+// CHECK: cf.assert {{.*}} "disc.dynamic_reshape at {{.*}}: the new shape does not have the operand's number of elements"
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[E:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?xf32>
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return %[[E]]
+func.func @reshape_of_empty(%a: tensor<?x0x?xf32>, %s: tensor<2xindex>) -> tensor<?x?xf32> {
+  %0 = disc.dynamic_reshape %a, %s : (tensor<?x0x?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @concat_pad_slice
 // CHECK: tensor.insert_slice
 // CHECK: tensor.insert_slice

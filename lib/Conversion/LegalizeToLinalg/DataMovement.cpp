@@ -150,6 +150,17 @@ RankedTensorType collapsedType(RankedTensorType expanded,
 }
 
 
+/// Whether `type` has a dim of static size 0: a tensor without elements.
+/// Reshaped, it is an empty tensor of the new shape (after the size
+/// checks). As a collapse_shape, a group that holds the 0 beside a dynamic
+/// dim is a dynamic dim at the tensor level, but bufferization infers the
+/// collapsed memref's dim as a static 0, which the memref op's verifier
+/// rejects (a static 0 head count of attention, decomposed for cuda:
+/// fuzz/disc_fuzz.py --differential).
+bool hasStaticZeroDim(RankedTensorType type) {
+  return llvm::is_contained(type.getShape(), 0);
+}
+
 /// A reshape whose dim groups are proven becomes tensor.expand_shape or
 /// tensor.collapse_shape (or both, for equal ranks): linalg fusion and
 /// tiling see through those. Any other reshape is a tensor.reshape, which
@@ -179,6 +190,11 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
       disc::emitAssertEqualSizes(rewriter, loc, outCount, product(rewriter, loc, inDims),
                   opLabel(op) + ": the new shape does not have the operand's "
                                "number of elements");
+      if (hasStaticZeroDim(operandType)) {
+        rewriter.replaceOp(op,
+                           emptyTensor(rewriter, loc, resultType, *outDims));
+        return success();
+      }
       // Row-major order: flatten, then unflatten to the new shape. Both
       // steps are views; tensor.reshape would lower to memref.reshape,
       // which upstream expand-strided-metadata cannot follow with an
@@ -230,6 +246,10 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
       disc::emitAssertEqualSizes(rewriter, loc, product(rewriter, loc, members), narrow[n],
                   opLabel(op) + ": the new shape does not have the operand's "
                                "number of elements");
+    }
+    if (hasStaticZeroDim(operandType)) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, resultType, *outDims));
+      return success();
     }
     Value result;
     if (resultType.getRank() == operandType.getRank()) {

@@ -921,17 +921,62 @@ static LogicalResult verifyGather(OpTy op, int64_t numSliceSizes) {
       operandRank - (int64_t)op.getCollapsedSliceDims().size())
     return op.emitOpError("offset_dims must name one result dim per "
                           "non-collapsed slice dim");
-  return checkDimsInRange(op, op.getOffsetDims(), resultType.getRank(),
-                          "offset_dims");
+  if (failed(checkDimsInRange(op, op.getOffsetDims(), resultType.getRank(),
+                              "offset_dims")))
+    return failure();
+  // The result's batch dims are the indices' (the index vector dim left
+  // out): a static size that differs would have the compiled code read
+  // indices past their end.
+  int64_t nextBatch = 0;
+  for (int64_t i = 0; i < resultType.getRank(); ++i) {
+    if (llvm::is_contained(op.getOffsetDims(), i))
+      continue;
+    int64_t indicesDim = nextBatch < ivd ? nextBatch : nextBatch + 1;
+    ++nextBatch;
+    int64_t expected = indicesType.getDimSize(indicesDim);
+    int64_t actual = resultType.getDimSize(i);
+    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
+        expected != actual)
+      return op.emitOpError()
+             << "result dim " << i << " is " << actual
+             << " but is a batch dim of size " << expected
+             << " (start indices dim " << indicesDim << ")";
+  }
+  return success();
 }
 
 LogicalResult GatherOp::verify() {
   if (failed(verifyGather(*this, getSliceSizes().size())))
     return failure();
+  ArrayRef<int64_t> sliceSizes = getSliceSizes();
   for (int64_t d : getCollapsedSliceDims())
-    if (getSliceSizes()[d] != 1)
+    if (sliceSizes[d] != 1)
       return emitOpError() << "collapsed slice dim " << d
                            << " must have slice size 1";
+  auto operandType = getOperand().getType();
+  for (auto [d, size] : llvm::enumerate(sliceSizes)) {
+    int64_t operandDim = operandType.getDimSize(d);
+    if (size < 0 ||
+        (!ShapedType::isDynamic(operandDim) && size > operandDim))
+      return emitOpError() << "slice size " << size << " of dim " << d
+                           << " must be in [0, " << operandDim << "]";
+  }
+  // The offset dims are the slice's sizes, the collapsed ones left out.
+  auto resultType = cast<RankedTensorType>(getType());
+  int64_t nextSlice = 0;
+  for (int64_t i = 0; i < resultType.getRank(); ++i) {
+    if (!llvm::is_contained(getOffsetDims(), i))
+      continue;
+    while (llvm::is_contained(getCollapsedSliceDims(), nextSlice))
+      ++nextSlice;
+    int64_t actual = resultType.getDimSize(i);
+    if (!ShapedType::isDynamic(actual) && actual != sliceSizes[nextSlice])
+      return emitOpError() << "result dim " << i << " is " << actual
+                           << " but is an offset dim of slice size "
+                           << sliceSizes[nextSlice] << " (operand dim "
+                           << nextSlice << ")";
+    ++nextSlice;
+  }
   return success();
 }
 
@@ -990,6 +1035,33 @@ LogicalResult ScatterOp::verify() {
     return emitOpError() << "updates rank " << updatesType.getRank()
                          << " must be " << batchRank << " (scatter batch) + "
                          << getUpdateWindowDims().size() << " (window)";
+  // Static sizes the lowering relies on: the updates' batch dims are the
+  // indices' (the index vector dim left out), a window dim is at most its
+  // operand dim (the k-th window dim is the k-th dim not inserted).
+  int64_t nextBatch = 0, nextOperand = 0;
+  for (int64_t i = 0; i < updatesType.getRank(); ++i) {
+    int64_t actual = updatesType.getDimSize(i);
+    if (llvm::is_contained(getUpdateWindowDims(), i)) {
+      while (llvm::is_contained(getInsertedWindowDims(), nextOperand))
+        ++nextOperand;
+      int64_t bound = operandType.getDimSize(nextOperand);
+      if (!ShapedType::isDynamic(actual) && !ShapedType::isDynamic(bound) &&
+          actual > bound)
+        return emitOpError() << "updates dim " << i << " is " << actual
+                             << ", a window dim larger than operand dim "
+                             << nextOperand << " (" << bound << ")";
+      ++nextOperand;
+      continue;
+    }
+    int64_t indicesDim = nextBatch < ivd ? nextBatch : nextBatch + 1;
+    ++nextBatch;
+    int64_t expected = indicesType.getDimSize(indicesDim);
+    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
+        expected != actual)
+      return emitOpError() << "updates dim " << i << " is " << actual
+                           << " but is a batch dim of size " << expected
+                           << " (scatter indices dim " << indicesDim << ")";
+  }
   return success();
 }
 
@@ -1217,8 +1289,23 @@ LogicalResult DotGeneralOp::reifyReturnTypeShapes(
 // Convolution
 //===----------------------------------------------------------------------===//
 
+/// Window attributes as oneDNN and cuDNN take them: their descriptors
+/// hold 32-bit values, and a library refused a larger one only when
+/// called, where DISC's own loop nests took it (a stride of 2^32).
+static LogicalResult verifyFitsInt32(Operation *op, StringRef name,
+                                     ArrayRef<int64_t> values) {
+  for (int64_t v : values)
+    if (!ShapedType::isDynamic(v) && // a padding given as an operand
+        (v < std::numeric_limits<int32_t>::min() ||
+         v > std::numeric_limits<int32_t>::max()))
+      return op->emitOpError()
+             << name << " " << v
+             << " does not fit in 32 bits (the convolution libraries' limit)";
+  return success();
+}
+
 /// A convolution's per-spatial-dim attributes: one entry per spatial dim,
-/// positive strides and dilations.
+/// positive strides and dilations, each in 32 bits.
 static LogicalResult verifyWindowAttributes(Operation *op, int64_t spatial,
                                             ArrayRef<int64_t> strides,
                                             ArrayRef<int64_t> paddingLow,
@@ -1237,6 +1324,13 @@ static LogicalResult verifyWindowAttributes(Operation *op, int64_t spatial,
   for (int64_t d : dilation)
     if (d <= 0)
       return op->emitOpError("rhs_dilation must be positive");
+  for (auto [name, attr] : {std::pair<StringRef, ArrayRef<int64_t>>{
+                                "window_strides", strides},
+                            {"padding_low", paddingLow},
+                            {"padding_high", paddingHigh},
+                            {"rhs_dilation", dilation}})
+    if (failed(verifyFitsInt32(op, name, attr)))
+      return failure();
   return success();
 }
 
@@ -1277,6 +1371,8 @@ LogicalResult ConvolutionOp::verify() {
     for (int64_t d : *lhsDilation)
       if (d <= 0)
         return emitOpError("lhs_dilation must be positive");
+    if (failed(verifyFitsInt32(*this, "lhs_dilation", *lhsDilation)))
+      return failure();
   }
   int64_t groups = getFeatureGroupCount();
   if (groups <= 0)

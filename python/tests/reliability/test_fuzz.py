@@ -1,6 +1,7 @@
 """The mutation fuzzer (fuzz/disc_fuzz.py) in CI: the kept corpus replays
 with only the expected outcomes (compiled and ran, CompileError or
-InvocationError), and a bounded fuzz run finds nothing. A finding fails the
+InvocationError), and a bounded fuzz run finds nothing, plain and
+differential (the cuda-emulated build against the CPU's). A finding fails the
 test; its program and report are in fuzz/findings/ and the seed is printed
 (`disc_fuzz.py --seed N --seconds S` reproduces the run)."""
 from __future__ import annotations
@@ -36,4 +37,19 @@ def test_bounded_fuzz_run(tmp_path):
                      os.path.join(ROOT, "fuzz", "findings"), timeout=float(seconds) + 600)
     print(out[-3000:])
     assert code == 0, f"the fuzzer found something (seed {seed}):\n{out[-4000:]}"
+    assert "executions in" in out
+
+
+def test_bounded_differential_fuzz_run(tmp_path):
+    """The cuda target's block/thread mapping against the CPU build on the
+    same mutants and inputs (`--differential cuda-emulated`): a difference
+    in outcome or results, or a CompileError of the cuda build that does
+    not name the target, is a finding."""
+    seconds = os.environ.get("DISC_FUZZ_DIFF_SECONDS", "60")
+    seed = os.environ.get("DISC_FUZZ_SEED", str(int(time.time()) // 86400))
+    code, out = _run("--seconds", seconds, "--seed", seed, "--differential", "cuda-emulated",
+                     "--findings", os.path.join(ROOT, "fuzz", "findings"),
+                     timeout=float(seconds) + 600)
+    print(out[-3000:])
+    assert code == 0, f"the differential fuzzer found something (seed {seed}):\n{out[-4000:]}"
     assert "executions in" in out

@@ -217,6 +217,49 @@ func.func @gather_collapsed(%a: tensor<?x8xf32>, %i: tensor<?xi64>) -> tensor<?x
 
 // -----
 
+// Static result sizes that disagree with the operands: the compiled code
+// would read the start indices past their end (found by fuzz/disc_fuzz.py
+// --differential).
+func.func @gather_batch_size(%x: tensor<3x5x7xf32>, %c: tensor<3x6x2xi64>) -> tensor<3x4x6xf32> {
+  // expected-error @+1 {{result dim 1 is 4 but is a batch dim of size 3 (start indices dim 0)}}
+  %0 = disc.gather %x[%c] slice_sizes = [3, 1, 1], offset_dims = [0], collapsed_slice_dims = [1, 2], start_index_map = [1, 2], index_vector_dim = 2 : (tensor<3x5x7xf32>, tensor<3x6x2xi64>) -> tensor<3x4x6xf32>
+  return %0 : tensor<3x4x6xf32>
+}
+
+// -----
+
+func.func @gather_offset_size(%x: tensor<3x5x7xf32>, %c: tensor<4x6x2xi64>) -> tensor<2x4x6xf32> {
+  // expected-error @+1 {{result dim 0 is 2 but is an offset dim of slice size 3 (operand dim 0)}}
+  %0 = disc.gather %x[%c] slice_sizes = [3, 1, 1], offset_dims = [0], collapsed_slice_dims = [1, 2], start_index_map = [1, 2], index_vector_dim = 2 : (tensor<3x5x7xf32>, tensor<4x6x2xi64>) -> tensor<2x4x6xf32>
+  return %0 : tensor<2x4x6xf32>
+}
+
+// -----
+
+func.func @gather_slice_beyond_operand(%x: tensor<3x5x7xf32>, %c: tensor<4x6x2xi64>) -> tensor<?x4x6xf32> {
+  // expected-error @+1 {{slice size 4 of dim 0 must be in [0, 3]}}
+  %0 = disc.gather %x[%c] slice_sizes = [4, 1, 1], offset_dims = [0], collapsed_slice_dims = [1, 2], start_index_map = [1, 2], index_vector_dim = 2 : (tensor<3x5x7xf32>, tensor<4x6x2xi64>) -> tensor<?x4x6xf32>
+  return %0 : tensor<?x4x6xf32>
+}
+
+// -----
+
+func.func @scatter_batch_size(%a: tensor<?x8xf32>, %i: tensor<5x1xi64>, %u: tensor<4x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{updates dim 0 is 4 but is a batch dim of size 5 (scatter indices dim 0)}}
+  %0 = disc.scatter %a[%i], %u, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?x8xf32>, tensor<5x1xi64>, tensor<4x8xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @scatter_window_beyond_operand(%a: tensor<?x8xf32>, %i: tensor<5x1xi64>, %u: tensor<5x9xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{updates dim 1 is 9, a window dim larger than operand dim 1 (8)}}
+  %0 = disc.scatter %a[%i], %u, kind = add, update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?x8xf32>, tensor<5x1xi64>, tensor<5x9xf32>) -> tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
 func.func @dynamic_gather_rank(%a: tensor<?x?xf32>, %i: tensor<?xi64>, %s: tensor<2xindex>) -> tensor<?xf32> {
   // expected-error @+1 {{result rank 1 must be 2}}
   %0 = disc.dynamic_gather %a[%i], %s, offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1 : (tensor<?x?xf32>, tensor<?xi64>, tensor<2xindex>) -> tensor<?xf32>
@@ -293,6 +336,32 @@ func.func @conv_lhs_dilation_positive(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x
   // expected-error @+1 {{lhs_dilation must be positive}}
   %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 0] : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x16x16xf32>
   return %0 : tensor<1x6x16x16xf32>
+}
+
+// -----
+
+// Window attributes beyond 32 bits: the libraries would refuse them only
+// when called (oneDNN), DISC's loop nests would take them.
+func.func @conv_stride_beyond_32_bits(%x: tensor<2x4x?xf32>, %w: tensor<4x1x5xf32>) -> tensor<2x4x?xf32> {
+  // expected-error @+1 {{window_strides 4294967296 does not fit in 32 bits (the convolution libraries' limit)}}
+  %0 = disc.convolution %x, %w, strides = [4294967296], pad_low = [0], pad_high = [0], dilation = [1] {feature_group_count = 4 : i64} : (tensor<2x4x?xf32>, tensor<4x1x5xf32>) -> tensor<2x4x?xf32>
+  return %0 : tensor<2x4x?xf32>
+}
+
+// -----
+
+func.func @conv_padding_beyond_32_bits(%x: tensor<2x4x?xf32>, %w: tensor<4x1x5xf32>) -> tensor<2x4x?xf32> {
+  // expected-error @+1 {{padding_low -2147483649 does not fit in 32 bits}}
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [-2147483649], pad_high = [0], dilation = [1] {feature_group_count = 4 : i64} : (tensor<2x4x?xf32>, tensor<4x1x5xf32>) -> tensor<2x4x?xf32>
+  return %0 : tensor<2x4x?xf32>
+}
+
+// -----
+
+func.func @conv_lhs_dilation_beyond_32_bits(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) -> tensor<1x6x?x?xf32> {
+  // expected-error @+1 {{lhs_dilation 2147483648 does not fit in 32 bits}}
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [2, 2], pad_high = [2, 2], dilation = [1, 1] lhs_dilation = [2, 2147483648] : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x?x?xf32>
+  return %0 : tensor<1x6x?x?xf32>
 }
 
 // -----
