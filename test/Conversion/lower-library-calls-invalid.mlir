@@ -35,10 +35,10 @@ func.func @conv_transpose_strided(%ctx: !llvm.ptr {disc.ral_context}, %x: tensor
 
 // -----
 
-func.func @conv_transpose_padding(%ctx: !llvm.ptr {disc.ral_context}, %x: tensor<1x4x8xf32>, %w: tensor<2x4x3xf32>) -> tensor<1x2x16xf32> {
+func.func @conv_transpose_padding(%ctx: !llvm.ptr {disc.ral_context}, %x: tensor<1x4x8xf32>, %w: tensor<2x4x3xf32>) -> tensor<1x2x17xf32> {
   // expected-error @+1 {{with lhs_dilation, padding must be at most rhs_dilation * (kernel size - 1) = 2 in spatial dim 0}}
-  %0 = disc.convolution %x, %w, strides = [1], pad_low = [1], pad_high = [3], dilation = [1] lhs_dilation = [2] : (tensor<1x4x8xf32>, tensor<2x4x3xf32>) -> tensor<1x2x16xf32>
-  return %0 : tensor<1x2x16xf32>
+  %0 = disc.convolution %x, %w, strides = [1], pad_low = [1], pad_high = [3], dilation = [1] lhs_dilation = [2] : (tensor<1x4x8xf32>, tensor<2x4x3xf32>) -> tensor<1x2x17xf32>
+  return %0 : tensor<1x2x17xf32>
 }
 
 // -----

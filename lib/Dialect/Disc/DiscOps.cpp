@@ -1390,6 +1390,30 @@ LogicalResult ConvolutionOp::verify() {
   if (!compatibleDim(resultType.getDimSize(1), o) ||
       !compatibleDim(resultType.getDimSize(0), lhsType.getDimSize(0)))
     return emitOpError("result must be [N, O, spatial...]");
+  // Spatial sizes known here: the window must fit and the result's size
+  // must be the one it gives (the depthwise loop nests would otherwise
+  // read past the input as if it were padding).
+  for (int64_t s = 0; s < spatial; ++s) {
+    int64_t in = lhsType.getDimSize(2 + s), k = rhsType.getDimSize(2 + s);
+    int64_t lo = getPaddingLow()[s], hi = getPaddingHigh()[s];
+    if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k) ||
+        ShapedType::isDynamic(lo) || ShapedType::isDynamic(hi))
+      continue;
+    // In 64 bits: every term fits in 32 (verifyFitsInt32) or is a size.
+    int64_t dilated = std::max<int64_t>(getLhsDilationAt(s) * (in - 1) + 1, 0);
+    int64_t window = getRhsDilation()[s] * (k - 1) + 1;
+    int64_t span = dilated + lo + hi - window;
+    if (span < 0)
+      return emitOpError() << "along spatial dim " << s
+                           << " the kernel (dilated) is larger than the "
+                              "padded input ("
+                           << window << " > " << dilated + lo + hi << ")";
+    int64_t expected = span / getWindowStrides()[s] + 1;
+    int64_t actual = resultType.getDimSize(2 + s);
+    if (!ShapedType::isDynamic(actual) && actual != expected)
+      return emitOpError() << "result spatial dim " << s << " is " << actual
+                           << ", expected " << expected;
+  }
   return verifyEpilogue(*this, getEpilogue(), getEpilogueOperands(),
                         resultType);
 }

@@ -340,6 +340,25 @@ func.func @conv_lhs_dilation_positive(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x
 
 // -----
 
+// Static spatial sizes are checked: the result's must be the window's
+// count, and the window must fit (a wrong static result made the cuda
+// depthwise loop nest read past the input as padding).
+func.func @conv_static_result_size(%x: tensor<1x8x9x9xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  // expected-error @+1 {{result spatial dim 0 is 8, expected 7}}
+  %0 = disc.convolution %x, %w, strides = [1, 1], pad_low = [0, 0], pad_high = [0, 0], dilation = [1, 1] {feature_group_count = 8 : i64} : (tensor<1x8x9x9xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+func.func @conv_static_window_too_large(%x: tensor<2x4x1xf32>, %w: tensor<4x1x5xf32>) -> tensor<2x4x?xf32> {
+  // expected-error @+1 {{along spatial dim 0 the kernel (dilated) is larger than the padded input (9 > 8)}}
+  %0 = disc.convolution %x, %w, strides = [64], pad_low = [4], pad_high = [3], dilation = [2] {feature_group_count = 4 : i64} : (tensor<2x4x1xf32>, tensor<4x1x5xf32>) -> tensor<2x4x?xf32>
+  return %0 : tensor<2x4x?xf32>
+}
+
+// -----
+
 // Window attributes beyond 32 bits: the libraries would refuse them only
 // when called (oneDNN), DISC's loop nests would take them.
 func.func @conv_stride_beyond_32_bits(%x: tensor<2x4x?xf32>, %w: tensor<4x1x5xf32>) -> tensor<2x4x?xf32> {
