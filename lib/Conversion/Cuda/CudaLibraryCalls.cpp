@@ -105,8 +105,9 @@ LogicalResult lowerMatmulWithBias(func::CallOp call, StringRef suffix,
       (*steps)[0] != (double)(int64_t)ral::PostOpKind::Add)
     return call.emitOpError()
            << "calls @" << call.getCallee()
-           << " with an epilogue other than one bias add, which is all "
-              "cuBLASLt's epilogue does here";
+           << " with an epilogue other than one bias add, which the cuda "
+              "target does not support yet (cuBLASLt's epilogue runs one "
+              "bias add here; disc-fuse-library-epilogues makes no other)";
   SmallVector<Value> operands(call.getOperands().take_front(kSteps));
   operands.push_back(call.getOperand(kFirstOperand));
   const std::string name = ("disc_ral_cuda_matmul_bias_" + suffix).str();
