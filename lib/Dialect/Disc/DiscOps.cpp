@@ -1399,15 +1399,27 @@ LogicalResult ConvolutionOp::verify() {
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k) ||
         ShapedType::isDynamic(lo) || ShapedType::isDynamic(hi))
       continue;
-    // In 64 bits: every term fits in 32 (verifyFitsInt32) or is a size.
-    int64_t dilated = std::max<int64_t>(getLhsDilationAt(s) * (in - 1) + 1, 0);
-    int64_t window = getRhsDilation()[s] * (k - 1) + 1;
-    int64_t span = dilated + lo + hi - window;
+    // Checked: a static size may be near 2^63 (what a fuzzer writes);
+    // sizes whose arithmetic overflows are left to the run-time checks.
+    auto mulAdd = [](int64_t x, int64_t y, int64_t z) {
+      std::optional<int64_t> product = llvm::checkedMul(x, y);
+      return product ? llvm::checkedAdd(*product, z) : std::nullopt;
+    };
+    std::optional<int64_t> dilated = mulAdd(getLhsDilationAt(s), in - 1, 1);
+    std::optional<int64_t> window = mulAdd(getRhsDilation()[s], k - 1, 1);
+    std::optional<int64_t> padded =
+        dilated ? mulAdd(1, std::max<int64_t>(*dilated, 0), lo) : std::nullopt;
+    padded = padded ? llvm::checkedAdd(*padded, hi) : std::nullopt;
+    std::optional<int64_t> checkedSpan =
+        window && padded ? llvm::checkedSub(*padded, *window) : std::nullopt;
+    if (!checkedSpan)
+      continue;
+    int64_t span = *checkedSpan;
     if (span < 0)
       return emitOpError() << "along spatial dim " << s
                            << " the kernel (dilated) is larger than the "
                               "padded input ("
-                           << window << " > " << dilated + lo + hi << ")";
+                           << *window << " > " << *padded << ")";
     int64_t expected = span / getWindowStrides()[s] + 1;
     int64_t actual = resultType.getDimSize(2 + s);
     if (!ShapedType::isDynamic(actual) && actual != expected)
