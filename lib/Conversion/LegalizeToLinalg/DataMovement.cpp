@@ -162,7 +162,7 @@ bool hasStaticZeroDim(RankedTensorType type) {
 }
 
 /// A reshape whose dim groups are proven becomes tensor.expand_shape or
-/// tensor.collapse_shape (or both, for equal ranks): linalg fusion and
+/// tensor.collapse_shape (a tensor.cast for equal ranks): linalg fusion and
 /// tiling see through those. Any other reshape is a tensor.reshape, which
 /// they do not.
 template <typename OpTy>
@@ -181,94 +181,104 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
     auto resultType = cast<RankedTensorType>(op.getType());
     auto operandType = cast<RankedTensorType>(operand.getType());
     auto proven = groups.find(op.getOperation());
+    std::string mismatch =
+        opLabel(op) +
+        ": the new shape does not have the operand's number of elements";
     if (proven == groups.end()) {
       // The new sizes may come from data: each must be non-negative and
       // their product must not wrap (a wrapped product could equal the
       // operand's count).
       Value outCount = emitCheckedElementCount(rewriter, loc, *outDims,
                                                /*elementBytes=*/1, opLabel(op));
-      disc::emitAssertEqualSizes(rewriter, loc, outCount, product(rewriter, loc, inDims),
-                  opLabel(op) + ": the new shape does not have the operand's "
-                               "number of elements");
-      if (hasStaticZeroDim(operandType)) {
-        rewriter.replaceOp(op,
-                           emptyTensor(rewriter, loc, resultType, *outDims));
-        return success();
+      disc::emitAssertEqualSizes(rewriter, loc, outCount,
+                                 product(rewriter, loc, inDims), mismatch);
+    } else {
+      // Each group's product must match its dim (the analysis proved it
+      // for the symbols; this checks the run-time sizes agree with them).
+      ArrayRef<ReassociationIndices> reassociation = proven->second;
+      bool expanding = resultType.getRank() >= operandType.getRank();
+      ArrayRef<Value> narrow = expanding ? ArrayRef<Value>(inDims) : *outDims;
+      ArrayRef<Value> wide = expanding ? *outDims : ArrayRef<Value>(inDims);
+      for (auto [n, group] : llvm::enumerate(reassociation)) {
+        SmallVector<Value> members;
+        for (int64_t w : group)
+          members.push_back(wide[w]);
+        disc::emitAssertEqualSizes(
+            rewriter, loc, product(rewriter, loc, members), narrow[n],
+            mismatch);
       }
-      // Row-major order: flatten, then unflatten to the new shape. Both
-      // steps are views; tensor.reshape would lower to memref.reshape,
-      // which upstream expand-strided-metadata cannot follow with an
-      // expand_shape.
-      if (operandType.getRank() > 0 && resultType.getRank() > 0) {
-        Value flat = operand;
-        if (operandType.getRank() != 1) {
-          ReassociationIndices all;
-          for (int64_t i = 0; i < operandType.getRank(); ++i)
-            all.push_back(i);
-          flat = tensor::CollapseShapeOp::create(rewriter, loc, operand,
-                                                 ArrayRef<ReassociationIndices>{all});
-        }
-        Value result = flat;
-        if (resultType.getRank() != 1) {
-          ReassociationIndices all;
-          for (int64_t i = 0; i < resultType.getRank(); ++i)
-            all.push_back(i);
-          SmallVector<ReassociationIndices> groups{all};
-          result = tensor::ExpandShapeOp::create(
-              rewriter, loc, resultType,
-              castShape(rewriter, loc, flat, collapsedType(resultType, groups)),
-              groups, mixedSizes(rewriter, resultType, *outDims));
-        } else {
-          result = castShape(rewriter, loc, result, resultType);
-        }
-        rewriter.replaceOp(op, result);
-        return success();
-      }
-      Value shape = tensor::FromElementsOp::create(
-          rewriter, loc,
-          RankedTensorType::get({(int64_t)outDims->size()},
-                                rewriter.getIndexType()),
-          *outDims);
-      rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, op.getType(),
-                                                     operand, shape);
-      return success();
-    }
-    // Each group's product must match its dim (the analysis proved it for
-    // the symbols; this checks the run-time sizes agree with them).
-    ArrayRef<ReassociationIndices> reassociation = proven->second;
-    bool expanding = resultType.getRank() >= operandType.getRank();
-    ArrayRef<Value> narrow = expanding ? ArrayRef<Value>(inDims) : *outDims;
-    ArrayRef<Value> wide = expanding ? *outDims : ArrayRef<Value>(inDims);
-    for (auto [n, group] : llvm::enumerate(reassociation)) {
-      SmallVector<Value> members;
-      for (int64_t w : group)
-        members.push_back(wide[w]);
-      disc::emitAssertEqualSizes(rewriter, loc, product(rewriter, loc, members), narrow[n],
-                  opLabel(op) + ": the new shape does not have the operand's "
-                               "number of elements");
     }
     if (hasStaticZeroDim(operandType)) {
       rewriter.replaceOp(op, emptyTensor(rewriter, loc, resultType, *outDims));
       return success();
     }
-    Value result;
-    if (resultType.getRank() == operandType.getRank()) {
-      result = tensor::CastOp::create(rewriter, loc, resultType, operand);
-    } else if (expanding) {
-      SmallVector<OpFoldResult> shape = mixedSizes(rewriter, resultType, *outDims);
-      result = tensor::ExpandShapeOp::create(
-          rewriter, loc, resultType,
-          castShape(rewriter, loc, operand,
-                    collapsedType(resultType, reassociation)),
-          reassociation, shape);
-    } else {
-      Value collapsed = tensor::CollapseShapeOp::create(
-          rewriter, loc, collapsedType(operandType, reassociation), operand,
-          reassociation);
-      result = castShape(rewriter, loc, collapsed, resultType);
-    }
+    Value result =
+        proven == groups.end()
+            ? buildRowMajorReshape(rewriter, loc, operand, resultType,
+                                   *outDims)
+            : buildGroupedReshape(rewriter, loc, operand, resultType,
+                                  *outDims, proven->second);
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+private:
+  /// Row-major order: flatten, then unflatten to the new shape. Both steps
+  /// are views; tensor.reshape would lower to memref.reshape, which
+  /// upstream expand-strided-metadata cannot follow with an expand_shape.
+  /// A rank-0 operand or result is a tensor.reshape.
+  static Value buildRowMajorReshape(ConversionPatternRewriter &rewriter,
+                                    Location loc, Value operand,
+                                    RankedTensorType resultType,
+                                    ArrayRef<Value> outDims) {
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    if (operandType.getRank() == 0 || resultType.getRank() == 0) {
+      Value shape = tensor::FromElementsOp::create(
+          rewriter, loc,
+          RankedTensorType::get({(int64_t)outDims.size()},
+                                rewriter.getIndexType()),
+          outDims);
+      return tensor::ReshapeOp::create(rewriter, loc, resultType, operand,
+                                       shape);
+    }
+    Value flat = operand;
+    if (operandType.getRank() != 1) {
+      ReassociationIndices all;
+      for (int64_t i = 0; i < operandType.getRank(); ++i)
+        all.push_back(i);
+      flat = tensor::CollapseShapeOp::create(
+          rewriter, loc, operand, ArrayRef<ReassociationIndices>{all});
+    }
+    if (resultType.getRank() == 1)
+      return castShape(rewriter, loc, flat, resultType);
+    ReassociationIndices all;
+    for (int64_t i = 0; i < resultType.getRank(); ++i)
+      all.push_back(i);
+    SmallVector<ReassociationIndices> groups{all};
+    return tensor::ExpandShapeOp::create(
+        rewriter, loc, resultType,
+        castShape(rewriter, loc, flat, collapsedType(resultType, groups)),
+        groups, mixedSizes(rewriter, resultType, outDims));
+  }
+
+  /// Proven dim groups: tensor.expand_shape or tensor.collapse_shape (a
+  /// tensor.cast for equal ranks).
+  static Value buildGroupedReshape(ConversionPatternRewriter &rewriter,
+                                   Location loc, Value operand,
+                                   RankedTensorType resultType,
+                                   ArrayRef<Value> outDims,
+                                   ArrayRef<ReassociationIndices> groups) {
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    if (resultType.getRank() == operandType.getRank())
+      return tensor::CastOp::create(rewriter, loc, resultType, operand);
+    if (resultType.getRank() > operandType.getRank())
+      return tensor::ExpandShapeOp::create(
+          rewriter, loc, resultType,
+          castShape(rewriter, loc, operand, collapsedType(resultType, groups)),
+          groups, mixedSizes(rewriter, resultType, outDims));
+    Value collapsed = tensor::CollapseShapeOp::create(
+        rewriter, loc, collapsedType(operandType, groups), operand, groups);
+    return castShape(rewriter, loc, collapsed, resultType);
   }
 
 private:

@@ -117,6 +117,33 @@ static LogicalResult checkDimsInRange(Operation *op, ArrayRef<int64_t> dims,
   return success();
 }
 
+/// The batch dims of a gather's result or a scatter's updates (the dims not
+/// in `windowDims`) are, in order, the indices' dims with the index vector
+/// dim left out: a static size that differs would have the compiled code
+/// read indices past their end.
+static LogicalResult
+checkBatchDimsMatchIndices(Operation *op, ShapedType valuesType,
+                           StringRef valuesName, ArrayRef<int64_t> windowDims,
+                           ShapedType indicesType, StringRef indicesName,
+                           int64_t indexVectorDim) {
+  int64_t nextBatch = 0;
+  for (int64_t i = 0; i < valuesType.getRank(); ++i) {
+    if (llvm::is_contained(windowDims, i))
+      continue;
+    int64_t indicesDim =
+        nextBatch < indexVectorDim ? nextBatch : nextBatch + 1;
+    ++nextBatch;
+    int64_t expected = indicesType.getDimSize(indicesDim);
+    int64_t actual = valuesType.getDimSize(i);
+    if (!compatibleDim(actual, expected))
+      return op->emitOpError()
+             << valuesName << " dim " << i << " is " << actual
+             << " but is a batch dim of size " << expected << " ("
+             << indicesName << " dim " << indicesDim << ")";
+  }
+  return success();
+}
+
 /// Checks a shape-like operand (a 1-d index tensor): its length, and when
 /// it is a constant, that every element is at least `minValue`. Constants
 /// reach static type and slice lists in the lowering, where a negative size
@@ -924,25 +951,9 @@ static LogicalResult verifyGather(OpTy op, int64_t numSliceSizes) {
   if (failed(checkDimsInRange(op, op.getOffsetDims(), resultType.getRank(),
                               "offset_dims")))
     return failure();
-  // The result's batch dims are the indices' (the index vector dim left
-  // out): a static size that differs would have the compiled code read
-  // indices past their end.
-  int64_t nextBatch = 0;
-  for (int64_t i = 0; i < resultType.getRank(); ++i) {
-    if (llvm::is_contained(op.getOffsetDims(), i))
-      continue;
-    int64_t indicesDim = nextBatch < ivd ? nextBatch : nextBatch + 1;
-    ++nextBatch;
-    int64_t expected = indicesType.getDimSize(indicesDim);
-    int64_t actual = resultType.getDimSize(i);
-    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
-        expected != actual)
-      return op.emitOpError()
-             << "result dim " << i << " is " << actual
-             << " but is a batch dim of size " << expected
-             << " (start indices dim " << indicesDim << ")";
-  }
-  return success();
+  return checkBatchDimsMatchIndices(op, resultType, "result",
+                                    op.getOffsetDims(), indicesType,
+                                    "start indices", ivd);
 }
 
 LogicalResult GatherOp::verify() {
@@ -1036,33 +1047,26 @@ LogicalResult ScatterOp::verify() {
                          << " must be " << batchRank << " (scatter batch) + "
                          << getUpdateWindowDims().size() << " (window)";
   // Static sizes the lowering relies on: the updates' batch dims are the
-  // indices' (the index vector dim left out), a window dim is at most its
-  // operand dim (the k-th window dim is the k-th dim not inserted).
-  int64_t nextBatch = 0, nextOperand = 0;
+  // indices', a window dim is at most its operand dim (the k-th window dim
+  // is the k-th dim not inserted).
+  int64_t nextOperand = 0;
   for (int64_t i = 0; i < updatesType.getRank(); ++i) {
-    int64_t actual = updatesType.getDimSize(i);
-    if (llvm::is_contained(getUpdateWindowDims(), i)) {
-      while (llvm::is_contained(getInsertedWindowDims(), nextOperand))
-        ++nextOperand;
-      int64_t bound = operandType.getDimSize(nextOperand);
-      if (!ShapedType::isDynamic(actual) && !ShapedType::isDynamic(bound) &&
-          actual > bound)
-        return emitOpError() << "updates dim " << i << " is " << actual
-                             << ", a window dim larger than operand dim "
-                             << nextOperand << " (" << bound << ")";
-      ++nextOperand;
+    if (!llvm::is_contained(getUpdateWindowDims(), i))
       continue;
-    }
-    int64_t indicesDim = nextBatch < ivd ? nextBatch : nextBatch + 1;
-    ++nextBatch;
-    int64_t expected = indicesType.getDimSize(indicesDim);
-    if (!ShapedType::isDynamic(expected) && !ShapedType::isDynamic(actual) &&
-        expected != actual)
+    while (llvm::is_contained(getInsertedWindowDims(), nextOperand))
+      ++nextOperand;
+    int64_t actual = updatesType.getDimSize(i);
+    int64_t bound = operandType.getDimSize(nextOperand);
+    if (!ShapedType::isDynamic(actual) && !ShapedType::isDynamic(bound) &&
+        actual > bound)
       return emitOpError() << "updates dim " << i << " is " << actual
-                           << " but is a batch dim of size " << expected
-                           << " (scatter indices dim " << indicesDim << ")";
+                           << ", a window dim larger than operand dim "
+                           << nextOperand << " (" << bound << ")";
+    ++nextOperand;
   }
-  return success();
+  return checkBatchDimsMatchIndices(*this, updatesType, "updates",
+                                    getUpdateWindowDims(), indicesType,
+                                    "scatter indices", ivd);
 }
 
 namespace {
@@ -1399,8 +1403,10 @@ LogicalResult ConvolutionOp::verify() {
     if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k) ||
         ShapedType::isDynamic(lo) || ShapedType::isDynamic(hi))
       continue;
-    // Checked: a static size may be near 2^63 (what a fuzzer writes);
-    // sizes whose arithmetic overflows are left to the run-time checks.
+    // buildWindowSpans' arithmetic on static sizes, checked: a static size
+    // may be near 2^63 (what a fuzzer writes); sizes whose arithmetic
+    // overflows are left to the run-time checks. (buildWindowSpans folds
+    // Values and has no way to report an overflow, hence two forms.)
     auto mulAdd = [](int64_t x, int64_t y, int64_t z) {
       std::optional<int64_t> product = llvm::checkedMul(x, y);
       return product ? llvm::checkedAdd(*product, z) : std::nullopt;
