@@ -28,7 +28,9 @@ the cuda target does not support") is an outcome of its own,
 "target_declined", whose reasons are printed once each for review; any
 other CompileError there is a finding ("target_error"). Findings are written to
 fuzz/findings/ (the program and the report) and make the run fail.
-Mutants with an outcome not seen before go to --save-corpus.
+Mutants with an outcome not seen before go to --save-corpus. --seeds DIR
+adds programs of your own, such as the partitions of real models
+(000-input.mlir of a DISC_DUMP_DIR dump, docs/debugging.md).
 
     .venv/bin/python fuzz/disc_fuzz.py --seconds 60            # what CI runs
     .venv/bin/python fuzz/disc_fuzz.py --executions 1000000
@@ -73,9 +75,13 @@ def load_seeds(extra_dirs=()) -> list:
             if "func.func" in text and not re.search(r"\b(memref|linalg|scf|llvm)\.", text) \
                     and "memref<" not in text:
                 seeds.append(text)
-    for d in (os.path.join(ROOT, "fuzz", "corpus"), *extra_dirs):
-        for path in sorted(glob.glob(os.path.join(d, "*.mlir"))):
-            seeds.append(open(path).read())
+    for path in sorted(glob.glob(os.path.join(ROOT, "fuzz", "corpus", "*.mlir"))):
+        seeds.append(open(path).read())
+    for d in extra_dirs:
+        paths = sorted(glob.glob(os.path.join(d, "**", "*.mlir"), recursive=True))
+        if not paths:
+            raise SystemExit(f"disc_fuzz: --seeds {d}: no *.mlir file there")
+        seeds.extend(open(path).read() for path in paths)
     return seeds
 
 # -------------------------------------------------------------- mutation
@@ -402,6 +408,10 @@ def main() -> int:
     parser.add_argument("--findings", default=os.path.join(ROOT, "fuzz", "findings"))
     parser.add_argument("--save-corpus", default=None,
                         help="write mutants whose outcome is new here")
+    parser.add_argument("--seeds", action="append", default=[], metavar="DIR",
+                        help="also take the *.mlir programs under DIR (recursively) as "
+                             "seeds, e.g. a DISC_DUMP_DIR dump's 000-input.mlir files. "
+                             "Repeatable")
     parser.add_argument("--replay", nargs="*", default=None,
                         help="run these programs as they are (no mutation)")
     parser.add_argument("--python", default=sys.executable)
@@ -433,7 +443,8 @@ def main() -> int:
                 if result["outcome"] in FINDINGS:
                     findings.append((path, result))
         else:
-            seeds = load_seeds()
+            seeds = load_seeds(args.seeds)
+            print(f"[fuzz] {len(seeds)} seed programs", flush=True)
             n = 0
             while True:
                 if args.executions is not None and n >= args.executions:
