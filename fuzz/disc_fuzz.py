@@ -62,26 +62,37 @@ DIM_SIZES = [0, 1, 2, 3, 5, 7, 13, 64, 257]
 # ------------------------------------------------------------------ seeds
 
 
+def is_input_program(text: str) -> bool:
+    """Whether `text` is in DISC's input language: the disc dialect and the
+    upstream ops its front end emits. linalg/scf/memref programs are the
+    pipeline's internals (compile_mlir accepts them for tests, but their
+    dynamic dims are not checked against each other: a fuzzed one would
+    read out of bounds by design)."""
+    return "func.func" in text and not re.search(r"\b(memref|linalg|scf|llvm)\.", text) \
+        and "memref<" not in text
+
+
 def load_seeds(extra_dirs=()) -> list:
     seeds = []
     for path in sorted(glob.glob(os.path.join(ROOT, "test", "**", "*.mlir"), recursive=True)):
         for chunk in open(path).read().split("// -----"):
             lines = [l for l in chunk.splitlines() if not l.lstrip().startswith("//")]
             text = "\n".join(lines).strip()
-            # DISC's input language: the disc dialect and the upstream ops
-            # its front end emits. linalg/scf/memref programs are the
-            # pipeline's internals (compile_mlir accepts them for tests, but
-            # their dynamic dims are not checked against each other).
-            if "func.func" in text and not re.search(r"\b(memref|linalg|scf|llvm)\.", text) \
-                    and "memref<" not in text:
+            if is_input_program(text):
                 seeds.append(text)
     for path in sorted(glob.glob(os.path.join(ROOT, "fuzz", "corpus", "*.mlir"))):
         seeds.append(open(path).read())
+    # --seeds: whole files. Of a DISC_DUMP_DIR dump, the input and the
+    # disc-level passes' files are taken, the lowered ones left out.
     for d in extra_dirs:
         paths = sorted(glob.glob(os.path.join(d, "**", "*.mlir"), recursive=True))
-        if not paths:
-            raise SystemExit(f"disc_fuzz: --seeds {d}: no *.mlir file there")
-        seeds.extend(open(path).read() for path in paths)
+        taken = [text for text in (open(p).read() for p in paths) if is_input_program(text)]
+        if not taken:
+            raise SystemExit(f"disc_fuzz: --seeds {d}: no disc-level *.mlir program there "
+                             f"({len(paths)} .mlir files)")
+        print(f"[fuzz] --seeds {d}: {len(taken)} programs ({len(paths) - len(taken)} "
+              "pipeline-internal files left out)", flush=True)
+        seeds.extend(taken)
     return seeds
 
 # -------------------------------------------------------------- mutation

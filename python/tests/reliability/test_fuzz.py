@@ -53,3 +53,28 @@ def test_bounded_differential_fuzz_run(tmp_path):
     print(out[-3000:])
     assert code == 0, f"the differential fuzzer found something (seed {seed}):\n{out[-4000:]}"
     assert "executions in" in out
+
+
+def test_seeds_option_takes_input_programs_only(tmp_path):
+    """`--seeds DIR` (real models' partitions as seeds): disc-level programs
+    are taken, lowered ones (a dump's later files) left out, and a directory
+    without a disc-level program is an error rather than a silent run of
+    the usual seeds."""
+    dump = tmp_path / "dump" / "partition-0"
+    dump.mkdir(parents=True)
+    (dump / "000-input.mlir").write_text(
+        "func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
+        "  %0 = disc.add %x, %x : tensor<?xf32>\n"
+        "  return %0 : tensor<?xf32>\n}\n")
+    (dump / "040-lowered.mlir").write_text(
+        "func.func @main(%x: memref<?xf32>) {\n  return\n}\n")
+    code, out = _run("--executions", "2", "--seed", "1", "--seeds", str(tmp_path / "dump"),
+                     "--findings", str(tmp_path / "findings"), timeout=600)
+    assert code == 0, out[-4000:]
+    assert "1 programs (1 pipeline-internal files left out)" in out, out[-2000:]
+    lowered_only = tmp_path / "lowered"
+    lowered_only.mkdir()
+    (lowered_only / "a.mlir").write_text((dump / "040-lowered.mlir").read_text())
+    code, out = _run("--executions", "1", "--seeds", str(lowered_only),
+                     "--findings", str(tmp_path / "findings"), timeout=600)
+    assert code != 0 and "no disc-level *.mlir program there (1 .mlir files)" in out, out[-2000:]
