@@ -223,6 +223,11 @@ struct ReshapeToTensor : public OpConversionPattern<OpTy> {
   }
 
 private:
+  /// One group of every dim of `type`: its flattening.
+  static ReassociationIndices allDims(RankedTensorType type) {
+    return llvm::to_vector<2>(llvm::seq<int64_t>(0, type.getRank()));
+  }
+
   /// Row-major order: flatten, then unflatten to the new shape. Both steps
   /// are views; tensor.reshape would lower to memref.reshape, which
   /// upstream expand-strided-metadata cannot follow with an expand_shape.
@@ -243,18 +248,13 @@ private:
     }
     Value flat = operand;
     if (operandType.getRank() != 1) {
-      ReassociationIndices all;
-      for (int64_t i = 0; i < operandType.getRank(); ++i)
-        all.push_back(i);
       flat = tensor::CollapseShapeOp::create(
-          rewriter, loc, operand, ArrayRef<ReassociationIndices>{all});
+          rewriter, loc, operand,
+          ArrayRef<ReassociationIndices>{allDims(operandType)});
     }
     if (resultType.getRank() == 1)
       return castShape(rewriter, loc, flat, resultType);
-    ReassociationIndices all;
-    for (int64_t i = 0; i < resultType.getRank(); ++i)
-      all.push_back(i);
-    SmallVector<ReassociationIndices> groups{all};
+    SmallVector<ReassociationIndices> groups{allDims(resultType)};
     return tensor::ExpandShapeOp::create(
         rewriter, loc, resultType,
         castShape(rewriter, loc, flat, collapsedType(resultType, groups)),
