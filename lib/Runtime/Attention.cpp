@@ -183,7 +183,63 @@ struct Problem {
           valueDim = 0;
   int64_t headGroup = 1; // query heads per key/value head
   int64_t queryBlock = 0, keyBlock = 0, queryBlocks = 0;
+  // Causal only: per (b, key/value head), the last key row whose value row
+  // holds a NaN or inf, or -1 (findNonFiniteValueRows).
+  std::vector<int64_t> lastNonFiniteValueRow;
 };
+
+/// Causal attention does not read the keys past a query block's last row:
+/// their weight is 0 in every row of the block. But 0 x v is NaN where v is
+/// NaN or inf, and disc.attention is the definition's product of the
+/// weights and v (docs/ops.md), as the cuda targets' decomposition computes
+/// it. So each (b, key/value head) notes its last key row holding a
+/// non-finite value; a block that skipped such a row marks the columns
+/// concerned NaN (poisonSkippedColumns). Only the rows that some block
+/// skips are scanned: those from the first block's end on.
+void findNonFiniteValueRows(Problem &p, int threads) {
+  const int64_t kvHeads = p.heads / p.headGroup;
+  const int64_t firstSkipped = std::min(p.queryBlock, p.keys);
+  p.lastNonFiniteValueRow.assign(p.batch * kvHeads, -1);
+  auto scan = [&](int64_t entry) {
+    const float *v = floats(p.v) + (entry / kvHeads) * p.v.strides[0] +
+                     (entry % kvHeads) * p.v.strides[1];
+    for (int64_t j = p.keys - 1; j >= firstSkipped; --j) {
+      const float *row = v + j * p.v.strides[2];
+      if (!std::all_of(row, row + p.valueDim,
+                       [](float x) { return std::isfinite(x); })) {
+        p.lastNonFiniteValueRow[entry] = j;
+        return;
+      }
+    }
+  };
+  const int64_t entries = p.batch * kvHeads;
+#ifdef DISC_RAL_HAS_OPENMP
+#pragma omp parallel for num_threads(threads) if (threads > 1)
+  for (int64_t entry = 0; entry < entries; ++entry)
+    scan(entry);
+#else
+  (void)threads;
+  for (int64_t entry = 0; entry < entries; ++entry)
+    scan(entry);
+#endif
+}
+
+/// Marks NaN the columns of the block's output rows `o` where a value row
+/// the block skipped (keys [keyEnd, keys), weight 0) is NaN or inf.
+void poisonSkippedColumns(const Problem &p, const float *v, int64_t keyEnd,
+                          int64_t rows, float *o) {
+  std::vector<char> poisoned(p.valueDim, 0);
+  for (int64_t j = keyEnd; j < p.keys; ++j) {
+    const float *row = v + j * p.v.strides[2];
+    for (int64_t d = 0; d < p.valueDim; ++d)
+      poisoned[d] |= !std::isfinite(row[d]);
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t d = 0; d < p.valueDim; ++d)
+    if (poisoned[d])
+      for (int64_t r = 0; r < rows; ++r)
+        o[r * p.valueDim + d] = nan;
+}
 
 /// One work item: query rows [i0, i0 + rows) of (b, h). `scores` has
 /// queryBlock x keyBlock floats, `rowMaxima`/`rowSums` queryBlock each.
@@ -263,6 +319,9 @@ bool attendBlock(const Problem &p, int64_t b, int64_t h, int64_t i0,
   for (int64_t r = 0; r < rows; ++r)
     if (rowSums[r] != 0.0f)
       kernels.scaleRow(o + r * p.valueDim, p.valueDim, 1.0f / rowSums[r]);
+  if (!p.lastNonFiniteValueRow.empty() && keyEnd < p.keys &&
+      p.lastNonFiniteValueRow[b * (p.heads / p.headGroup) + kvHead] >= keyEnd)
+    poisonSkippedColumns(p, v, keyEnd, rows, o);
   return true;
 }
 
@@ -335,6 +394,8 @@ void attention(const UnrankedMemRef *qRef, const UnrankedMemRef *kRef,
   const int64_t workPerUnit =
       p.queryBlock * std::max<int64_t>(p.keys, 1) * (p.headDim + p.valueDim + 1);
   const int threads = threadsForWork(units, workPerUnit, currentThreadCount());
+  if (p.causal && p.valueDim > 0)
+    findNonFiniteValueRows(p, threads);
   std::atomic<bool> failed{false};
   auto runUnits = [&](int64_t first, int64_t step) {
     std::vector<float> scores(p.queryBlock * p.keyBlock),
