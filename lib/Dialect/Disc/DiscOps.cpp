@@ -149,6 +149,23 @@ checkBatchDimsMatchIndices(Operation *op, ShapedType valuesType,
 /// reach static type and slice lists in the lowering, where a negative size
 /// or INT64_MIN (MLIR's marker for a dynamic entry) is undefined, so they
 /// are rejected here rather than at run time.
+/// The elements of a 1-D shape operand known at compile time: all of a
+/// constant's, those of a tensor.from_elements that are constants (the
+/// others nullopt); empty when neither.
+static SmallVector<std::optional<int64_t>> constantShapeElements(Value shape) {
+  SmallVector<std::optional<int64_t>> elements;
+  DenseIntElementsAttr values;
+  if (matchPattern(shape, m_Constant(&values))) {
+    for (const APInt &value : values.getValues<APInt>())
+      elements.push_back(value.getSExtValue());
+  } else if (auto fromElements =
+                 shape.getDefiningOp<tensor::FromElementsOp>()) {
+    for (Value v : fromElements.getElements())
+      elements.push_back(getConstantIntValue(v));
+  }
+  return elements;
+}
+
 static LogicalResult checkShapeOperand(Operation *op, Value shape,
                                        int64_t expectedLength, StringRef what,
                                        int64_t minValue = 0) {
@@ -156,11 +173,10 @@ static LogicalResult checkShapeOperand(Operation *op, Value shape,
   if (!compatibleDim(type.getDimSize(0), expectedLength))
     return op->emitOpError() << what << " has " << type.getDimSize(0)
                              << " elements, expected " << expectedLength;
-  DenseIntElementsAttr values;
-  if (!matchPattern(shape, m_Constant(&values)))
-    return success();
-  for (auto [i, value] : llvm::enumerate(values.getValues<APInt>())) {
-    int64_t v = value.getSExtValue();
+  for (auto [i, element] : llvm::enumerate(constantShapeElements(shape))) {
+    if (!element)
+      continue;
+    int64_t v = *element;
     if (v < minValue || v == std::numeric_limits<int64_t>::min())
       return op->emitOpError()
              << what << " element " << i << " is " << v << "; it must be "
@@ -793,6 +809,17 @@ LogicalResult DynamicPadOp::verify() {
       failed(checkShapeOperand(*this, getInteriorPadding(), rank,
                                "interior_padding")))
     return failure();
+  // Constant amounts within PadOp's bound (the lowering asserts it for the
+  // others at run time): folded, a larger one wraps the padded size or the
+  // interior stride (interior + 1) at compile time.
+  const int64_t maxPadding = std::numeric_limits<int32_t>::max();
+  for (Value amounts :
+       {getEdgePaddingLow(), getEdgePaddingHigh(), getInteriorPadding()}) {
+    for (auto [i, amount] : llvm::enumerate(constantShapeElements(amounts)))
+      if (amount && (*amount > maxPadding || *amount < -maxPadding))
+        return emitOpError() << "padding of dim " << i << " is " << *amount
+                             << "; DISC pads by at most " << maxPadding;
+  }
   return success();
 }
 

@@ -587,6 +587,55 @@ func.func @dynamic_reshape_negative(%x: tensor<?xf32>) -> tensor<?x?xf32> {
 
 // -----
 
+// Constant elements of a tensor.from_elements are checked as a constant's
+// are (the fuzzer's dynamic_pad_no_crop with an interior of INT64_MAX
+// crashed a folder: interior + 1 wrapped to the dynamic-size marker).
+func.func @dynamic_pad_too_large(%x: tensor<?xf32>, %v: tensor<f32>) -> tensor<?xf32> {
+  %c2 = arith.constant 2 : index
+  %max = arith.constant 9223372036854775807 : index
+  %c = tensor.from_elements %c2 : tensor<1xindex>
+  %z = tensor.from_elements %max : tensor<1xindex>
+  // expected-error @+1 {{'disc.dynamic_pad' op padding of dim 0 is 9223372036854775807; DISC pads by at most 2147483647}}
+  %0 = disc.dynamic_pad %x, %v, %c, %c, %z : (tensor<?xf32>, tensor<f32>, tensor<1xindex>, tensor<1xindex>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @dynamic_pad_constant_too_small(%x: tensor<?x?xf32>, %v: tensor<f32>, %n: index) -> tensor<?x?xf32> {
+  %c = arith.constant dense<[0, -2147483648]> : tensor<2xindex>
+  %z = arith.constant dense<0> : tensor<2xindex>
+  // expected-error @+1 {{padding of dim 1 is -2147483648; DISC pads by at most 2147483647}}
+  %0 = disc.dynamic_pad %x, %v, %c, %z, %z : (tensor<?x?xf32>, tensor<f32>, tensor<2xindex>, tensor<2xindex>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @real_dynamic_slice_from_elements_stride(%x: tensor<?xf32>, %s: tensor<1xindex>, %n: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %st = tensor.from_elements %c0 : tensor<1xindex>
+  // expected-error @+1 {{strides element 0 is 0; it must be >= 1}}
+  %0 = disc.real_dynamic_slice %x, %s, %s, %st : (tensor<?xf32>, tensor<1xindex>, tensor<1xindex>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+// A from_elements with a value not known at compile time: its constant
+// elements are checked, the others left to the run-time checks.
+func.func @dynamic_pad_partly_constant(%x: tensor<?x?xf32>, %v: tensor<f32>, %n: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %big = arith.constant 4294967296 : index
+  %lo = tensor.from_elements %n, %big : tensor<2xindex>
+  %z = tensor.from_elements %c0, %c0 : tensor<2xindex>
+  // expected-error @+1 {{padding of dim 1 is 4294967296; DISC pads by at most 2147483647}}
+  %0 = disc.dynamic_pad %x, %v, %lo, %z, %z : (tensor<?x?xf32>, tensor<f32>, tensor<2xindex>, tensor<2xindex>, tensor<2xindex>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
 func.func @pad_too_large(%a: tensor<?xf32>, %z: tensor<f32>) -> tensor<?xf32> {
   // expected-error @+1 {{padding of dim 0 is 9223372036854775807; DISC pads by at most 2147483647}}
   %0 = disc.pad %a, %z, low = [9223372036854775807], high = [9223372036854775807], interior = [0] : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
