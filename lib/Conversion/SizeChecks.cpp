@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
@@ -58,12 +59,24 @@ Value disc::emitCheckedElementCount(OpBuilder &b, Location loc,
   return count;
 }
 
+bool disc::sizesKnownEqual(Value x, Value y) {
+  if (x == y)
+    return true;
+  auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  if (cx && cy)
+    return *cx == *cy;
+  // Two tensor.dim of one tensor's same dim (before CSE merges them).
+  auto dx = x.getDefiningOp<tensor::DimOp>();
+  auto dy = y.getDefiningOp<tensor::DimOp>();
+  if (!dx || !dy || dx.getSource() != dy.getSource())
+    return false;
+  std::optional<int64_t> ix = dx.getConstantIndex(), iy = dy.getConstantIndex();
+  return ix && iy && *ix == *iy;
+}
+
 void disc::emitAssertEqualSizes(OpBuilder &b, Location loc, Value x, Value y,
                                 const Twine &message) {
-  if (x == y)
-    return;
-  auto cx = getConstantIntValue(x), cy = getConstantIntValue(y);
-  if (cx && cy && *cx == *cy)
+  if (sizesKnownEqual(x, y))
     return;
   Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
   cf::AssertOp::create(b, loc, eq, message.str());

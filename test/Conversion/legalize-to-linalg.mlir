@@ -196,6 +196,53 @@ func.func @concat_pad_slice(%a: tensor<?xf32>, %b: tensor<?xf32>, %z: tensor<f32
 
 // -----
 
+// A concatenate whose inputs' sizes are only checked at run time gets a
+// buffer that holds every input's slice whatever the checks find (the
+// larger size): empty-tensor elimination may make an input's producer
+// write its slice in place before the checks run. The static 16 of input 1
+// against the dynamic dim of input 0: a dynamic buffer of the larger,
+// cast back to the result type.
+// CHECK-LABEL: func @concat_checked_sizes
+// CHECK-SAME: (%[[A:.*]]: tensor<2x?xf32>, %[[B:.*]]: tensor<3x16xf32>)
+// CHECK: %[[BIG:.*]] = arith.maxsi %{{.*}}, %c16
+// CHECK: %[[BUF:.*]] = tensor.empty(%[[BIG]]) : tensor<5x?xf32>
+// CHECK: tensor.insert_slice %[[A]] into %[[BUF]]
+// CHECK: cf.assert {{.*}}input 1 dim 1 does not match input 0
+// CHECK: %[[ALL:.*]] = tensor.insert_slice %[[B]]
+// CHECK: tensor.cast %[[ALL]] : tensor<5x?xf32> to tensor<5x16xf32>
+func.func @concat_checked_sizes(%a: tensor<2x?xf32>, %b: tensor<3x16xf32>) -> tensor<5x16xf32> {
+  %0 = disc.concatenate %a, %b dim = 0 : (tensor<2x?xf32>, tensor<3x16xf32>) -> tensor<5x16xf32>
+  return %0 : tensor<5x16xf32>
+}
+
+// Along the axis: a static result of inputs whose sum is dynamic.
+// CHECK-LABEL: func @concat_checked_axis
+// CHECK: %[[BIG:.*]] = arith.maxsi
+// CHECK: tensor.empty(%[[BIG]]) : tensor<?x4xf32>
+// CHECK: tensor.cast %{{.*}} : tensor<?x4xf32> to tensor<5x4xf32>
+func.func @concat_checked_axis(%a: tensor<?x4xf32>, %b: tensor<3x4xf32>) -> tensor<5x4xf32> {
+  %0 = disc.concatenate %a, %b dim = 0 : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+
+// -----
+
+// Must NOT grow the buffer where the sizes are known equal (the same
+// value, here the symbolic dim of one tensor twice, or equal constants):
+// no check, no max.
+// CHECK-LABEL: func @concat_known_sizes
+// CHECK-NOT: arith.maxsi
+// CHECK-NOT: cf.assert
+// CHECK: tensor.empty(%{{.*}}) : tensor<?x4xf32>
+// CHECK-NOT: tensor.cast
+// CHECK: return
+func.func @concat_known_sizes(%a: tensor<?x4xf32>, %b: tensor<3x4xf32>) -> tensor<?x4xf32> {
+  %0 = disc.concatenate %a, %b, %a dim = 0 : (tensor<?x4xf32>, tensor<3x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
 // Gather reads the index tensor and the operand in the body (embedding).
 // CHECK-LABEL: func @embedding
 // CHECK: linalg.generic

@@ -26,8 +26,12 @@ mlir::Value emitCheckedElementCount(mlir::OpBuilder &b, mlir::Location loc,
                                     int64_t elementBytes,
                                     const llvm::Twine &message);
 
-/// cf.assert(x == y) with `message` unless both are the same value or the
-/// same constant (two sizes an op relies on being equal).
+/// Whether sizes `x` and `y` (index values) are equal without a run-time
+/// check: the same value or the same constant.
+bool sizesKnownEqual(mlir::Value x, mlir::Value y);
+
+/// cf.assert(x == y) with `message` unless sizesKnownEqual(x, y) (two
+/// sizes an op relies on being equal).
 void emitAssertEqualSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                           mlir::Value y, const llvm::Twine &message);
 

@@ -430,10 +430,45 @@ struct ConcatenateToTensor : public OpConversionPattern<ConcatenateOp> {
       return failure();
     auto type = cast<RankedTensorType>(op.getType());
     int64_t axis = op.getDimension();
-    Value result = emptyTensor(rewriter, loc, type, *outDims);
+    SmallVector<SmallVector<Value>> inputDims;
+    for (Value input : adaptor.getInputs())
+      inputDims.push_back(getDims(rewriter, loc, input));
+    // The buffer holds every input's slice whatever the size checks below
+    // find: an input's producer may be bufferized to write its slice in
+    // place (empty-tensor elimination moves it after this buffer's
+    // allocation), and so before the checks run. Along a dim where an
+    // input's size is only checked at run time, the buffer takes the
+    // largest (the result's size when the checks pass); the fuzzer found
+    // a static 16x16 input written into the 1x1 buffer of a dynamic one.
+    SmallVector<Value> bufferDims(*outDims);
+    SmallVector<int64_t> bufferShape(type.getShape());
+    auto growTo = [&](int64_t d, Value size) {
+      if (disc::sizesKnownEqual(size, bufferDims[d]))
+        return;
+      bufferDims[d] =
+          arith::MaxSIOp::create(rewriter, loc, bufferDims[d], size);
+      bufferShape[d] = ShapedType::kDynamic;
+    };
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis)
+        for (ArrayRef<Value> dims : inputDims)
+          growTo(d, dims[d]);
+    // Along the axis a dynamic result is the inputs' sum by construction;
+    // a static one is checked against it (LegalizeToLinalg.cpp).
+    if (!type.isDynamicDim(axis) &&
+        llvm::any_of(adaptor.getInputs(), [&](Value input) {
+          return cast<RankedTensorType>(input.getType()).isDynamicDim(axis);
+        })) {
+      Value sum = cIndex(rewriter, loc, 0);
+      for (ArrayRef<Value> dims : inputDims)
+        sum = arith::AddIOp::create(rewriter, loc, sum, dims[axis]);
+      growTo(axis, sum);
+    }
+    Value result = emptyTensor(rewriter, loc, type.clone(bufferShape),
+                               bufferDims);
     Value offset = cIndex(rewriter, loc, 0);
     for (auto [idx, input] : llvm::enumerate(adaptor.getInputs())) {
-      SmallVector<Value> dims = getDims(rewriter, loc, input);
+      ArrayRef<Value> dims = inputDims[idx];
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (d != axis)
           disc::emitAssertEqualSizes(rewriter, loc, dims[d], (*outDims)[d],
@@ -455,6 +490,9 @@ struct ConcatenateToTensor : public OpConversionPattern<ConcatenateOp> {
                                              offsets, sizes, strides);
       offset = arith::AddIOp::create(rewriter, loc, offset, dims[axis]);
     }
+    // Larger than the result only where the checks have failed.
+    if (ArrayRef<int64_t>(bufferShape) != type.getShape())
+      result = tensor::CastOp::create(rewriter, loc, type, result);
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -44,6 +44,15 @@ func.func @main(%a: tensor<?x4xf32>, %s: tensor<2xi64>) -> tensor<?x?xf32> {
   return %5 : tensor<?x?xf32>
 }"""
 
+CONCAT_IN_PLACE = """
+func.func @main(%x: tensor<1x4x?x?xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x8x?x?xf32> {
+  %a = disc.convolution %x, %w, strides = [2, 2], pad_low = [1, 1], pad_high = [1, 1], dilation = [1, 1] : (tensor<1x4x?x?xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x?xf32>
+  %i = disc.iota dim = 3 : tensor<1x4x64x64xi64>
+  %f = disc.convert %i : (tensor<1x4x64x64xi64>) -> tensor<1x4x64x64xf32>
+  %0 = disc.concatenate %a, %f dim = 1 : (tensor<1x4x?x?xf32>, tensor<1x4x64x64xf32>) -> tensor<1x8x?x?xf32>
+  return %0 : tensor<1x8x?x?xf32>
+}"""
+
 CASES = [
     # (id, program, arguments, expected report prefix, text in the report)
     ("dim_negative", """
@@ -124,6 +133,26 @@ func.func @main(%v: tensor<4xf32>, %s: tensor<2xi64>) -> tensor<?x4xf32> {
      "disc.dynamic_reshape at input.mlir:4:8: a size computed at run time is negative"),
     ("reshape_product_wraps", RESHAPE_FROM_DATA, "torch.randn(2, 4), torch.tensor([2**61 + 1, 8])", "InvocationError",
      "overflows a 64-bit byte size"),
+    # A concatenate input whose producer is bufferized to write in place
+    # (the iota chain: empty-tensor elimination) wrote its static 64x64
+    # slice into the buffer sized by the other input's 1x1 before the size
+    # check ran: heap corruption (found by fuzz/disc_fuzz.py on a mutated
+    # GraphNet partition). The buffer now holds either size.
+    ("concatenate_in_place_input_larger", CONCAT_IN_PLACE, "torch.randn(1, 4, 1, 1), torch.randn(4, 4, 3, 3)",
+     "InvocationError", "disc.concatenate at input.mlir:6:8: input 1 dim 2 does not match input 0"),
+    # Constant padding amounts beyond DISC's bound, in a tensor.from_elements
+    # (an interior of INT64_MAX wrapped interior + 1, the stride, to the
+    # dynamic-size marker, and a folder crashed).
+    ("dynamic_pad_constant_too_large", '''
+func.func @main(%x: tensor<?xf32>, %v: tensor<f32>) -> tensor<?xf32> {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 9223372036854775807 : index
+  %c = tensor.from_elements %c2 : tensor<1xindex>
+  %z = tensor.from_elements %c0 : tensor<1xindex>
+  %0 = disc.dynamic_pad %x, %v, %c, %c, %z : (tensor<?xf32>, tensor<f32>, tensor<1xindex>, tensor<1xindex>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}''', "torch.randn(3), torch.tensor(1.0)", "CompileError",
+     "padding of dim 0 is 9223372036854775807; DISC pads by at most 2147483647"),
 ]
 
 
@@ -137,7 +166,10 @@ def test_rejected_with_a_clear_error(case):
 
 def test_valid_edge_cases_still_run():
     """The must-nots: cropping to exactly zero, gathering nothing from an
-    empty operand, a reshape to a valid shape read from data."""
+    empty operand, a reshape to a valid shape read from data, the in-place
+    concatenate with sizes that agree."""
+    assert run_case(CONCAT_IN_PLACE, "torch.randn(1, 4, 127, 128), torch.randn(4, 4, 3, 3)") \
+        .startswith("ran: [(1, 8, 64, 64)] [[")
     assert run_case("""
 func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
   %z = arith.constant dense<0.0> : tensor<f32>
