@@ -14,7 +14,7 @@ DOC = os.path.join(os.path.dirname(__file__), "..", "docs", "ops.md")
 BEGIN, END = "<!-- BEGIN ATEN OPS (generated) -->", "<!-- END ATEN OPS -->"
 
 FLOAT_ONLY = {"cos", "sin", "tan", "tanh", "exp", "expm1", "log", "log1p", "erf", "sqrt", "rsqrt",
-              "sigmoid", "reciprocal", "atan2", "isfinite", "isinf", "isnan",
+              "sigmoid", "reciprocal", "atan", "atan2", "isfinite", "isinf", "isnan",
               "var", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
               "adaptive_avg_pool2d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d", "leaky_relu",
               "hardtanh", "rand", "rand_like"}

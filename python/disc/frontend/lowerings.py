@@ -194,7 +194,7 @@ for _target, _op in [
     (aten.sin.default, "sine"), (aten.cos.default, "cosine"), (aten.tan.default, "tan"),
     (aten.tanh.default, "tanh"), (aten.sigmoid.default, "logistic"), (aten.erf.default, "erf"),
     (aten.floor.default, "floor"), (aten.ceil.default, "ceil"), (aten.round.default, "round_nearest_even"),
-    (aten.sign.default, "sign"), (aten.bitwise_not.default, "not"), (aten.logical_not.default, None),
+    (aten.sign.default, None), (aten.bitwise_not.default, "not"), (aten.logical_not.default, None),
 ]:
     if _op is not None:
         register(_target)(_unary(_op))
@@ -203,6 +203,17 @@ for _target, _op in [
 def _int_or_float_unary_check(node):
     x = fake(node.args[0]) if hasattr(node.args[0], "meta") else None
     return None
+
+
+@register(aten.sign.default)
+def _sign(ctx, x):
+    """PyTorch's sign of NaN is 0 ((0 < x) - (x < 0)); disc.sign, as
+    StableHLO's, keeps NaN."""
+    v = _unary("sign")(ctx, x)
+    if not ctx.out_dtype.is_floating_point:
+        return v
+    x = ctx.operand(x, ctx.out_dtype)
+    return ctx.b.select(ctx.b.compare("NE", x, x), ctx.operand(0.0, ctx.out_dtype), v)
 
 
 @register(aten.logical_not.default)
@@ -293,6 +304,27 @@ for _targets, _op in [
     register(*_targets)(_binary_arith(_op))
 
 
+@register(aten.atan.default)
+def _atan(ctx, x):
+    """atan(x) as atan2(x, 1): the dialect has no atan of its own."""
+    dtype = ctx.out_dtype
+    return ctx.b.binary("atan2", ctx.operand(x, dtype), ctx.operand(1.0, dtype))
+
+
+@register(aten.signbit.default)
+def _signbit(ctx, x):
+    """The sign bit: -0.0 and a NaN with its sign bit set count, so a float
+    compares copysign(1, x) with 0; an integer x < 0; a bool never."""
+    dtype = x.dtype if isinstance(x, Val) else torch.float32
+    v = ctx.operand(x, dtype)
+    if dtype == torch.bool:
+        return ctx.b.compare("NE", v, v)
+    zero = ctx.operand(0, dtype)
+    if dtype.is_floating_point:
+        v = ctx.b.binary("copysign", ctx.operand(1.0, dtype), v)
+    return ctx.b.compare("LT", v, zero)
+
+
 @register(aten.fmax.default, aten.fmin.default)
 def _fmax(ctx, a, b):
     """maximum/minimum that ignore a NaN operand (NaN only if both are)."""
@@ -353,6 +385,30 @@ def _rsub(ctx, a, b, alpha=1):
     return ctx.b.binary("subtract", vb, va)
 
 
+def _floor_div_float(ctx, va, vb):
+    """Python's (and PyTorch's) float floor division: (a - fmod(a, b)) / b,
+    moved down by 1 where the remainder's sign is not the divisor's, then
+    floored, so that a == (a // b) * b + a % b holds where floor(a / b)
+    rounds wrong: 1e-40 // -1e30 and 88 // -inf are -1 (not -0), inf // 1
+    is NaN (not inf); a / b for b == 0; a zero quotient takes the sign of
+    a / b. f16/bf16 compute in f32."""
+    b, dtype = ctx.b, va.dtype
+    compute = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    va, vb = b.convert(va, compute), b.convert(vb, compute)
+    zero, one, half = (ctx.operand(c, compute) for c in (0.0, 1.0, 0.5))
+    quotient = b.binary("divide", va, vb)
+    mod = b.binary("remainder", va, vb)
+    div = b.binary("divide", b.binary("subtract", va, mod), vb)
+    signs_differ = b.binary("xor", b.compare("LT", vb, zero), b.compare("LT", mod, zero))
+    div = b.select(b.binary("and", b.compare("NE", mod, zero), signs_differ),
+                   b.binary("subtract", div, one), div)
+    floored = b.unary("floor", div)
+    floored = b.select(b.compare("GT", b.binary("subtract", div, floored), half),
+                       b.binary("add", floored, one), floored)
+    result = b.select(b.compare("NE", div, zero), floored, b.binary("copysign", zero, quotient))
+    return b.convert(b.select(b.compare("EQ", vb, zero), quotient, result), dtype)
+
+
 def _floor_div_int(ctx, va, vb):
     """Python floor division for signed ints (StableHLO divide truncates)."""
     q = ctx.b.binary("divide", va, vb)
@@ -378,7 +434,7 @@ def _div(ctx, a, b, rounding_mode=None):
             return ctx.b.binary("multiply", ctx.b.unary("sign", q),
                                 ctx.b.unary("floor", ctx.b.unary("abs", q)))
         if rounding_mode == "floor":
-            return ctx.b.unary("floor", q)
+            return _floor_div_float(ctx, va, vb)
         return q
     if rounding_mode == "floor":
         return _floor_div_int(ctx, va, vb)
