@@ -307,10 +307,15 @@ def run_job(job):
         return {"outcome": "unexpected", "key": type(e).__name__,
                 "detail": traceback.format_exc()[-1500:]}
 
+'''
+
+# The worker's loop, after its run_job: each job (a JSON line) runs in a
+# forked child; its answer (a JSON line) is printed.
+FORK_LOOP = r'''
 # Each program runs in a child forked from this process (torch and disc are
 # imported once, no kernel has run here, so no thread pool is forked): a
 # crash or a corrupted heap stays with the program that caused it.
-import os, select, signal, time
+import json, os, select, signal, sys, time
 for line in sys.stdin:
     job = json.loads(line)
     read_end, write_end = os.pipe()
@@ -346,15 +351,19 @@ for line in sys.stdin:
 
 
 class Worker:
-    def __init__(self, python):
+    """A Python process running `source` (which defines run_job(job) ->
+    dict) and then FORK_LOOP."""
+
+    def __init__(self, python, source=None):
         self.python = python
+        self.source = (WORKER if source is None else source) + FORK_LOOP
         self.proc = None
         self.start()
 
     def start(self):
         # stderr to a file: a crashing child may print more than a pipe holds.
         self.stderr = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([self.python, "-c", WORKER], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([self.python, "-c", self.source], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr,
                                      text=True, bufsize=1)
 
@@ -365,11 +374,12 @@ class Worker:
         self.stderr.truncate()
         return text
 
-    def run(self, text, seed, timeout, targets=()):
-        """The worker's answer, or {"outcome": "crash"/"hang", ...}."""
+    def run(self, text, seed, timeout, targets=(), **fields):
+        """The worker's answer, or {"outcome": "crash"/"hang", ...};
+        `fields` go into the job as they are."""
         try:
             self.proc.stdin.write(json.dumps({"text": text, "seed": seed, "timeout": timeout,
-                                              "targets": list(targets)}) + "\n")
+                                              "targets": list(targets), **fields}) + "\n")
             self.proc.stdin.flush()
         except BrokenPipeError:
             pass
@@ -399,24 +409,40 @@ class Worker:
 FINDINGS = ("crash", "hang", "unexpected", "mismatch", "target_error")
 
 
-def save_finding(directory, text, result):
+def save_finding(directory, text, result, suffix=".mlir"):
+    """Writes the program (`text`) and its report (.txt); returns the
+    program's path."""
     os.makedirs(directory, exist_ok=True)
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-    path = os.path.join(directory, f"{result['outcome']}-{digest}.mlir")
+    path = os.path.join(directory, f"{result['outcome']}-{digest}{suffix}")
     with open(path, "w") as f:
         f.write(text)
-    with open(path[:-5] + ".txt", "w") as f:
+    with open(path[:-len(suffix)] + ".txt", "w") as f:
         f.write(json.dumps(result, indent=1))
     return path
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_run_arguments(parser, timeout):
+    """The options both fuzzers take: how long, which seed, where findings go."""
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--executions", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--timeout", type=float, default=60.0, help="per program (compile + calls)")
+    parser.add_argument("--timeout", type=float, default=timeout, help="per program")
     parser.add_argument("--findings", default=os.path.join(ROOT, "fuzz", "findings"))
+
+
+def run_budget(args, start):
+    """1, 2, 3, ...: the executions --executions and --seconds allow."""
+    n = 0
+    while (args.executions is None or n < args.executions) and \
+            (args.seconds is None or time.time() - start < args.seconds):
+        n += 1
+        yield n
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_arguments(parser, timeout=60.0)
     parser.add_argument("--save-corpus", default=None,
                         help="write mutants whose outcome is new here")
     parser.add_argument("--seeds", action="append", default=[], metavar="DIR",
@@ -456,12 +482,7 @@ def main() -> int:
         else:
             seeds = load_seeds(args.seeds)
             print(f"[fuzz] {len(seeds)} seed programs", flush=True)
-            n = 0
-            while True:
-                if args.executions is not None and n >= args.executions:
-                    break
-                if args.seconds is not None and time.time() - start >= args.seconds:
-                    break
+            for n in run_budget(args, start):
                 text = rng.choice(seeds)
                 # --differential: a quarter of the programs as written (new
                 # inputs each time), the rest mutated.
@@ -470,7 +491,6 @@ def main() -> int:
                 job_seed = rng.randrange(2**31)
                 result = worker.run(text, job_seed, args.timeout, args.differential)
                 result["job_seed"] = job_seed  # --replay FILE --job-seed N
-                n += 1
                 outcome = result["outcome"]
                 counts[outcome] = counts.get(outcome, 0) + 1
                 if outcome in FINDINGS:

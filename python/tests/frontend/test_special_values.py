@@ -86,3 +86,4 @@ def test_binary_special_values(name, dtype):
         return a, b
 
     check_compiled(fn, [pair(n) for n in (2, 3, 5)])
+

@@ -14,10 +14,11 @@ import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 FUZZ = os.path.join(ROOT, "fuzz", "disc_fuzz.py")
+TORCH_FUZZ = os.path.join(ROOT, "fuzz", "torch_fuzz.py")
 
 
-def _run(*args, timeout):
-    proc = subprocess.run([sys.executable, FUZZ, *args], capture_output=True, text=True,
+def _run(*args, timeout, fuzzer=FUZZ):
+    proc = subprocess.run([sys.executable, fuzzer, *args], capture_output=True, text=True,
                           timeout=timeout)
     return proc.returncode, proc.stdout + proc.stderr
 
@@ -78,3 +79,37 @@ def test_seeds_option_takes_input_programs_only(tmp_path):
     code, out = _run("--executions", "1", "--seeds", str(lowered_only),
                      "--findings", str(tmp_path / "findings"), timeout=600)
     assert code != 0 and "no disc-level *.mlir program there (1 .mlir files)" in out, out[-2000:]
+
+
+def test_bounded_torch_fuzz_run():
+    """Random PyTorch programs (fuzz/torch_fuzz.py) through
+    torch.compile(backend="disc", dynamic=True) at three sizes each, against
+    eager: a mismatch, an exception eager does not raise, a crash or a hang
+    is a finding."""
+    seconds = os.environ.get("DISC_TORCH_FUZZ_SECONDS", "45")
+    seed = os.environ.get("DISC_FUZZ_SEED", str(int(time.time()) // 86400))
+    code, out = _run("--seconds", seconds, "--seed", seed, "--findings",
+                     os.path.join(ROOT, "fuzz", "findings"), timeout=float(seconds) + 600,
+                     fuzzer=TORCH_FUZZ)
+    print(out[-3000:])
+    assert code == 0, f"the PyTorch-level fuzzer found something (seed {seed}):\n{out[-4000:]}"
+    assert "programs in" in out
+
+
+def test_torch_fuzz_finds_a_wrong_result(tmp_path):
+    """The fuzzer's comparison can fail: a program whose compiled result
+    cannot match eager's (dropout's masks come from DISC's own generator)
+    is a mismatch finding, written as a runnable file that --replay runs."""
+    sys.path.insert(0, os.path.dirname(TORCH_FUZZ))
+    import torch_fuzz
+    program = {"source": "def program(x0):\n    v1 = torch.nn.functional.dropout(x0, 0.5, True)\n"
+                         "    return (v1,)\n",
+               "inputs": [{"name": "x0", "shape": ["s0", 8], "dtype": "float32", "kind": "data"}]}
+    path = tmp_path / "dropout.py"
+    path.write_text(torch_fuzz.program_file(program))
+    assert torch_fuzz.parse_program_file(path.read_text()) == program
+    code, out = _run("--replay", str(path), "--special", "0", "--findings", str(tmp_path / "found"),
+                     timeout=600, fuzzer=TORCH_FUZZ)
+    assert code == 1 and "FINDING mismatch" in out, out[-3000:]
+    found = list((tmp_path / "found").glob("mismatch-*.py"))
+    assert len(found) == 1 and (tmp_path / "found" / (found[0].stem + ".txt")).exists()
