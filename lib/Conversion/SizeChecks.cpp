@@ -70,7 +70,8 @@ bool disc::sizesKnownEqual(Value x, Value y) {
   auto dy = y.getDefiningOp<tensor::DimOp>();
   if (!dx || !dy || dx.getSource() != dy.getSource())
     return false;
-  std::optional<int64_t> ix = dx.getConstantIndex(), iy = dy.getConstantIndex();
+  std::optional<int64_t> ix = dx.getConstantIndex();
+  std::optional<int64_t> iy = dy.getConstantIndex();
   return ix && iy && *ix == *iy;
 }
 

@@ -27,7 +27,8 @@ mlir::Value emitCheckedElementCount(mlir::OpBuilder &b, mlir::Location loc,
                                     const llvm::Twine &message);
 
 /// Whether sizes `x` and `y` (index values) are equal without a run-time
-/// check: the same value or the same constant.
+/// check: the same value, the same constant, or tensor.dim ops of one
+/// tensor's same dim.
 bool sizesKnownEqual(mlir::Value x, mlir::Value y);
 
 /// cf.assert(x == y) with `message` unless sizesKnownEqual(x, y) (two

@@ -144,11 +144,6 @@ checkBatchDimsMatchIndices(Operation *op, ShapedType valuesType,
   return success();
 }
 
-/// Checks a shape-like operand (a 1-d index tensor): its length, and when
-/// it is a constant, that every element is at least `minValue`. Constants
-/// reach static type and slice lists in the lowering, where a negative size
-/// or INT64_MIN (MLIR's marker for a dynamic entry) is undefined, so they
-/// are rejected here rather than at run time.
 /// The elements of a 1-D shape operand known at compile time: all of a
 /// constant's, those of a tensor.from_elements that are constants (the
 /// others nullopt); empty when neither.
@@ -166,6 +161,12 @@ static SmallVector<std::optional<int64_t>> constantShapeElements(Value shape) {
   return elements;
 }
 
+/// Checks a shape-like operand (a 1-d index tensor): its length, and that
+/// every element known at compile time (constantShapeElements) is at least
+/// `minValue`. Such elements reach static type and slice lists in the
+/// lowering, where a negative size or INT64_MIN (MLIR's marker for a
+/// dynamic entry) is undefined, so they are rejected here rather than at
+/// run time.
 static LogicalResult checkShapeOperand(Operation *op, Value shape,
                                        int64_t expectedLength, StringRef what,
                                        int64_t minValue = 0) {
