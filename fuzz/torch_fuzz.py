@@ -549,6 +549,7 @@ def run_job(job):
                 expected.append(load(job["text"])(*[x.clone() for x in inputs]))
         except Exception as e:
             return {"outcome": "invalid", "key": f"{type(e).__name__}: {str(e)[:160]}"}
+    low = lowest_precision(job)
     targets = ["cpu"] + list(job.get("targets", []))
     recompiled = None
     for target in targets:
@@ -563,7 +564,6 @@ def run_job(job):
             except Exception as e:
                 return {"outcome": "unexpected", "key": f"{target}: {type(e).__name__}",
                         "detail": traceback.format_exc()[-3000:], "sizes": sizes, "call": i}
-            low = lowest_precision(job)
             ok, err, why = outputs_match(at_precision(want, low), at_precision(got, low))
             if not ok:
                 return {"outcome": "mismatch", "key": f"{target}: {why}", "sizes": sizes,

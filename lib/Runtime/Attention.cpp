@@ -213,15 +213,12 @@ void findNonFiniteValueRows(Problem &p, int threads) {
     }
   };
   const int64_t entries = p.batch * kvHeads;
+  (void)threads; // without OpenMP
 #ifdef DISC_RAL_HAS_OPENMP
 #pragma omp parallel for num_threads(threads) if (threads > 1)
-  for (int64_t entry = 0; entry < entries; ++entry)
-    scan(entry);
-#else
-  (void)threads;
-  for (int64_t entry = 0; entry < entries; ++entry)
-    scan(entry);
 #endif
+  for (int64_t entry = 0; entry < entries; ++entry)
+    scan(entry);
 }
 
 /// Marks NaN the columns of the block's output rows `o` where a value row
