@@ -3,14 +3,19 @@
 fuzz/disc_fuzz.py mutates programs of the disc dialect; this fuzzer starts
 one layer up, where users start: it writes random Python functions of
 PyTorch ops (pointwise math, broadcasting, reductions, softmax and norms,
-views and slices, concatenation, matmul and convolution, casts to
-half/bfloat16 and integers, comparisons and masks, gathers, sorting,
+views and slices, concatenation, padding, matmul, convolution, pooling,
+resampling and attention, casts to half/bfloat16 and integers,
+comparisons and masks, gathers, embeddings, index_add/index_put, sorting,
 in-place updates of clones), with every size but a few symbolic, and runs
 each through `torch.compile(fn, backend="disc", dynamic=True)` at three
 sets of sizes (5-23, never 0 or 1, which PyTorch specialises). So the
 front end (Dynamo's graphs, AOTAutograd's decompositions, DISC's importer
 and its shape constraints) is fuzzed together with the compiler and the
-runtime.
+runtime. With --grad F, a share F of the programs (float32 only, no
+NaN/inf inputs) also compare the gradients of sum(output * a fixed random
+tensor) with respect to every float input: those compile as training
+graphs (AOTAutograd's joint graph, split into a forward and a backward:
+docs/training.md).
 
 Each program runs in a forked child (disc_fuzz.py's worker). Outcomes:
 
@@ -29,6 +34,7 @@ through the cuda target's block/thread mapping on the CPU (DISC_TARGET),
 against eager too.
 
     .venv/bin/python fuzz/torch_fuzz.py --seconds 600 --seed 1
+    .venv/bin/python fuzz/torch_fuzz.py --seconds 600 --seed 1 --grad 1
     .venv/bin/python fuzz/torch_fuzz.py --replay fuzz/findings/mismatch-....py
     python fuzz/findings/mismatch-....py     # the program, eager and disc, alone
 """
@@ -74,7 +80,8 @@ BINARY = [
     # atan2 away from its branch cut, where the sign of a zero decides
     # (-pi or pi): a convolution's zeros may come out +0 or -0.
     "torch.atan2({x}, {y}.abs() + 0.1)",
-    "{x} * torch.sigmoid({y})", "torch.hypot({x}, {y})",
+    "{x} * torch.sigmoid({y})", "torch.hypot({x}, {y})", "torch.lerp({x}, {y}, 0.3)",
+    "torch.addcmul({x}, {x}, {y}, value=0.5)", "({x}.abs() + 0.5) ** {y}.clamp(-2, 2)",
 ]
 REDUCE = [
     "{x}.sum(dim={d}, keepdim={k})", "{x}.mean(dim={d}, keepdim={k})",
@@ -89,7 +96,7 @@ ALONG = [
     "{x} / {x}.amax(dim={d}, keepdim=True).abs().clamp(min=1e-3)",
     "torch.gather({x}, {d}, {x}.argmax(dim={d}, keepdim=True))",
     "torch.take_along_dim({x}, {x}.argmin(dim={d}, keepdim=True), {d})",
-    "torch.cummax({x}, {d}).values",
+    "torch.cummax({x}, {d}).values", "{x}.topk(1, dim={d}).values",
 ]
 INT_UNARY = ["{x} + 1", "{x} * 3", "torch.remainder({x}, 3)", "{x} // 2", "{x}.abs()",
              "torch.clamp({x}, -2, 2)", "-{x}"]
@@ -127,9 +134,16 @@ def broadcast(a, b):
     return list(reversed(out))
 
 
+def plain(shape):
+    """Whether every dim of `shape` is a number or a symbol an input can be
+    made with (not an expression such as "(s0*4)")."""
+    return all(isinstance(d, int) or d in SYMBOLS for d in shape)
+
+
 class Program:
-    def __init__(self, rng):
+    def __init__(self, rng, grad=False):
         self.rng = rng
+        self.grad = grad  # gradients are compared too: float32 only
         self.inputs = []  # (name, shape, dtype, kind): kind "data" or "weight"
         self.values = []  # (name, shape, dtype)
         self.lines = []
@@ -139,10 +153,13 @@ class Program:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
-    def add_input(self, shape, dtype, kind="data"):
+    def add_input(self, shape, dtype, kind="data", high=None):
+        """A new input; kind "index" is an int64 tensor of values in
+        [0, high)."""
         name = f"x{len(self.inputs)}"
-        self.inputs.append((name, shape, dtype, kind))
-        self.values.append((name, shape, dtype))
+        self.inputs.append((name, shape, dtype, kind, high))
+        if kind != "index":
+            self.values.append((name, shape, dtype))
         return name
 
     def emit(self, expr, shape, dtype):
@@ -231,10 +248,10 @@ class Program:
         d = self.rng.randrange(len(shape))
         expr = self.rng.choice(ALONG)
         if not self.full_precision() and any(
-                word in expr for word in ("cummax", "sort", "normalize", "amax", "mean")):
+                word in expr for word in ("cummax", "sort", "normalize", "amax", "mean", "topk")):
             expr = "torch.softmax({x}, {d})"
         out = list(shape)
-        if "gather" in expr or "take_along" in expr:
+        if "gather" in expr or "take_along" in expr or "topk" in expr:
             out[d] = 1
         self.emit(expr.format(x=name, d=d), out, dtype)
         return True
@@ -243,8 +260,11 @@ class Program:
         name, shape, dtype = v
         if not self.float_with_dims(v) or not self.full_precision():
             return False
-        choice = self.rng.randrange(3)
-        if choice == 0:
+        choice = self.rng.randrange(4)
+        if choice == 3 and len(shape) >= 3 and isinstance(shape[1], int):
+            groups = self.rng.choice([g for g in (1, 2, shape[1]) if shape[1] % g == 0])
+            self.emit(f"F.group_norm({name}, {groups})", shape, dtype)
+        elif choice == 0:
             self.emit(f"F.layer_norm({name}, {name}.shape[-1:])", shape, dtype)
         elif choice == 1 and len(shape) >= 3 and dtype == "float32":
             self.emit(f"F.batch_norm({name}, None, None, training=True)", shape, dtype)
@@ -365,13 +385,20 @@ class Program:
                   f"stride={stride}, padding={pad}, groups={groups})", out, dtype)
         return True
 
-    def op_pool(self, v):
+    def resized(self, v, tag):
+        """For a float32 batch of 1-d or 2-d images: (its spatial rank, its
+        shape with new spatial sizes); else None."""
         name, shape, dtype = v
         if dtype != "float32" or len(shape) not in (3, 4):
-            return False
-        spatial = len(shape) - 2
+            return None
         self.counter += 1
-        out = shape[:2] + [opaque("pool", s, self.counter) for s in shape[2:]]
+        return len(shape) - 2, shape[:2] + [opaque(tag, s, self.counter) for s in shape[2:]]
+
+    def op_pool(self, v):
+        name, shape, dtype = v
+        if not (image := self.resized(v, "pool")):
+            return False
+        spatial, out = image
         kind = self.rng.choice(["max", "avg", "adaptive"])
         if kind == "adaptive":
             self.emit(f"F.adaptive_avg_pool{spatial}d({name}, 1)", shape[:2] + [1] * spatial,
@@ -397,7 +424,9 @@ class Program:
                 self.emit(f"~{name}", shape, "bool")
             elif choice == 2 and shape:
                 d = self.rng.randrange(len(shape))
-                self.emit(f"{name}.sum(dim={d})", shape[:d] + shape[d + 1:], "int64")
+                reduce = self.rng.choice(["sum", "any", "all"])
+                self.emit(f"{name}.{reduce}(dim={d})", shape[:d] + shape[d + 1:],
+                          "int64" if reduce == "sum" else "bool")
             else:
                 floats = [w for w in self.floats("float32") if broadcast(shape, w[1]) == w[1]]
                 if not floats:
@@ -406,7 +435,7 @@ class Program:
                 self.emit(f"torch.where({name}, {w[0]}, {w[0]} * -0.5)", w[1], "float32")
             return True
         choice = self.rng.randrange(4)
-        if choice == 0 and dtype == "float32":
+        if choice == 0 and dtype == "float32" and not self.grad:
             low = self.rng.choice(["float16", "bfloat16"])
             self.emit(f"{name}.to(torch.{low})", shape, low)
         elif choice == 1:
@@ -436,21 +465,102 @@ class Program:
         self.values.append((copy, shape, dtype))
         return True
 
+    def op_index(self, v):
+        """Embedding lookups and index_add/index_put(accumulate): int64
+        index inputs, scatter-adds in the backward."""
+        name, shape, dtype = v
+        if dtype not in FLOATS or not shape or not plain(shape) or len(shape) > 3:
+            return False
+        rows = self.rng.choice([3, 8])
+        choice = self.rng.randrange(3)
+        if choice == 0:
+            width = self.rng.choice([2, 4])
+            table = self.add_input([rows, width], dtype, "weight")
+            index = self.add_input(list(shape), "int64", "index", high=rows)
+            self.emit(f"F.embedding({index}, {table}) * {name}.unsqueeze(-1)",
+                      shape + [width], dtype)
+            return True
+        index = self.add_input([shape[0]], "int64", "index", high=rows)
+        zeros = f"{name}.new_zeros(({rows},) + tuple({name}.shape[1:]))"
+        if choice == 1:
+            self.emit(f"{zeros}.index_add(0, {index}, {name})", [rows] + shape[1:], dtype)
+        else:
+            self.emit(f"{zeros}.index_put(({index},), {name}, accumulate=True)",
+                      [rows] + shape[1:], dtype)
+        return True
+
+    def op_resample(self, v):
+        name, shape, dtype = v
+        if not (image := self.resized(v, "up")):
+            return False
+        spatial, out = image
+        linear = "bilinear" if spatial == 2 else "linear"
+        mode = self.rng.choice(["'nearest'", f"'{linear}'", f"'{linear}', align_corners=True"])
+        self.emit(f"F.interpolate({name}, scale_factor=2, mode={mode})", out, dtype)
+        return True
+
+    def op_attention(self, v):
+        name, shape, dtype = v
+        if (dtype not in FLOATS or len(shape) not in (3, 4) or not isinstance(shape[-1], int)
+                or not self.full_precision()):
+            return False
+        same = [w[0] for w in self.values if w[1] == shape and w[2] == dtype]
+        k, value = self.rng.choice(same), self.rng.choice(same)
+        causal = self.rng.random() < 0.5
+        self.emit(f"F.scaled_dot_product_attention({name}, {k}, {value}, is_causal={causal})",
+                  shape, dtype)
+        return True
+
+    def op_shape(self, v):
+        name, shape, dtype = v
+        r = len(shape)
+        choice = self.rng.randrange(4)
+        if choice == 0 and r >= 2:
+            self.emit(self.rng.choice([f"torch.tril({name})", f"torch.triu({name}, 1)"]),
+                      shape, dtype)
+        elif choice == 1 and r >= 1:
+            d = self.rng.randrange(r)
+            times = [1] * r
+            times[d] = 2
+            out = list(shape)
+            out[d] = mul(shape[d], 2)
+            self.emit(f"{name}.repeat({times})", out, dtype)
+        elif choice == 2 and r >= 1:
+            d = self.rng.randrange(r)
+            self.counter += 1
+            out = list(shape)
+            out[d] = opaque("chunk", shape[d], self.counter)
+            self.emit(f"{name}.chunk(2, dim={d})[0]", out, dtype)
+        elif choice == 3 and r in (2, 3, 4) and dtype in FLOATS:
+            # Non-constant modes pad the last one (2-d, 3-d) or two (3-d,
+            # 4-d) dims of a batched input; 1 < every size but 1.
+            last = {2: 1, 3: self.rng.choice([1, 2]), 4: 2}[r]
+            mode = self.rng.choice(["constant", "replicate", "reflect", "circular"])
+            out = list(shape)
+            for d in range(r - last, r):
+                out[d] = add(shape[d], 2)
+            self.emit(f"F.pad({name}, [1, 1] * {last}, mode='{mode}')", out, dtype)
+        else:
+            return False
+        return True
+
     OPS = [("op_unary", 5), ("op_binary", 5), ("op_scalar", 2), ("op_reduce", 3),
            ("op_along", 3), ("op_norm", 1), ("op_view", 5), ("op_expand", 1),
            ("op_matmul", 2), ("op_conv", 1), ("op_pool", 1), ("op_cast", 2),
-           ("op_inplace", 1)]
+           ("op_inplace", 1), ("op_index", 1), ("op_resample", 1), ("op_attention", 1),
+           ("op_shape", 2)]
 
 
-def generate(rng) -> dict:
-    """A random program: its source text and its inputs' specs."""
-    p = Program(rng)
+def generate(rng, grad=False) -> dict:
+    """A random program: its source text, its inputs' specs and whether
+    its gradients are compared (float32 programs only)."""
+    p = Program(rng, grad)
     rank = rng.choice([1, 2, 2, 3, 3, 4])
     symbols = list(SYMBOLS)
     base = []
     for _ in range(rank):
         base.append(rng.choice(symbols) if rng.random() < 0.65 else rng.choice([2, 3, 4, 8]))
-    dtype = "float32" if rng.random() < 0.85 else rng.choice(["float16", "bfloat16"])
+    dtype = "float32" if grad or rng.random() < 0.85 else rng.choice(["float16", "bfloat16"])
     p.add_input(base, dtype)
     for _ in range(rng.choice([0, 1, 1, 2])):
         shape = [1 if rng.random() < 0.3 else d for d in base]
@@ -470,8 +580,11 @@ def generate(rng) -> dict:
     args = ", ".join(i[0] for i in p.inputs)
     body = "\n".join(p.lines)
     source = f"def program({args}):\n{body}\n    return ({', '.join(outputs)},)\n"
-    specs = [{"name": n, "shape": s, "dtype": d, "kind": k} for n, s, d, k in p.inputs]
-    return {"source": source, "inputs": specs}
+    specs = [{"name": n, "shape": s, "dtype": d, "kind": k} for n, s, d, k, _ in p.inputs]
+    for spec, (*_, high) in zip(specs, p.inputs):
+        if high is not None:
+            spec["high"] = high
+    return {"source": source, "inputs": specs, "grad": grad}
 
 # ------------------------------------------------------------- running one
 
@@ -502,6 +615,9 @@ def make_inputs(specs, rng, special):
     out = []
     for spec in specs:
         shape = [size_of(d, values) for d in spec["shape"]]
+        if spec["kind"] == "index":
+            out.append(torch.randint(0, spec["high"], shape))
+            continue
         x = torch.randn(shape)
         if spec["kind"] == "weight":
             x = x * 0.3
@@ -535,18 +651,41 @@ def at_precision(result, low):
         return result.to(low)
     return result
 
+def call(fn, inputs, grad, seed):
+    """fn's results; with `grad`, followed by the gradients of
+    sum(output * a fixed random tensor) over the float outputs with respect
+    to every float input (zeros where an input does not reach the loss)."""
+    if not grad:
+        with torch.no_grad():
+            return fn(*[x.clone() for x in inputs])
+    leaves = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+    outputs = fn(*leaves)
+    generator = torch.Generator().manual_seed(seed)
+    loss = None
+    for out in outputs:
+        if isinstance(out, torch.Tensor) and out.requires_grad:
+            term = (out * torch.randn(out.shape, generator=generator)).sum()
+            loss = term if loss is None else loss + term
+    wrt = [x for x in leaves if x.requires_grad]
+    grads = [None] * len(wrt)
+    if loss is not None:
+        grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+    grads = tuple(torch.zeros_like(x) if g is None else g for x, g in zip(wrt, grads))
+    return tuple(o.detach() if isinstance(o, torch.Tensor) else o for o in outputs) + grads
+
 def run_job(job):
     rng = random.Random(job["seed"])
     torch.manual_seed(job["seed"])
+    grad = job.get("grad", False)
     calls = []
     for trial in range(3):
-        inputs, sizes = make_inputs(job["inputs"], rng, special=rng.random() < job["special"])
+        special = not grad and rng.random() < job["special"]
+        inputs, sizes = make_inputs(job["inputs"], rng, special=special)
         calls.append((inputs, sizes))
     expected = []
-    for inputs, sizes in calls:
+    for i, (inputs, sizes) in enumerate(calls):
         try:
-            with torch.no_grad():
-                expected.append(load(job["text"])(*[x.clone() for x in inputs]))
+            expected.append(call(load(job["text"]), inputs, grad, job["seed"] + i))
         except Exception as e:
             return {"outcome": "invalid", "key": f"{type(e).__name__}: {str(e)[:160]}"}
     low = lowest_precision(job)
@@ -559,8 +698,7 @@ def run_job(job):
         for i, ((inputs, sizes), want) in enumerate(zip(calls, expected)):
             before = disc.stats()["compilations"]
             try:
-                with torch.no_grad():
-                    got = fn(*[x.clone() for x in inputs])
+                got = call(fn, inputs, grad, job["seed"] + i)
             except Exception as e:
                 return {"outcome": "unexpected", "key": f"{target}: {type(e).__name__}",
                         "detail": traceback.format_exc()[-3000:], "sizes": sizes, "call": i}
@@ -574,7 +712,8 @@ def run_job(job):
                 recompiled = f"{target}: call {i} at sizes {sizes}: {'; '.join(why)[:300]}"
     stats = disc.stats()
     result = {"outcome": "recompiled" if recompiled else "ran", "key": recompiled or "",
-              "fallback_ops": stats["fallback_ops"], "compiled_nodes": stats["compiled_nodes"]}
+              "fallback_ops": stats["fallback_ops"], "compiled_nodes": stats["compiled_nodes"],
+              "training_graphs": stats["training_graphs"]}
     return result
 '''
 
@@ -590,25 +729,44 @@ if __name__ == "__main__":
     from disc.bench.correctness import outputs_match
     sizes = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {{"s0": 5, "s1": 7, "s2": 3}}
     dtypes = {{"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}}
-    inputs = [torch.randn([sizes.get(d, d) if isinstance(d, str) else d for d in s["shape"]])
-              .to(dtypes[s["dtype"]]) for s in INPUTS]
-    with torch.no_grad():
-        want = program(*[x.clone() for x in inputs])
-        got = torch.compile(program, backend="disc", dynamic=True)(*inputs)
+
+    def make(spec):
+        shape = [sizes.get(d, d) if isinstance(d, str) else d for d in spec["shape"]]
+        if spec["kind"] == "index":
+            return torch.randint(0, spec["high"], shape)
+        return torch.randn(shape).to(dtypes[spec["dtype"]])
+
+    def results(fn, inputs):
+        leaves = [x.clone().requires_grad_(GRAD and x.is_floating_point()) for x in inputs]
+        with torch.set_grad_enabled(GRAD):
+            outputs = fn(*leaves)
+        if not GRAD:
+            return outputs
+        loss = sum((o * torch.randn(o.shape, generator=torch.Generator().manual_seed(i))).sum()
+                   for i, o in enumerate(outputs) if o.requires_grad)
+        wrt = [x for x in leaves if x.requires_grad]
+        grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+        return tuple(o.detach() for o in outputs) + tuple(
+            torch.zeros_like(x) if g is None else g for x, g in zip(wrt, grads))
+
+    inputs = [make(spec) for spec in INPUTS]
+    want = results(program, inputs)
+    got = results(torch.compile(program, backend="disc", dynamic=True), inputs)
     print(outputs_match(want, got))
 '''
 
 
 def program_file(program, result=None) -> str:
     head = "import torch\nimport torch.nn.functional as F\n\n"
-    specs = f"\nINPUTS = {json.dumps(program['inputs'])}\n"
+    specs = f"\nINPUTS = {json.dumps(program['inputs'])}\nGRAD = {program.get('grad', False)}\n"
     return head + program["source"] + specs + REPRO.format()
 
 
 def parse_program_file(text) -> dict:
     source = text[text.index("def program("):text.index("\nINPUTS = ")].rstrip("\n") + "\n"
     specs = json.loads(re.search(r"^INPUTS = (.*)$", text, re.M).group(1))
-    return {"source": source, "inputs": specs}
+    grad = re.search(r"^GRAD = (True|False)$", text, re.M)
+    return {"source": source, "inputs": specs, "grad": bool(grad) and grad.group(1) == "True"}
 
 
 def main() -> int:
@@ -620,6 +778,9 @@ def main() -> int:
                         help="with --replay: the seed of the inputs (a finding's job_seed)")
     parser.add_argument("--special", type=float, default=0.15,
                         help="the share of calls with a NaN or inf in a data input")
+    parser.add_argument("--grad", type=float, default=0.0,
+                        help="the share of programs (float32 only) whose gradients are "
+                             "compared too: compiled as training graphs (docs/training.md)")
     parser.add_argument("--differential", action="append", default=[],
                         choices=["cuda-emulated"],
                         help="also run every program through this target, against eager")
@@ -632,19 +793,21 @@ def main() -> int:
     print(f"[torch-fuzz] seed {seed}", flush=True)
     worker = Worker(args.python, WORKER)
     findings, counts, seen = [], {}, set()
-    fallbacks, compiled_nodes = {}, 0
+    fallbacks, compiled_nodes, training_graphs = {}, 0, 0
     start = time.time()
 
     def run(program, job_seed):
-        nonlocal compiled_nodes
+        nonlocal compiled_nodes, training_graphs
         result = worker.run(program["source"], job_seed, args.timeout, args.differential,
-                            inputs=program["inputs"], special=args.special)
+                            inputs=program["inputs"], special=args.special,
+                            grad=program.get("grad", False))
         result["job_seed"] = job_seed
         outcome = result["outcome"]
         counts[outcome] = counts.get(outcome, 0) + 1
         for op, n in result.get("fallback_ops", {}).items():
             fallbacks[op] = fallbacks.get(op, 0) + n
         compiled_nodes += result.get("compiled_nodes", 0)
+        training_graphs += result.get("training_graphs", 0)
         key = (outcome, re.sub(r"\d+", "N", result.get("key", "")))
         if outcome in FINDINGS:
             path = save_finding(args.findings, program_file(program), result, suffix=".py")
@@ -665,7 +828,7 @@ def main() -> int:
                       flush=True)
         else:
             for n in run_budget(args, start):
-                program = generate(rng)
+                program = generate(rng, grad=rng.random() < args.grad)
                 if args.print_programs:
                     print(program["source"], flush=True)
                 run(program, rng.randrange(2**31))
@@ -676,7 +839,7 @@ def main() -> int:
         worker.close()
     total = sum(counts.values())
     print(f"[torch-fuzz] {total} programs in {time.time() - start:.0f} s, seed {seed}: "
-          f"{counts}; {len(findings)} findings", flush=True)
+          f"{counts}; {len(findings)} findings; training graphs {training_graphs}", flush=True)
     if fallbacks:
         top = sorted(fallbacks.items(), key=lambda kv: -kv[1])[:10]
         print(f"[torch-fuzz] compiled nodes {compiled_nodes}; fallback nodes by op: {top}",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import subprocess
 import sys
 import time
@@ -104,7 +105,8 @@ def test_torch_fuzz_finds_a_wrong_result(tmp_path):
     import torch_fuzz
     program = {"source": "def program(x0):\n    v1 = torch.nn.functional.dropout(x0, 0.5, True)\n"
                          "    return (v1,)\n",
-               "inputs": [{"name": "x0", "shape": ["s0", 8], "dtype": "float32", "kind": "data"}]}
+               "inputs": [{"name": "x0", "shape": ["s0", 8], "dtype": "float32", "kind": "data"}],
+               "grad": False}
     path = tmp_path / "dropout.py"
     path.write_text(torch_fuzz.program_file(program))
     assert torch_fuzz.parse_program_file(path.read_text()) == program
@@ -113,3 +115,33 @@ def test_torch_fuzz_finds_a_wrong_result(tmp_path):
     assert code == 1 and "FINDING mismatch" in out, out[-3000:]
     found = list((tmp_path / "found").glob("mismatch-*.py"))
     assert len(found) == 1 and (tmp_path / "found" / (found[0].stem + ".txt")).exists()
+
+
+def test_torch_fuzz_compares_gradients(tmp_path):
+    """In --grad programs the gradients are compared too: here the forward
+    is x0 exactly (v1 - v1.detach() is 0) while the gradient is dropout's
+    mask, which DISC draws from its own generator, so only output 1 (x0's
+    gradient) can differ. And a gradient that matches passes: x0's
+    gradient through a scatter-add (index_add's backward is a gather)
+    through the training path."""
+    sys.path.insert(0, os.path.dirname(TORCH_FUZZ))
+    import torch_fuzz
+    data = {"name": "x0", "shape": ["s0", 8], "dtype": "float32", "kind": "data"}
+    index = {"name": "x1", "shape": ["s0"], "dtype": "int64", "kind": "index", "high": 3}
+    masked = {"source": "def program(x0):\n"
+                        "    v1 = torch.nn.functional.dropout(x0, 0.5, True)\n"
+                        "    v2 = x0.detach() + (v1 - v1.detach())\n"
+                        "    return (v2,)\n",
+              "inputs": [data], "grad": True}
+    scattered = {"source": "def program(x0, x1):\n"
+                           "    v1 = x0.new_zeros((3, 8)).index_add(0, x1, x0.sin())\n"
+                           "    return (v1 * v1,)\n",
+                 "inputs": [data, index], "grad": True}
+    for name, program in (("masked", masked), ("scattered", scattered)):
+        (tmp_path / f"{name}.py").write_text(torch_fuzz.program_file(program))
+        assert torch_fuzz.parse_program_file((tmp_path / f"{name}.py").read_text()) == program
+    code, out = _run("--replay", str(tmp_path / "masked.py"), str(tmp_path / "scattered.py"),
+                     "--findings", str(tmp_path / "found"), timeout=600, fuzzer=TORCH_FUZZ)
+    assert code == 1 and "masked.py: mismatch cpu: output 1:" in out, out[-3000:]
+    assert "scattered.py: ran" in out, out[-3000:]
+    assert re.search(r"training graphs [1-9]", out), out[-3000:]
