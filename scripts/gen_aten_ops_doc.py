@@ -37,6 +37,10 @@ def dtypes(name: str) -> str:
                 "primitive; cuDNN's backward filter on cuda; docs/training.md)")
     if base == "sort":
         return ALL + " (runtime stable sort)"
+    if base == "topk":
+        return ALL + " (the sort's first k; equal values: lowest index first)"
+    if base in ("cummax", "cummin"):
+        return ALL + " (two scans: the values, then the last index reaching them)"
     if base == "_scaled_dot_product_flash_attention_for_cpu":
         return "f32, f16, bf16 (runtime attention, f32 inside)"
     if base in FLOAT_ONLY:

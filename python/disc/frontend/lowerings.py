@@ -1020,6 +1020,45 @@ def _sort(ctx, x, *args, **kwargs):
     return ctx.b.sort(x, norm_dim(dim, x.rank), bool(descending))
 
 
+@register(aten.topk.default)
+def _topk(ctx, x, k, dim=-1, largest=True, sorted=True):
+    """The first k of the line sorted (descending for the largest): NaN
+    counts as the largest, as in PyTorch. The order of equal values is
+    unspecified in PyTorch; here the lowest index comes first. `sorted=False`
+    leaves the order unspecified, so sorted order is an answer for it too."""
+    if x.rank == 0:  # k is 0 or 1 (PyTorch checks): the element itself
+        return (x, ctx.b.full(0, torch.int64, ()))
+    dim = norm_dim(dim, x.rank)
+    values, indices = ctx.b.sort(x, dim, bool(largest))
+    shape = ctx.out_shape_of(0)
+    starts, strides = [0] * x.rank, [1] * x.rank
+    return (ctx.b.slice(values, starts, shape, strides, shape),
+            ctx.b.slice(indices, starts, shape, strides, shape))
+
+
+@register(aten.cummax.default, aten.cummin.default)
+def _cummax(ctx, x, dim):
+    """The running max (min) and where it was last reached. PyTorch's
+    kernel moves the index on every tie (`>=`) and on every NaN (a NaN, once
+    met, stays the running value): so position j is a new index where x[j]
+    equals the running value at j or is NaN, and the index at i is the
+    last such j <= i (a running max of their positions)."""
+    is_max = ctx.node.target is aten.cummax.default
+    if x.rank == 0:
+        return (x, ctx.b.full(0, torch.int64, ()))
+    dim = norm_dim(dim, x.rank)
+    kind = "max" if is_max else "min"
+    if x.dtype == torch.bool:
+        kind = "or" if is_max else "and"
+    values = ctx.b.scan(x, dim, kind)
+    moved = ctx.b.compare("EQ", x, values)
+    if x.dtype.is_floating_point:
+        moved = ctx.b.binary("or", moved, ctx.b.compare("NE", x, x))
+    positions = ctx.b.iota(x.shape, dim, torch.int64)
+    zeros = ctx.b.broadcast_to(ctx.b.constant(0, torch.int64), x.shape)
+    return (values, ctx.b.scan(ctx.b.select(moved, positions, zeros), dim, "max"))
+
+
 # ====================================================================
 # Matmul and convolution
 # ====================================================================

@@ -1,6 +1,7 @@
 """Ops the OpInfo suite found falling back (issue 28), each now compiled:
 integer matmul and convolution (loop nests, no library), max pooling with
-its indices, sort (a runtime call), the legacy scatter `reduce=`, fmax /
+its indices, sort (a runtime call), topk, cummax and cummin (found by
+fuzz/torch_fuzz.py), the legacy scatter `reduce=`, fmax /
 fmin / copysign / hypot / log2 / log10 / exp2, variance with a fractional
 correction, sizes computed in Python floats, integer linspace. Each runs
 through torch.compile(dynamic=True) at 3 shapes against eager, asserting
@@ -125,6 +126,44 @@ def test_sort(dtype, descending, dim):
 def test_sort_unstable_argsort_and_3d():
     check_compiled(lambda x: (torch.sort(x, 1)[0], torch.argsort(x, -1, descending=True)),
                    [(rnd((3, n, 5)),) for n in (4, 7, 9)])
+
+
+# ------------------------------------------------------ topk and cummax
+# (found falling back by fuzz/torch_fuzz.py; topk is the sort's first k)
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64],
+                         ids=ids([torch.float32, torch.bfloat16, torch.int64]))
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_cummax_cummin_ties_nan_and_inf(op, dim, dtype):
+    """Eager moves the index on every tie and on every NaN (which then stays
+    the running value): values and indices both compared exactly."""
+    def make(s):
+        x = torch.randint(-3, 3, s).to(dtype)  # many ties
+        if dtype.is_floating_point:
+            x[1, 2], x[-1, 0], x[2, -1] = float("nan"), float("-inf"), float("inf")
+            x[-2, 1] = float("nan")
+        return (x.t().contiguous().t(),)  # strided
+    check_compiled(lambda x: getattr(torch, op)(x, dim), [make(s) for s in SHAPES])
+
+
+def test_cummax_of_bools_and_a_3d_middle_dim():
+    check_compiled(lambda b, x: (torch.cummax(b, 1), torch.cummin(x, 1)),
+                   [(torch.rand(3, n, 29) < 0.3, rnd((2, n, 31))) for n in (5, 7, 9)])
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_with_nan_and_a_size_dependent_k(largest):
+    """NaN counts as the largest value (first in the largest k, last in the
+    smallest); k = a third of a symbolic size."""
+    def make(n):
+        x = rnd((3, n))
+        x[0, 1], x[2, 0] = float("nan"), float("inf")
+        return (x,)
+    def fn(x):
+        values, indices = torch.topk(x, x.shape[1] // 3, largest=largest)
+        return values, indices, torch.topk(x, 2, dim=0, largest=largest).values
+    check_compiled(fn, [make(n) for n in (6, 9, 13)])
 
 
 # --------------------------------------------------------- scatter reduce

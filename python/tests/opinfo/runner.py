@@ -82,6 +82,8 @@ CLAIMED_OPS = [
     "nn.functional.pairwise_distance", "nn.functional.mse_loss", "nn.functional.l1_loss",
     # ops the issue names as gaps (lgamma, polygamma, sort, int64 matmul, ...)
     "lgamma", "polygamma.polygamma_n_0", "sort", "index_reduce.prod",
+    # found falling back by fuzz/torch_fuzz.py
+    "topk", "cummax", "cummin",
 ]
 
 # What DISC takes: the dtypes the runtime's signature accepts.
@@ -217,6 +219,9 @@ def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int
             res.status, res.detail = "error", _error_detail(e)
             continue
         after = disc.stats()
+        if res.op == "topk":
+            actual, expected = (_topk_as_chosen(args, kwargs, actual),
+                                _topk_as_chosen(args, kwargs, expected))
         problem = _compare(actual, expected)
         if problem:
             res.status, res.detail = "mismatch", problem
@@ -237,6 +242,20 @@ def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int
                 reasons.append("nothing to compile (no ATen compute node)")
             res.detail = "; ".join(reasons)[:400]
     return results
+
+
+def _topk_as_chosen(args, kwargs, result):
+    """topk's indices of equal values are unspecified (eager's come from
+    std::partial_sort or nth_element): a result is its values, the input's
+    values at its indices, and whether each line's indices are distinct."""
+    x, values, indices = args[0], result[0], result[1]
+    if x.dim() == 0:
+        return result
+    dim = args[2] if len(args) > 2 else kwargs.get("dim", -1)
+    chosen = torch.gather(x, dim, indices)
+    ordered = indices.sort(dim).values
+    distinct = (ordered.diff(dim=dim) != 0).all(dim) if indices.shape[dim] > 1 else None
+    return values, chosen, distinct
 
 
 def _grad_inputs(args, kwargs):
