@@ -516,6 +516,32 @@ def _node_devices(node: fx.Node) -> set:
     return {v.device.type for v in lowerings.node_tensors(node)}
 
 
+_MEMORY_READERS = (aten.as_strided.default, aten.as_strided_scatter.default)
+_MEMORY_READER_INPUT_REASON = (
+    "computes the input of an as_strided that runs in eager: it reads eager's memory "
+    "layout of that input, which a compiled partition's contiguous result does not have")
+
+
+def _keep_memory_readers_inputs_eager(supported: set, reasons: dict):
+    """An as_strided left to eager (its input a view with gaps or an
+    offset: lowerings.LAYOUT_REASON) reads its input's memory, so the
+    input must be the tensor eager would have made: everything it is
+    computed from stays in eager too (rare; the dense layouts compile)."""
+    stack = [n.args[0] for n, why in reasons.items()
+             if n.target in _MEMORY_READERS and lowerings.LAYOUT_REASON in why]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, fx.Node) or node.op != "call_function" or node in seen \
+                or _is_shape_node(node):
+            continue
+        seen.add(node)
+        if node in supported:
+            supported.discard(node)
+            reasons[node] = _MEMORY_READER_INPUT_REASON
+        stack.extend(node.all_input_nodes)
+
+
 def _classify(gm: fx.GraphModule):
     supported, reasons = set(), {}
     shape_nodes = []
@@ -553,6 +579,7 @@ def _classify(gm: fx.GraphModule):
             supported.add(node)
         else:
             reasons[node] = reason
+    _keep_memory_readers_inputs_eager(supported, reasons)
     # Host shape arithmetic (sym_size of an intermediate, size products...)
     # whose users are all compiled goes into their partition: the importer
     # computes it from the symbolic expression. Left outside, it would sit

@@ -612,8 +612,22 @@ def _full(ctx, *args, **kwargs):
           aten.empty_strided.default, aten.empty_permuted.default,
           aten.new_empty_strided.default)
 def _zeros(ctx, *args, **kwargs):
-    # empty: any value is valid; zeros keeps results deterministic.
+    """empty: any value is valid; zeros keeps results deterministic. A
+    DISC value is its logical elements, so strides (empty_strided,
+    AOTAutograd's clone of a permuted tensor: new_empty_strided, then a
+    copy into it) do not change it; the one reader of memory order,
+    as_strided, takes it from its operand's traced strides
+    (_storage_order)."""
     return ctx.b.full(0, ctx.out_dtype, ctx.out_shape)
+
+
+def _without_max_one(expr):
+    """expr with every Max(1, e) as e: PyTorch's contiguous strides are
+    products of max(1, size), which differ from the sizes' products only
+    when a size is 0, and then the tensor has no element to place."""
+    # (sympy's Max or PyTorch's own, torch.utils._sympy.functions.Max)
+    return expr.replace(lambda e: type(e).__name__ == "Max" and len(e.args) == 2 and 1 in e.args,
+                        lambda e: e.args[0] if e.args[1] == 1 else e.args[1])
 
 
 def _is_contiguous_layout(shape, strides) -> bool:
@@ -621,27 +635,13 @@ def _is_contiguous_layout(shape, strides) -> bool:
     (sympy; a dim of extent 1 may have any stride)."""
     expected = sympy.Integer(1)
     for d, st in reversed(list(zip(shape, strides))):
-        if not (is_static(d) and int(d) == 1) and sympy.simplify(st - expected) != 0:
+        if not (is_static(d) and int(d) == 1) and \
+                sympy.simplify(_without_max_one(sympy.sympify(st)) - expected) != 0:
             return False
         expected = expected * d
     return True
 
 
-def _new_empty_strided_check(node):
-    """A DISC tensor is contiguous: a strided empty tensor is one only
-    when its strides are the contiguous ones (AOTAutograd's clone in a
-    backward graph: new_empty_strided, then copy into it). Other strides
-    matter to an as_strided consumer, so that tensor stays in eager."""
-    def value(a):  # a size argument: an int, or an FX node computing a SymInt
-        return as_expr(fake(a) if hasattr(a, "meta") else a)
-
-    size = [value(d) for d in node.args[1]]
-    if not _is_contiguous_layout(size, [value(st) for st in node.args[2]]):
-        return "new_empty_strided with non-contiguous strides"
-    return None
-
-
-LOWERINGS[aten.new_empty_strided.default].check = _new_empty_strided_check
 
 
 @register(aten.ones.default, aten.ones_like.default, aten.new_ones.default)
@@ -2380,14 +2380,58 @@ def _numel(x: Val) -> sympy.Expr:
     return sympy.Mul(*x.shape) if x.rank else sympy.Integer(1)
 
 
-def _strided_view(ctx, x, size, stride, storage_offset):
+def _storage_order(val) -> Optional[list]:
+    """The dims of traced tensor `val` from outermost to innermost in
+    memory, when its layout is a contiguous one permuted (dense, no
+    overlap: a TensorIterator result of permuted inputs, AOTAutograd's
+    clone of one); None otherwise, or when the symbolic strides do not
+    prove it. A DISC value is its logical elements: this
+    order is how an as_strided of it reads them as eager's memory holds
+    them."""
+    from torch._prims_common import is_contiguous_or_false
+    from torch.fx.experimental.symbolic_shapes import optimization_hint
+
+    if is_contiguous_or_false(val):
+        return list(range(val.dim()))
+    shape = [as_expr(d) for d in val.shape]
+    strides = [as_expr(st) for st in val.stride()]
+    hints = [optimization_hint(st, fallback=1) for st in val.stride()]
+    # Outermost first; among equal strides (extent-1 dims) the later dim
+    # inner, as in a contiguous layout.
+    order = sorted(range(len(shape)), key=lambda d: (-hints[d], d))
+    if not _is_contiguous_layout([shape[d] for d in order], [strides[d] for d in order]):
+        return None
+    return order
+
+
+def _view_offset(node, position: int):
+    """The storage offset of as_strided(-scatter) `node` from its operand's
+    first element in memory (its argument `position`), or None when the
+    operand does not start its storage and the offset is given: then the
+    view may read memory outside the operand's elements."""
+    given = node.args[position] if len(node.args) > position else \
+        node.kwargs.get("storage_offset")
+    if given is None:
+        return sympy.Integer(0)
+    given = as_expr(fake(given) if hasattr(given, "meta") else given)
+    return given if as_expr(fake(node.args[0]).storage_offset()) == 0 else None
+
+
+def _as_storage(ctx, x: Val, order) -> Val:
+    """x's elements in the order eager's memory holds them, as one line."""
+    if order != sorted(order):
+        x = ctx.b.transpose(x, order)
+    return ctx.b.reshape(x, (_numel(x),))
+
+
+def _strided_view(ctx, x, order, size, stride, offset):
     """(whether the view is x's elements in order, reshaped, [*size, 1]
     linear positions into x's storage, or None then): an as_strided view
-    of a contiguous x."""
+    of x laid out in memory in `order` (_storage_order), `offset` from its
+    first element (_view_offset)."""
     out_shape = [as_expr(d) for d in size]
-    offset = as_expr(storage_offset or 0)
     strides = [as_expr(st) for st in stride]
-    if offset == 0 and _is_contiguous_layout(out_shape, strides) \
+    if offset == 0 and order == sorted(order) and _is_contiguous_layout(out_shape, strides) \
             and sympy.simplify(sympy.Mul(*out_shape) - _numel(x)) == 0:
         return True, None
     pos = ctx.b.broadcast_to(ctx.scalar(offset, torch.int64), out_shape)
@@ -2402,12 +2446,15 @@ def _strided_view(ctx, x, size, stride, storage_offset):
 
 @register(aten.as_strided.default)
 def _as_strided(ctx, x, size, stride, storage_offset=None):
-    """An as_strided view of a contiguous tensor: a reshape when the view
-    is contiguous, else a gather of computed linear positions."""
-    whole, idx = _strided_view(ctx, x, size, stride, storage_offset)
+    """An as_strided view of a tensor whose memory is its elements in some
+    order of its dims (_storage_order): a reshape when the view is all of
+    a contiguous x in order, else a gather of computed linear positions
+    from x's elements in memory order."""
+    order = _storage_order(fake(ctx.node.args[0]))
+    whole, idx = _strided_view(ctx, x, order, size, stride, _view_offset(ctx.node, 3))
     if whole:
         return ctx.b.reshape(x, ctx.out_shape)
-    flat = ctx.b.reshape(x, (_numel(x),))
+    flat = _as_storage(ctx, x, order)
     out_shape = ctx.out_shape
     return ctx.b.gather(flat, idx, [1], [], [0], [0], len(out_shape), out_shape)
 
@@ -2415,28 +2462,37 @@ def _as_strided(ctx, x, size, stride, storage_offset=None):
 @register(aten.as_strided_scatter.default)
 def _as_strided_scatter(ctx, x, src, size, stride, storage_offset=None):
     """x with its as_strided view replaced by src (AOTAutograd's backward
-    of a view it cannot replay): src itself when the view is all of x in
-    order, else a scatter into computed linear positions."""
-    whole, idx = _strided_view(ctx, x, size, stride, storage_offset)
+    of a view it cannot replay): src itself when the view is all of a
+    contiguous x in order, else a scatter into computed linear positions
+    of x's elements in memory order, put back in x's dim order."""
+    order = _storage_order(fake(ctx.node.args[0]))
+    whole, idx = _strided_view(ctx, x, order, size, stride, _view_offset(ctx.node, 4))
     src = ctx.b.convert(src, x.dtype)
     if whole:
         return ctx.b.reshape(src, x.shape)
-    flat = ctx.b.reshape(x, (_numel(x),))
+    flat = _as_storage(ctx, x, order)
     out = ctx.b.scatter(flat, idx, src, "replace", [], [0], [0], src.rank)
-    return ctx.b.reshape(out, x.shape)
+    out = ctx.b.reshape(out, tuple(x.shape[d] for d in order))
+    if order != sorted(order):
+        inverse = sorted(range(len(order)), key=lambda d: order[d])
+        out = ctx.b.transpose(out, inverse)
+    return out
+
+
+# In the reasons below (written out for scripts/gen_aten_ops_doc.py): an
+# operand whose memory is not its elements in some order of its dims.
+LAYOUT_REASON = "a view with gaps or an offset"
 
 
 def _as_strided_check(node):
-    x = fake(node.args[0])
-    if not x.is_contiguous():
-        return "as_strided of a non-contiguous tensor"
+    if _storage_order(fake(node.args[0])) is None or _view_offset(node, 3) is None:
+        return "as_strided of a view with gaps or an offset (dense layouts compile)"
     return None
 
 
 def _as_strided_scatter_check(node):
-    x = fake(node.args[0])
-    if not x.is_contiguous():
-        return "as_strided_scatter into a non-contiguous tensor"
+    if _storage_order(fake(node.args[0])) is None or _view_offset(node, 4) is None:
+        return "as_strided_scatter into a view with gaps or an offset (dense layouts compile)"
     # Overlapping positions (a zero stride): eager refuses them; the
     # scatter would leave which write wins to its order.
     if any(isinstance(st, int) and st <= 0 for st in node.args[3]):
