@@ -86,10 +86,11 @@ def test_bounded_torch_fuzz_run():
     """Random PyTorch programs (fuzz/torch_fuzz.py) through
     torch.compile(backend="disc", dynamic=True) at three sizes each, against
     eager: a mismatch, an exception eager does not raise, a crash or a hang
-    is a finding."""
+    is a finding. A quarter of them are training programs (their gradients
+    compared too)."""
     seconds = os.environ.get("DISC_TORCH_FUZZ_SECONDS", "45")
     seed = os.environ.get("DISC_FUZZ_SEED", str(int(time.time()) // 86400))
-    code, out = _run("--seconds", seconds, "--seed", seed, "--findings",
+    code, out = _run("--seconds", seconds, "--seed", seed, "--grad", "0.25", "--findings",
                      os.path.join(ROOT, "fuzz", "findings"), timeout=float(seconds) + 600,
                      fuzzer=TORCH_FUZZ)
     print(out[-3000:])
