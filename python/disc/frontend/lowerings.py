@@ -2382,12 +2382,13 @@ def _numel(x: Val) -> sympy.Expr:
 
 def _storage_order(val) -> Optional[list]:
     """The dims of traced tensor `val` from outermost to innermost in
-    memory, when its layout is a contiguous one permuted (dense, no
-    overlap: a TensorIterator result of permuted inputs, AOTAutograd's
-    clone of one); None otherwise, or when the symbolic strides do not
-    prove it. A DISC value is its logical elements: this
+    memory, when its elements fill their span of memory in some order of
+    its dims (dense, no overlap, any storage offset: a TensorIterator
+    result of permuted inputs, AOTAutograd's clone of one, a contiguous
+    tensor's leading rows); None otherwise (gaps), or when the symbolic
+    strides do not prove it. A DISC value is its logical elements: this
     order is how an as_strided of it reads them as eager's memory holds
-    them."""
+    them (_view_offset says where it starts)."""
     from torch._prims_common import is_contiguous_or_false
     from torch.fx.experimental.symbolic_shapes import optimization_hint
 
