@@ -580,10 +580,9 @@ def generate(rng, grad=False) -> dict:
     args = ", ".join(i[0] for i in p.inputs)
     body = "\n".join(p.lines)
     source = f"def program({args}):\n{body}\n    return ({', '.join(outputs)},)\n"
-    specs = [{"name": n, "shape": s, "dtype": d, "kind": k} for n, s, d, k, _ in p.inputs]
-    for spec, (*_, high) in zip(specs, p.inputs):
-        if high is not None:
-            spec["high"] = high
+    specs = [{"name": n, "shape": s, "dtype": d, "kind": k, **({} if high is None else
+                                                               {"high": high})}
+             for n, s, d, k, high in p.inputs]
     return {"source": source, "inputs": specs, "grad": grad}
 
 # ------------------------------------------------------------- running one

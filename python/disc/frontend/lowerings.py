@@ -642,8 +642,6 @@ def _is_contiguous_layout(shape, strides) -> bool:
     return True
 
 
-
-
 @register(aten.ones.default, aten.ones_like.default, aten.new_ones.default)
 def _ones(ctx, *args, **kwargs):
     return ctx.b.full(1, ctx.out_dtype, ctx.out_shape)
