@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -130,6 +131,67 @@ struct FuseMultiUseProducer : OpRewritePattern<linalg::GenericOp> {
   bool log;
 };
 
+/// A result nothing uses whose init the payload reads (a multi-result
+/// fusion's producer result whose other users were fused too: `tril(v)`
+/// computed over `v`'s buffer) is dropped, its init read as an input.
+/// Upstream's dead-result removal keeps such a result, and bufferization
+/// then copies the init to give the fused op a buffer to write over: in a
+/// stitch kernel, a copy of a row and a row temporary per row.
+struct ReadInitOfDeadResultAsInput : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || op->getNumResults() < 2)
+      return failure();
+    auto dead = llvm::find_if(op->getResults(), [&](OpResult result) {
+      return result.use_empty() &&
+             op.payloadUsesValueFromOperand(
+                 op.getDpsInitOperand(result.getResultNumber()));
+    });
+    if (dead == op->getResults().end())
+      return failure();
+    unsigned index = (*dead).getResultNumber();
+    OpOperand *init = op.getDpsInitOperand(index);
+    unsigned numInputs = op.getNumDpsInputs();
+
+    SmallVector<Value> inputs = op.getDpsInputs();
+    inputs.push_back(init->get());
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    AffineMap initMap = maps[numInputs + index];
+    maps.erase(maps.begin() + numInputs + index);
+    maps.insert(maps.begin() + numInputs, initMap);
+    SmallVector<Value> outputs;
+    SmallVector<Type> resultTypes;
+    for (OpOperand &other : op.getDpsInitsMutable())
+      if (&other != init) {
+        outputs.push_back(other.get());
+        resultTypes.push_back(other.get().getType());
+      }
+    auto fused = linalg::GenericOp::create(
+        rewriter, op.getLoc(), resultTypes, inputs, outputs, maps,
+        op.getIteratorTypesArray());
+    fused->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    rewriter.inlineRegionBefore(op.getRegion(), fused.getRegion(),
+                                fused.getRegion().begin());
+    Block &body = fused.getRegion().front();
+    BlockArgument oldArg = body.getArgument(numInputs + index);
+    BlockArgument newArg =
+        body.insertArgument(numInputs, oldArg.getType(), oldArg.getLoc());
+    rewriter.replaceAllUsesWith(oldArg, newArg);
+    body.eraseArgument(numInputs + 1 + index);
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    rewriter.modifyOpInPlace(yield, [&] { yield->eraseOperand(index); });
+
+    unsigned next = 0;
+    for (OpResult result : op->getResults())
+      if (result.getResultNumber() != index)
+        rewriter.replaceAllUsesWith(result, fused->getResult(next++));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// Whether fusing through `fusedOperand` would make the fused op write one
 /// element of the producer's result several times, each write reading the
 /// one before: the producer's payload reads its init (stitch fusion makes
@@ -192,6 +254,7 @@ struct FuseElementwisePass
     RewritePatternSet patterns(context);
     if (multiResult)
       patterns.add<FuseMultiUseProducer>(context, log);
+    patterns.add<ReadInitOfDeadResultAsInput>(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns,
                                                  noExpensiveRecompute);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, singleUse);

@@ -72,3 +72,52 @@ func.func @init_read_elementwise_fuses(%x: tensor<?xf32>, %sum: tensor<?xf32>, %
   } -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+// A result nothing uses whose init the payload reads (a multi-result
+// fusion's `tril(v)` written over v): the result goes and its init becomes
+// an input, so bufferization needs no copy of v to write over. The other
+// result, its init and the payload stay as they were.
+// CHECK-LABEL: func.func @dead_result_reading_its_init
+// CHECK-SAME:    (%[[V:.*]]: tensor<?xf32>, %[[X:.*]]: tensor<?xf32>)
+// CHECK:       %[[E:.*]] = tensor.empty
+// CHECK:       %[[R:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[V]] : tensor<?xf32>, tensor<?xf32>) outs(%[[E]] : tensor<?xf32>) attrs = {disc.kept}
+// CHECK-NEXT:  ^bb0(%[[IN:.*]]: f32, %[[VIN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:    %[[S:.*]] = arith.addf %[[IN]], %[[VIN]]
+// CHECK-NEXT:    %[[M:.*]] = arith.mulf %[[S]], %[[S]]
+// CHECK-NEXT:    linalg.yield %[[M]] : f32
+// CHECK:       return %[[R]]
+func.func @dead_result_reading_its_init(%v: tensor<?xf32>, %x: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%d) : tensor<?xf32>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%v, %e : tensor<?xf32>, tensor<?xf32>) attrs = {disc.kept} {
+  ^bb0(%in: f32, %out: f32, %out2: f32):
+    %s = arith.addf %in, %out : f32
+    %m = arith.mulf %s, %s : f32
+    linalg.yield %s, %m : f32, f32
+  } -> (tensor<?xf32>, tensor<?xf32>)
+  return %r#1 : tensor<?xf32>
+}
+
+// -----
+
+// Must NOT touch a result that is used, even when its init is read.
+// CHECK-LABEL: func.func @used_result_reading_its_init_stays
+// CHECK:       %[[R:.*]]:2 = linalg.generic {{.*}} ins(%{{.*}} : tensor<?xf32>) outs(%{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xf32>)
+// CHECK:       return %[[R]]#0, %[[R]]#1
+func.func @used_result_reading_its_init_stays(%v: tensor<?xf32>, %x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%d) : tensor<?xf32>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<?xf32>) outs(%v, %e : tensor<?xf32>, tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32, %out2: f32):
+    %s = arith.addf %in, %out : f32
+    %m = arith.mulf %s, %s : f32
+    linalg.yield %s, %m : f32, f32
+  } -> (tensor<?xf32>, tensor<?xf32>)
+  return %r#0, %r#1 : tensor<?xf32>, tensor<?xf32>
+}

@@ -323,6 +323,13 @@ def DiscFuseElementwise : Pass<"disc-fuse-elementwise"> {
     pipeline enables it after stitch fusion, whose row patterns (softmax's
     `exp` read by its sum and its division) it leaves alone.
 
+    A result nothing uses whose init the payload reads (left by a
+    multi-result fusion whose other consumers were fused too: `tril(v)`
+    written over v's tensor) is dropped and its init read as an input.
+    Upstream's dead-result removal keeps it, and bufferization then copies
+    the init for the op to write over: in a stitch kernel, a row copy and a
+    row temporary per row.
+
     With `recompute-broadcasts` (the cuda targets) the recompute rule is
     off: an expensive producer read through a broadcast fuses too and runs
     once per element. On a GPU the ALUs of a memory-bound kernel are idle
