@@ -391,11 +391,43 @@ def max_pool2d_with_indices_backward(grad_output, input, kernel_size, stride, pa
     return aten.view.default(summed, list(input.shape))
 
 
+def replication_pad_backward(grad_output, input, padding):
+    """d(loss)/d(input) of replication padding (1d, 2d, 3d; `padding` is
+    (left, right) per padded dim, last dim first), one padded dim at a
+    time: the gradient's middle, plus the sum of the left border on the
+    first element and of the right border on the last (both on the one
+    element of a dim of size 1). Slices, sums along the dim and a select by
+    position: elementwise work DISC fuses, where PyTorch leaves the op
+    whole (no decomposition: it ran in eager)."""
+    grad = grad_output
+    for k in range(len(padding) // 2):
+        dim = grad.dim() - 1 - k
+        left, right = padding[2 * k], padding[2 * k + 1]
+        size = input.shape[dim]
+        result = aten.slice.Tensor(grad, dim, left, left + size)
+        shape = [1] * grad.dim()
+        shape[dim] = size
+        position = aten.view.default(
+            aten.arange.default(size, dtype=torch.int64, device=grad.device), shape)
+        for start, length, at in ((0, left, 0), (left + size, right, size - 1)):
+            if length == 0:
+                continue
+            border = aten.sum.dim_IntList(
+                aten.slice.Tensor(grad, dim, start, start + length), [dim], True)
+            result = aten.add.Tensor(result, aten.where.ScalarOther(
+                aten.eq.Scalar(position, at), border, 0.0))
+        grad = result
+    return grad
+
+
 def table() -> dict:
     return {aten.convolution_backward.default: convolution_backward,
             aten.avg_pool2d_backward.default: avg_pool2d_backward,
             aten.max_pool2d_with_indices_backward.default: max_pool2d_with_indices_backward,
             aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
+            aten.replication_pad1d_backward.default: replication_pad_backward,
+            aten.replication_pad2d_backward.default: replication_pad_backward,
+            aten.replication_pad3d_backward.default: replication_pad_backward,
             aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
             aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
                 flash_attention_for_cpu_backward}

@@ -796,6 +796,35 @@ def test_average_pool_gradients(options):
     _check_input_gradients(f, ((2, 3, 9, 11), (3, 3, 16, 7), (2, 5, 12, 12)))
 
 
+REPLICATION_PADS = {  # literal pads: a closure's ints would be symbolic
+    "1d": (lambda x: F.pad(x, (2, 3), mode="replicate").sin(),
+           ((2, 3, 7), (3, 2, 4), (2, 4, 9))),
+    "2d": (lambda x: F.pad(x, (1, 2, 0, 3), mode="replicate").sin(),
+           ((2, 3, 5, 7), (3, 2, 2, 4), (2, 2, 6, 3))),
+    "3d": (lambda x: F.pad(x, (1, 1, 2, 0, 1, 2), mode="replicate").cos(),
+           ((2, 3, 4, 5, 6), (3, 2, 2, 2, 3), (2, 4, 3, 6, 2))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPLICATION_PADS))
+def test_replication_pad_gradients(name):
+    """replication_pad{1,2,3}d_backward (backward.py; PyTorch has no
+    decomposition, and it ran in eager): each border's sum lands on the
+    edge element, a zero pad adds nothing, at three shapes with one
+    compilation and no fallback."""
+    torch._dynamo.reset()
+    f, shapes = REPLICATION_PADS[name]
+    _check_input_gradients(f, shapes)
+
+
+def test_replication_pad_gradient_of_a_one_element_dim():
+    """Both borders of a dim of size 1 land on its one element (Dynamo
+    makes the size static: a compilation of its own)."""
+    torch._dynamo.reset()
+    _check_input_gradients(lambda x: F.pad(x, (2, 3, 1, 1), mode="replicate").sin(),
+                           ((2, 3, 4, 1), (3, 2, 5, 1), (2, 2, 7, 1)))
+
+
 UPSAMPLES = {  # literal sizes: a closure's ints would be symbolic with dynamic=True
     "bilinear": lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear",
                                         align_corners=False),
