@@ -100,6 +100,13 @@ static std::string forwardHostScalarsStep() {
              : "";
 }
 
+/// Row temporaries (a stitch row that its reduction and a later stage
+/// both read) become slices of one buffer allocated before their loop
+/// nest: a GPU kernel cannot allocate.
+static std::string hoistLoopTemporariesStep() {
+  return "func.func(disc-hoist-loop-temporaries),";
+}
+
 /// Repeated blocks outline the same kernel many times: compiled once
 /// (DISC_CUDA_DEDUP_KERNELS=0 compiles every copy, to compare).
 static std::string dedupKernelsStep(bool logFusion) {
@@ -203,7 +210,8 @@ static std::string integerContractionsStep(bool gpu) {
 /// Stages 1-6 shared by every target: graph-level rewrites, disc -> linalg,
 /// fusion, library calls, bufferization, loop nests. `target` is "cpu",
 /// "cuda-emulated" or "cuda": only the CPU has per-thread scratch buffers
-/// (a GPU kernel's row temporaries must fit on its stack); library calls
+/// (a GPU kernel's row temporaries take slices of a buffer the host
+/// allocates: disc-hoist-loop-temporaries, after these stages); library calls
 /// run on the GPU for cuda (cuBLASLt's bias epilogue only), on the CPU
 /// otherwise.
 static std::string lowerToLoopsPipeline(bool runtimeChecks, bool logFusion,
@@ -370,7 +378,8 @@ std::string disc::cpuKernelsToLlvmPipeline() {
 std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
                                                      bool logFusion) {
   return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda-emulated") +
-         ",convert-math-to-funcs," + forwardHostScalarsStep() +
+         ",convert-math-to-funcs," + hoistLoopTemporariesStep() +
+         forwardHostScalarsStep() +
          mapLoopsToGpuStep(logFusion) + ",disc-cuda-sort-loops," +
          cpuOutlineKernelsPipeline();
 }
@@ -389,7 +398,8 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          // Sorts: a block-per-row nest of generated code in place of their
          // library call, after the mapping (which would take the nest's
          // step loops for column loops).
-         ",convert-math-to-funcs," + forwardHostScalarsStep() +
+         ",convert-math-to-funcs," + hoistLoopTemporariesStep() +
+         forwardHostScalarsStep() +
          mapLoopsToGpuStep(logFusion) + ",disc-cuda-sort-loops,"
          "func.func(disc-row-blocks-to-gpu,convert-parallel-loops-to-gpu),"
          // Constants and index arithmetic move into the kernels (known

@@ -918,9 +918,13 @@ planRowCache(OpBuilder &b, const RowKernel &kernel) {
     // In the first phase, a load before any store of the row reads the
     // buffer and fills the cache; every other load reads the cache. A
     // store writes the cache if a load follows it, and the buffer in the
-    // last writing phase.
+    // last writing phase (unless the buffer holds loop temporaries).
     bool stored = false;
     auto &accesses = entry.group->accesses;
+    // A slice of loop temporaries is dead after its row: the cache is all
+    // of it.
+    Operation *root = rootBuffer(entry.group->memref).getDefiningOp();
+    bool temporary = root && root->hasAttr(kLoopTemporariesAttr);
     for (auto [i, access] : llvm::enumerate(accesses)) {
       auto [p, original] = access;
       Operation *op = cloned.lookup(original);
@@ -944,7 +948,7 @@ planRowCache(OpBuilder &b, const RowKernel &kernel) {
       if (readLater)
         memref::StoreOp::create(at, loc, store.getValueToStore(), cache, iv);
       stored |= p == entry.first;
-      if (p != *entry.lastWrite)
+      if (p != *entry.lastWrite || temporary)
         store.erase();
     }
   }

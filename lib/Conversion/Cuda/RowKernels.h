@@ -31,6 +31,11 @@ constexpr llvm::StringLiteral kRowWarpAttr = "disc.row_warp";
 /// a heap buffer per row.
 constexpr llvm::StringLiteral kRowCacheAttr = "disc.row_cache";
 
+/// The attribute that marks a byte buffer of loop temporaries
+/// (disc-hoist-loop-temporaries): each iteration's slice is dead when its
+/// iteration ends, so a row cache of it need not write the buffer.
+constexpr llvm::StringLiteral kLoopTemporariesAttr = "disc.loop_temporaries";
+
 /// Whether `value` is a row cache (kRowCacheAttr).
 bool isRowCache(mlir::Value value);
 
@@ -150,7 +155,8 @@ std::optional<RowKernel> analyzeRowKernel(mlir::scf::ParallelOp loop,
 /// buffer in the row loop. The first phase that touches the row reads it
 /// from the buffer and keeps it in the cache (or writes the cache), later
 /// phases read the cache; only the last phase that writes the row writes
-/// the buffer. A softmax then reads its input once and writes its output
+/// the buffer, and none a slice of loop temporaries (kLoopTemporariesAttr:
+/// dead after its row). A softmax then reads its input once and writes its output
 /// once, where it read the input twice and the output twice and wrote it
 /// twice; a layer norm reads its input once instead of three times.
 struct RowCachePlan {

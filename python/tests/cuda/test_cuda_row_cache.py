@@ -166,3 +166,59 @@ def test_the_log_says_what_each_row_kernel_got(monkeypatch, capfd):
         assert re.search(r"\[disc\] cuda: row kernel at .*: loops over the "
                          r"row: 4, with a vector path: 4, rows kept in shared "
                          rf"memory: {cached}\n", err), err[-2000:]
+
+
+def _row_temporary(x, y):
+    """A row that both the row's reduction and a later stage read (v, read
+    by softmax's max through tril and by the addcmul): a temporary of the
+    row's length inside the stitch kernel. The cuda target rejected it
+    ("heap allocation per iteration") and the whole graph ran in eager;
+    disc-hoist-loop-temporaries gives each row a slice of one buffer."""
+    v = torch.atan2(y, x.abs() + 0.1)
+    s = torch.softmax(torch.tril(v), -1)
+    return torch.addcmul(s, s, v, value=0.5).flatten(0, 1)
+
+
+@pytest.mark.parametrize("variant,cache_bytes", [
+    ("block", None), ("warp", None), ("thread", None), ("block", "16")])
+def test_row_temporaries_take_a_slice_of_one_buffer(variant, cache_bytes,
+                                                    monkeypatch):
+    """Every variant, and rows too long for the caches (16 bytes), at row
+    lengths that are and are not multiples of 4: right, and nothing left to
+    eager."""
+    calls = [(rand(2, 3, w, seed=w), rand(2, 3, w, seed=w + 50))
+             for w in (5, 36, 300, 33)]
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    row_settings(monkeypatch, ROW_VARIANT=variant, ROW_VECTORS=None,
+                 ROW_CACHE_BYTES=cache_bytes)
+    counts = compiled_stat_counts(
+        _row_temporary, calls,
+        ("fallback_nodes", "rows_per_thread", "cached_rows", "uncached_rows"),
+        lambda _: 2e-5)
+    assert all(c[0] == 0 for c in counts), counts
+    if variant == "thread":
+        assert all(c[1] >= 1 and c[2:] == (0, 0) for c in counts), counts
+    elif cache_bytes:
+        assert all(c[1:3] == (0, 0) and c[3] >= 1 for c in counts), counts
+    else:
+        assert all(c[1] == 0 and c[2] >= 1 for c in counts), counts
+
+
+@pytest.mark.skipif(not disc._compiler().cuda_toolkit_path(),
+                    reason="no CUDA toolkit (ptxas) on this machine")
+def test_row_temporaries_compile_for_cuda(tmp_path, monkeypatch):
+    """ptxas accepts the kernel that views its row's slice of the buffer."""
+    monkeypatch.setenv("DISC_CACHE", "0")
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_DUMP_DIR", str(tmp_path / "import"))
+    torch._dynamo.reset()
+    compiled = torch.compile(_row_temporary, backend="disc", dynamic=True)
+    compiled(rand(2, 3, 8), rand(2, 3, 8, seed=1))
+    monkeypatch.delenv("DISC_DUMP_DIR")
+    (partition,) = sorted((tmp_path / "import").glob("*/partition-0/000-input.mlir"))
+    exe = disc.compile_mlir(partition.read_text(), target="cuda",
+                            dump_dir=str(tmp_path / "cuda"))
+    assert exe.target == "cuda"
+    (dump,) = list((tmp_path / "cuda").iterdir())
+    (hoisted,) = dump.glob("*disc-hoist-loop-temporaries.mlir")
+    assert "disc.loop_temporaries" in hoisted.read_text()

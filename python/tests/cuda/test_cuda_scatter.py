@@ -75,3 +75,66 @@ def test_plain_scatter_with_distinct_indices(monkeypatch):
                 torch.randn(n, 8, generator=g))
 
     _run(fn, make, [5, 17, 40], monkeypatch)
+
+
+# One update scattered into a constant and into an argument of any length:
+# the loop over one update folds away and leaves a host-level scf.if that
+# yields the updated copy or the operand, a buffer the host would choose by
+# an index read from device memory (cummax's gradient of a length-1 line
+# fell back to eager on the cuda target for this).
+ONE_UPDATE = """
+func.func @main(%x: tensor<?xf32>, %i: tensor<1xi64>, %u: tensor<1xf32>) -> (tensor<3xf32>, tensor<?xf32>) {
+  %zero = disc.constant dense<0.0> : tensor<f32>
+  %z = disc.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %idx = disc.reshape %i : (tensor<1xi64>) -> tensor<1x1xi64>
+  %a = disc.scatter %z[%idx], %u, kind = add, update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<3xf32>, tensor<1x1xi64>, tensor<1xf32>) -> tensor<3xf32>
+  %b = disc.scatter %x[%idx], %u, kind = add, update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<?xf32>, tensor<1x1xi64>, tensor<1xf32>) -> tensor<?xf32>
+  return %a, %b : tensor<3xf32>, tensor<?xf32>
+}"""
+
+
+def test_one_update_into_a_constant_or_an_argument(monkeypatch):
+    """Each result a buffer both branches write: right for an index inside
+    both operands, inside one, and past both (the update is dropped), and
+    the operand itself is left as it was."""
+    monkeypatch.setenv("DISC_CACHE", "0")
+    exe = disc.compile_mlir(ONE_UPDATE, target="cuda-emulated")
+    for n, i in ((3, 2), (5, 0), (8, 7), (4, 9)):
+        x, u = torch.randn(n), torch.randn(1)
+        before = x.clone()
+        a, b = exe(x, torch.tensor([i]), u)
+        want_a, want_b = torch.zeros(3), x.clone()
+        if i < 3:
+            want_a[i] += u[0]
+        if i < n:
+            want_b[i] += u[0]
+        assert torch.equal(a, want_a) and torch.equal(b, want_b), (n, i)
+        assert torch.equal(x, before)
+
+
+def test_cummax_gradient_of_a_length_one_line(monkeypatch):
+    """The training graph that met it (a line of length 1: Dynamo makes
+    the size static, and the backward's scatter has one update): nothing
+    runs in eager. Two calls, new values."""
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    monkeypatch.setenv("DISC_CACHE", "0")
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: torch.cummax(x, 0)[0] * 3,
+                             backend="disc", dynamic=True)
+    before = disc.stats()
+    for _ in range(2):
+        x = torch.randn(1, requires_grad=True)
+        x_eager = x.detach().clone().requires_grad_()
+        compiled(x).sum().backward()
+        (torch.cummax(x_eager, 0)[0] * 3).sum().backward()
+        torch.testing.assert_close(x.grad, x_eager.grad)
+    after = disc.stats()
+    assert after["fallback_nodes"] == before["fallback_nodes"]
+    # The forward graph and the backward graph, once each.
+    assert after["compilations"] - before["compilations"] == 2
+
+
+@pytest.mark.skipif(not disc._compiler().cuda_toolkit_path(),
+                    reason="no CUDA toolkit (ptxas) on this machine")
+def test_one_update_compiles_for_cuda():
+    assert disc.compile_mlir(ONE_UPDATE, target="cuda").target == "cuda"

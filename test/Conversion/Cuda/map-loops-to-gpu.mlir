@@ -111,20 +111,22 @@ func.func @host_serial(%a: memref<?xf32>, %out: memref<f32>) {
 // -----
 
 // A check of a value read from memory runs in the grid that reads it; a
-// later check of the same condition right after the op that ends the run
-// (an allocation here) is dropped, and a later check of another condition
-// of the run moves into it. The walk over the block used to visit the
-// dropped check after erasing it (a crash on GraphNet's Fast-SCNN).
+// later check of the same condition after the op that ends the run (a
+// check of a host value here) is dropped, and a later check of another
+// condition of the run moves into it. The walk over the block used to
+// visit the dropped check after erasing it (a crash on GraphNet's
+// Fast-SCNN). An allocation does not end a run.
 // CHECK-LABEL: func.func @later_checks
 // CHECK:         scf.parallel
 // CHECK:           scf.parallel
 // CHECK:             memref.load
 // CHECK:             cf.assert %{{.*}}, "in bounds"
 // CHECK:             cf.assert %{{.*}}, "positive"
+// CHECK:         cf.assert %arg2, "host"
 // CHECK:         memref.alloc
 // CHECK-NOT:     cf.assert
 // CHECK:         return
-func.func @later_checks(%m: memref<i64>, %out: memref<4xi64>) {
+func.func @later_checks(%m: memref<i64>, %out: memref<4xi64>, %flag: i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -133,6 +135,7 @@ func.func @later_checks(%m: memref<i64>, %out: memref<4xi64>) {
   %ok = arith.cmpi sge, %v, %zero : i64
   %pos = arith.cmpi sgt, %v, %zero : i64
   cf.assert %ok, "in bounds"
+  cf.assert %flag, "host"
   %a = memref.alloc() : memref<4xi64>
   cf.assert %ok, "in bounds (again)"
   cf.assert %pos, "positive"
@@ -711,4 +714,83 @@ func.func @constants(%out: memref<4xf32>, %out2: memref<4xf32>) -> memref<f32> {
     memref.store %v, %out2[%i] : memref<4xf32>
   }
   return %s : memref<f32>
+}
+
+// -----
+
+// A host-level scf.if yielding buffers, chosen by a value read from device
+// memory (a scatter of one update, its loop folded away): each result
+// becomes a buffer allocated before the if that both branches write. The
+// allocation the then branch yields is that buffer; the operand the else
+// branch yields is copied into it (a loop). The if, with its loads, runs
+// in a one-thread grid; the host returns the buffer.
+// CHECK-LABEL: func.func @if_yielding_buffers
+// CHECK-SAME:    (%[[X:.*]]: memref<?xf32>, %[[I:.*]]: memref<index>, %[[U:.*]]: memref<f32>)
+// CHECK:         %[[N:.*]] = memref.dim %[[X]], %c0
+// CHECK:         %[[R:.*]] = memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.parallel
+// CHECK:           memref.load %[[I]][]
+// CHECK:           scf.if %{{.*}} {
+// CHECK:             memref.store %{{.*}}, %[[R]]
+// CHECK:           } else {
+// CHECK:             memref.load %[[X]]
+// CHECK:             memref.store %{{.*}}, %[[R]]
+// CHECK:           }
+// CHECK:         return %[[R]] : memref<?xf32>
+func.func @if_yielding_buffers(%x: memref<?xf32>, %i: memref<index>, %u: memref<f32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %k = memref.load %i[] : memref<index>
+  %in = arith.cmpi ult, %k, %n : index
+  %r = scf.if %in -> (memref<?xf32>) {
+    %copy = memref.alloc(%n) : memref<?xf32>
+    memref.copy %x, %copy : memref<?xf32> to memref<?xf32>
+    %v = memref.load %u[] : memref<f32>
+    memref.store %v, %copy[%k] : memref<?xf32>
+    scf.yield %copy : memref<?xf32>
+  } else {
+    scf.yield %x : memref<?xf32>
+  }
+  return %r : memref<?xf32>
+}
+
+// -----
+
+// Must NOT rewrite a branch that allocates a buffer it does not yield (it
+// would allocate inside a kernel): the host's use of the result is named.
+func.func @if_with_a_scratch_buffer(%x: memref<?xf32>, %i: memref<index>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %k = memref.load %i[] : memref<index>
+  %in = arith.cmpi ult, %k, %n : index
+  %r = scf.if %in -> (memref<?xf32>) {
+    %scratch = memref.alloc(%n) : memref<?xf32>
+    memref.copy %x, %scratch : memref<?xf32> to memref<?xf32>
+    scf.yield %x : memref<?xf32>
+  } else {
+    scf.yield %x : memref<?xf32>
+  }
+  // expected-error @+1 {{uses a value that host code reads from device memory}}
+  return %r : memref<?xf32>
+}
+
+// -----
+
+// Must NOT rewrite branches whose buffers may differ in size (one buffer
+// could not hold both): the host's use of the result is named.
+func.func @if_with_buffers_of_two_sizes(%x: memref<?xf32>, %y: memref<?xf32>, %i: memref<index>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %k = memref.load %i[] : memref<index>
+  %in = arith.cmpi ult, %k, %n : index
+  %r = scf.if %in -> (memref<?xf32>) {
+    %copy = memref.alloc(%n) : memref<?xf32>
+    memref.copy %x, %copy : memref<?xf32> to memref<?xf32>
+    scf.yield %copy : memref<?xf32>
+  } else {
+    scf.yield %y : memref<?xf32>
+  }
+  // expected-error @+1 {{uses a value that host code reads from device memory}}
+  return %r : memref<?xf32>
 }

@@ -204,6 +204,42 @@ def DiscForwardHostScalars
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def DiscHoistLoopTemporaries
+    : Pass<"disc-hoist-loop-temporaries", "mlir::func::FuncOp"> {
+  let summary = "Row temporaries of loop nests become slices of one buffer "
+                "allocated before the nest";
+  let description = [{
+    A stitch kernel whose row needs a buffer of the row's length (a value
+    that both the row's reduction and a later elementwise stage read) has
+    a `memref.alloc` of the row's size inside its row loop after
+    bufferization. The CPU gives it per-thread scratch
+    (disc-thread-scratch-temporaries); a GPU kernel cannot allocate. For
+    each `memref.alloc` inside a loop nest that is a loop temporary (numbers
+    in the identity layout; every use, through views, stays in the
+    allocating block and none frees it, calls with it or returns it) whose
+    enclosing ops up to the function are `scf.parallel` and `scf.for`
+    loops, and whose sizes and enclosing parallel loops' bounds are
+    defined before the outermost loop:
+
+    - host code before the outermost loop allocates one byte buffer of
+      (the enclosing parallel loops' trip counts, multiplied) slices, each
+      the temporary's bytes rounded up to 64 (`disc.loop_temporaries`
+      marks it);
+    - the allocation becomes `memref.view` of the slice of its iteration
+      (the linear index of the enclosing parallel loops' iterations, outer
+      first), of the same type: nothing else changes. Iterations of an
+      enclosing `scf.for` run one after another on one thread and share
+      their slice.
+
+    disc-map-loops-to-gpu may then keep such a row in shared memory (a row
+    cache), where the buffer's row is never written. An allocation that
+    does not qualify is left as it is (disc-map-loops-to-gpu then names
+    it). Run by the cuda targets only, before the loop mapping.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def DiscCudaSortLoops : Pass<"disc-cuda-sort-loops", "mlir::ModuleOp"> {
   let summary = "Replace the sort library call with a bitonic sort per line, "
                 "one block per line";
