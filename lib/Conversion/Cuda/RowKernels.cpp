@@ -107,7 +107,9 @@ Value dimOnHost(OpBuilder &b, Location loc, Value memref, int64_t index,
       Value extent = dimOnHost(b, loc, collapse.getSrc(), j, loop, depth + 1);
       if (!extent)
         return nullptr;
-      product = arith::MulIOp::create(b, loc, product, extent);
+      // Folded: a unit dim's 1 leaves the other extent itself, which
+      // then compares equal with another phase's length of the row.
+      product = b.createOrFold<arith::MulIOp>(loc, product, extent);
     }
     return product;
   }
@@ -115,6 +117,15 @@ Value dimOnHost(OpBuilder &b, Location loc, Value memref, int64_t index,
     return fromSize(expand.getMixedOutputShape()[index]);
   if (auto cast = memref.getDefiningOp<memref::CastOp>())
     return dimOnHost(b, loc, cast.getSource(), index, loop, depth + 1);
+  // A row's slice of loop temporaries (disc-hoist-loop-temporaries): its
+  // sizes are operands, one per dynamic dim.
+  if (auto view = memref.getDefiningOp<memref::ViewOp>()) {
+    unsigned dynamicBefore = 0;
+    for (int64_t j = 0; j < index; ++j)
+      dynamicBefore += type.isDynamicDim(j);
+    return materializeOnHost(b, view.getSizes()[dynamicBefore], loop,
+                             depth + 1);
+  }
   return nullptr;
 }
 
@@ -787,6 +798,61 @@ bool cacheablePhase(Operation *phase) {
       });
 }
 
+/// The loads and stores of `kernel`'s cacheable phases that go through a
+/// collapse_shape defined outside the phase, each of whose groups has at
+/// most one source dim that is not a static 1, access its source instead
+/// (the index of a group on its wide dim, 0 on the others), repeatedly.
+/// The phases of a stitch kernel view one row differently (a row written
+/// through `[1, 1, n] -> [n]` and read through `[1, 1, n] -> [1, n]`); read
+/// through one view they are one row to cache. The ops are changed in
+/// place: the same computation.
+void accessCollapsedRowsDirectly(OpBuilder &b, const RowKernel &kernel) {
+  Value zero;
+  for (Operation *phase : kernel.phases) {
+    if (!cacheablePhase(phase))
+      continue;
+    for (Operation &op : phase->getRegion(0).front().without_terminator()) {
+      if (!isa<memref::LoadOp, memref::StoreOp>(op) ||
+          accessedIndices(&op).empty())
+        continue;
+      while (auto collapse = accessedMemref(&op)
+                                 .getDefiningOp<memref::CollapseShapeOp>()) {
+        if (!definedOutside(collapse.getResult(), phase))
+          break;
+        MemRefType source = collapse.getSrcType();
+        SmallVector<Value> indices(accessedIndices(&op));
+        SmallVector<Value> expanded;
+        bool single = true;
+        for (auto [g, group] :
+             llvm::enumerate(collapse.getReassociationIndices())) {
+          std::optional<int64_t> wide;
+          for (int64_t d : group)
+            if (source.getDimSize(d) != 1) {
+              single &= !wide.has_value();
+              wide = d;
+            }
+          if (!single)
+            break;
+          if (!zero)
+            zero = arith::ConstantIndexOp::create(b, op.getLoc(), 0);
+          for (int64_t d : group)
+            expanded.push_back(wide == d ? indices[g] : zero);
+        }
+        if (!single || expanded.size() != static_cast<size_t>(source.getRank()))
+          break;
+        if (auto load = dyn_cast<memref::LoadOp>(op)) {
+          load.getMemrefMutable().assign(collapse.getSrc());
+          load.getIndicesMutable().assign(expanded);
+        } else {
+          auto store = cast<memref::StoreOp>(op);
+          store.getMemrefMutable().assign(collapse.getSrc());
+          store.getIndicesMutable().assign(expanded);
+        }
+      }
+    }
+  }
+}
+
 } // namespace
 
 Value rowCacheBytes(OpBuilder &b, Location loc, memref::AllocOp cache,
@@ -802,6 +868,7 @@ Value rowCacheBytes(OpBuilder &b, Location loc, memref::AllocOp cache,
 FailureOr<std::optional<RowCachePlan>>
 planRowCache(OpBuilder &b, const RowKernel &kernel) {
   scf::ParallelOp loop = kernel.loop;
+  accessCollapsedRowsDirectly(b, kernel);
   // Accesses of rows, grouped by view and row-level indices.
   SmallVector<RowGroup> groups;
   llvm::DenseSet<Operation *> grouped;

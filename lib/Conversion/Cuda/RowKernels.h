@@ -148,7 +148,9 @@ std::optional<RowKernel> analyzeRowKernel(mlir::scf::ParallelOp loop,
 /// A row kernel whose rows of some buffers are kept in row caches
 /// (kRowCacheAttr): a buffer whose row the phases touch in two or more
 /// phases, every access at [row-level indices..., the phase's induction
-/// variable] through one view (structurally equal views count as one), in
+/// variable] through one view (structurally equal views count as one, and
+/// a collapse_shape that only drops unit dims is read through as its
+/// source: the accesses are rewritten so, in place), in
 /// phases over the same row length from 0 with step 1 (each phase then
 /// touches every element of the row), with straight-line bodies whose
 /// only memory effects are loads and stores, and no other access to the

@@ -222,3 +222,24 @@ def test_row_temporaries_compile_for_cuda(tmp_path, monkeypatch):
     (dump,) = list((tmp_path / "cuda").iterdir())
     (hoisted,) = dump.glob("*disc-hoist-loop-temporaries.mlir")
     assert "disc.loop_temporaries" in hoisted.read_text()
+
+
+def test_row_temporaries_and_rows_seen_through_two_views_are_cached(
+        monkeypatch, capfd):
+    """The row kernel of _row_temporary keeps four rows in shared memory:
+    its two inputs, the row temporary (a slice of loop temporaries) and the
+    output, which the phases write through one collapsed view and read
+    through another (two rows before 2026-12-01: only the inputs)."""
+    monkeypatch.setenv("DISC_LOG", "fusion")
+    monkeypatch.setenv("DISC_TARGET", "cuda-emulated")
+    row_settings(monkeypatch, ROW_VARIANT="block", ROW_VECTORS=None,
+                 ROW_CACHE_BYTES=None)
+    capfd.readouterr()
+    calls = [(rand(2, 3, w, seed=w), rand(2, 3, w, seed=w + 50))
+             for w in (8, 37, 300)]
+    counts = compiled_stat_counts(_row_temporary, calls, ("cached_rows",),
+                                  lambda _: 2e-5)
+    assert all(c == (1,) for c in counts), counts
+    err = capfd.readouterr().err
+    assert re.search(r"\[disc\] cuda: row kernel at .*rows kept in shared "
+                     r"memory: 4\n", err), err[-2000:]

@@ -29,12 +29,12 @@
 // CHECK:         scf.if %[[FITS]] {
 // CHECK-NEXT:      func.call @disc_ral_note_variant(%c11_i64)
 // CHECK:           scf.parallel
-// CHECK:             %[[ROW:.*]] = memref.collapse_shape
-// CHECK:             %[[OROW:.*]] = memref.collapse_shape
+// CHECK:             %[[ROW:.*]] = memref.subview %[[A]]
+// CHECK:             %[[OROW:.*]] = memref.subview %[[OUT]]
 // CHECK:             %[[XC:.*]] = memref.alloc(%[[N]]) {alignment = 64 : i64, disc.row_cache} : memref<?xf32>
 // CHECK:             scf.parallel
 // CHECK:               scf.for %[[K:[a-z0-9_]+]] =
-// CHECK-NEXT:            %[[X:.*]] = memref.load %[[ROW]][%c0, %[[K]]]
+// CHECK-NEXT:            %[[X:.*]] = memref.load %[[ROW]][%c0, %c0, %[[K]]]
 // CHECK-NEXT:            memref.store %[[X]], %[[XC]][%[[K]]]
 // CHECK-NEXT:            arith.maximumf
 // CHECK:             %[[OC:.*]] = memref.alloc(%[[N]]) {alignment = 64 : i64, disc.row_cache} : memref<?xf32>
@@ -52,7 +52,7 @@
 // CHECK:               scf.for %[[K:[a-z0-9_]+]] =
 // CHECK-NEXT:            memref.load %[[OC]][%[[K]]]
 // CHECK-NEXT:            %[[Q:.*]] = arith.divf
-// CHECK-NEXT:            memref.store %[[Q]], %[[OROW]][%c0, %[[K]]]
+// CHECK-NEXT:            memref.store %[[Q]], %[[OROW]][%c0, %c0, %[[K]]]
 // CHECK-NEXT:          }
 // CHECK:             memref.dealloc %[[XC]]
 // CHECK:             memref.dealloc %[[OC]]
@@ -98,7 +98,7 @@
 // With vectors: the cache filled and read with vector accesses too.
 // VEC-LABEL: func.func @softmax_views
 // VEC:         %[[XC:.*]] = memref.alloc({{.*}}) {alignment = 64 : i64, disc.row_cache}
-// VEC:         %[[V:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<1x?xf32
+// VEC:         %[[V:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<1x1x?xf32
 // VEC:         vector.store %[[V]], %[[XC]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
 // VEC:         vector.load %[[XC]]
 // OFF-LABEL: func.func @softmax_views
@@ -308,6 +308,58 @@ func.func @not_cached(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf
       %v = memref.load %d[%i, %j, %k] : memref<?x?x?xf32>
       %e = arith.mulf %v, %s : f32
       memref.store %e, %d[%i, %j, %k] : memref<?x?x?xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// One row through two views (a stitch kernel writes its output row through
+// [1, 1, n] -> [n] and reads it through [1, 1, n] -> [1, n]): collapses
+// that only drop unit dims are read through, so the row is one group and
+// gets one cache; the sum reads the cache, not the buffer.
+// CHECK-LABEL: func.func @one_row_two_views
+// CHECK-SAME:    (%[[A:.*]]: memref<?x?x?xf32>, %[[OUT:.*]]: memref<?x?x?xf32>)
+// CHECK:         scf.if
+// CHECK:           %[[O:.*]] = memref.subview %[[OUT]]
+// CHECK:           %[[C:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64, disc.row_cache}
+// CHECK:           memref.store %{{.*}}, %[[C]]
+// CHECK-NOT:       memref.load %[[O]]
+// CHECK:           memref.load %[[C]]
+// CHECK:           memref.load %[[C]]
+// CHECK:           memref.store %{{.*}}, %[[O]][%c0, %c0, %{{.*}}]
+// CHECK:         } else {
+func.func @one_row_two_views(%a: memref<?x?x?xf32>, %out: memref<?x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant -0.0 : f32
+  %b = memref.dim %a, %c0 : memref<?x?x?xf32>
+  %s = memref.dim %a, %c1 : memref<?x?x?xf32>
+  %n = memref.dim %a, %c2 : memref<?x?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%b, %s) step (%c1, %c1) {
+    %in = memref.subview %a[%i, %j, 0] [1, 1, %n] [1, 1, 1] : memref<?x?x?xf32> to memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>>
+    %o = memref.subview %out[%i, %j, 0] [1, 1, %n] [1, 1, 1] : memref<?x?x?xf32> to memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>>
+    %flat = memref.collapse_shape %o [[0, 1, 2]] : memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>> into memref<?xf32, strided<[?], offset: ?>>
+    %orow = memref.collapse_shape %o [[0, 1], [2]] : memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>> into memref<1x?xf32, strided<[?, 1], offset: ?>>
+    scf.parallel (%k) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %in[%c0, %c0, %k] : memref<1x1x?xf32, strided<[?, ?, 1], offset: ?>>
+      %e = math.exp %v : f32
+      memref.store %e, %flat[%k] : memref<?xf32, strided<[?], offset: ?>>
+      scf.reduce
+    }
+    %sum = scf.for %k = %c0 to %n step %c1 iter_args(%x = %zero) -> (f32) {
+      %v = memref.load %orow[%c0, %k] : memref<1x?xf32, strided<[?, 1], offset: ?>>
+      %y = arith.addf %x, %v fastmath<reassoc> : f32
+      scf.yield %y : f32
+    }
+    scf.parallel (%k) = (%c0) to (%n) step (%c1) {
+      %v = memref.load %orow[%c0, %k] : memref<1x?xf32, strided<[?, 1], offset: ?>>
+      %q = arith.divf %v, %sum : f32
+      memref.store %q, %orow[%c0, %k] : memref<1x?xf32, strided<[?, 1], offset: ?>>
       scf.reduce
     }
     scf.reduce
