@@ -142,12 +142,17 @@ struct ReadInitOfDeadResultAsInput : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureTensorSemantics() || op->getNumResults() < 2)
+    // All-parallel, the init read through a permutation: each element of
+    // the result is written once, so the payload's out argument is the
+    // init's element (in a reduction, or along a broadcast, it is the
+    // value written before, which an input would not carry).
+    if (!op.hasPureTensorSemantics() || op->getNumResults() < 2 ||
+        op.getNumParallelLoops() != op.getNumLoops())
       return failure();
     auto dead = llvm::find_if(op->getResults(), [&](OpResult result) {
-      return result.use_empty() &&
-             op.payloadUsesValueFromOperand(
-                 op.getDpsInitOperand(result.getResultNumber()));
+      OpOperand *init = op.getDpsInitOperand(result.getResultNumber());
+      return result.use_empty() && op.payloadUsesValueFromOperand(init) &&
+             op.getMatchingIndexingMap(init).isPermutation();
     });
     if (dead == op->getResults().end())
       return failure();

@@ -121,3 +121,21 @@ func.func @used_result_reading_its_init_stays(%v: tensor<?xf32>, %x: tensor<?xf3
   } -> (tensor<?xf32>, tensor<?xf32>)
   return %r#0, %r#1 : tensor<?xf32>, tensor<?xf32>
 }
+
+// -----
+
+// Must NOT rewrite a reduction's dead result: its out argument is the
+// running value (here the max that the sum's payload reads), not the init.
+// CHECK-LABEL: func.func @dead_result_of_a_reduction_stays
+// CHECK:       %[[R:.*]]:2 = linalg.generic {{.*}} ins(%{{.*}} : tensor<?xf32>) outs(%{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>)
+// CHECK:       return %[[R]]#1
+func.func @dead_result_of_a_reduction_stays(%x: tensor<?xf32>, %m: tensor<f32>, %s: tensor<f32>) -> tensor<f32> {
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<?xf32>) outs(%m, %s : tensor<f32>, tensor<f32>) {
+  ^bb0(%in: f32, %mx: f32, %sum: f32):
+    %0 = arith.maximumf %in, %mx : f32
+    %1 = arith.addf %sum, %0 : f32
+    linalg.yield %0, %1 : f32, f32
+  } -> (tensor<f32>, tensor<f32>)
+  return %r#1 : tensor<f32>
+}
