@@ -2,6 +2,7 @@
 #ifndef DISC_LIB_TRANSFORMS_LOOPTEMPORARIES_H
 #define DISC_LIB_TRANSFORMS_LOOPTEMPORARIES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -38,6 +39,23 @@ inline bool isLoopTemporary(mlir::memref::AllocOp alloc) {
          alloc.getSymbolOperands().empty() &&
          alloc->getParentOfType<mlir::LoopLikeOpInterface>() &&
          staysIn(alloc.getResult(), alloc->getParentRegion());
+}
+
+/// Host code at `b`: the bytes of `alloc`'s buffer, the element size
+/// times the static dims, times each dynamic size (i1 counts a byte).
+inline mlir::Value loopTemporaryBytes(mlir::OpBuilder &b,
+                                      mlir::memref::AllocOp alloc) {
+  mlir::Location loc = alloc.getLoc();
+  mlir::MemRefType type = alloc.getType();
+  int64_t staticBytes = (type.getElementTypeBitWidth() + 7) / 8;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!type.isDynamicDim(d))
+      staticBytes *= type.getDimSize(d);
+  mlir::Value bytes =
+      mlir::arith::ConstantIndexOp::create(b, loc, staticBytes);
+  for (mlir::Value size : alloc.getDynamicSizes())
+    bytes = mlir::arith::MulIOp::create(b, loc, bytes, size);
+  return bytes;
 }
 
 } // namespace disc

@@ -30,14 +30,7 @@ struct ThreadScratchTemporariesPass
       OpBuilder b(alloc);
       Location loc = alloc.getLoc();
       MemRefType type = alloc.getType();
-      // bytes = element size x static dims, times each dynamic size.
-      int64_t staticBytes = (type.getElementTypeBitWidth() + 7) / 8;
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        if (!type.isDynamicDim(d))
-          staticBytes *= type.getDimSize(d);
-      Value bytes = arith::ConstantIndexOp::create(b, loc, staticBytes);
-      for (Value size : alloc.getDynamicSizes())
-        bytes = arith::MulIOp::create(b, loc, bytes, size);
+      Value bytes = disc::loopTemporaryBytes(b, alloc);
       auto bufferType =
           MemRefType::get({ShapedType::kDynamic}, b.getIntegerType(8));
       Value buffer = disc::ThreadScratchOp::create(b, loc, bufferType, bytes,

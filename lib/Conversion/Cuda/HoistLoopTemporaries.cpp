@@ -81,19 +81,12 @@ struct HoistLoopTemporariesPass
     auto c = [&](OpBuilder &b, int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    // A slice: the temporary's bytes (element size x static dims x dynamic
-    // sizes), rounded up to kSliceAlignment.
-    int64_t staticBytes = (type.getElementTypeBitWidth() + 7) / 8;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (!type.isDynamicDim(d))
-        staticBytes *= type.getDimSize(d);
-    Value sliceBytes = c(host, staticBytes);
-    for (Value size : alloc.getDynamicSizes())
-      sliceBytes = host.createOrFold<arith::MulIOp>(loc, sliceBytes, size);
-    sliceBytes = host.createOrFold<arith::MulIOp>(
+    // A slice: the temporary's bytes, rounded up to kSliceAlignment.
+    Value sliceBytes = host.createOrFold<arith::MulIOp>(
         loc,
-        host.createOrFold<arith::CeilDivUIOp>(loc, sliceBytes,
-                                              c(host, kSliceAlignment)),
+        host.createOrFold<arith::CeilDivUIOp>(
+            loc, disc::loopTemporaryBytes(host, alloc),
+            c(host, kSliceAlignment)),
         c(host, kSliceAlignment));
     // One slice per iteration of the enclosing parallel loops.
     SmallVector<Value> counts;

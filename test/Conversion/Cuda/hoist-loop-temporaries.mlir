@@ -8,7 +8,7 @@
 // CHECK-SAME:    (%[[A:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>)
 // CHECK:         %[[ROWS:.*]] = memref.dim %[[A]], %c0
 // CHECK:         %[[N:.*]] = memref.dim %[[A]], %c1
-// CHECK:         %[[BYTES:.*]] = arith.muli %[[N]], %c4
+// CHECK:         %[[BYTES:.*]] = arith.muli %c4, %[[N]]
 // CHECK:         %[[UNITS:.*]] = arith.ceildivui %[[BYTES]], %c64
 // CHECK:         %[[SLICE:.*]] = arith.muli %[[UNITS]], %c64
 // CHECK:         %[[COUNT:.*]] = arith.maxsi %[[ROWS]], %c0
