@@ -107,6 +107,12 @@ static std::string hoistLoopTemporariesStep() {
   return "func.func(disc-hoist-loop-temporaries),";
 }
 
+/// A host-level scf.if chosen by device data writes the buffers it would
+/// yield (the host cannot pick a buffer by a value on the device).
+static std::string ifResultsToBuffersStep() {
+  return "func.func(disc-if-results-to-buffers),";
+}
+
 /// Repeated blocks outline the same kernel many times: compiled once
 /// (DISC_CUDA_DEDUP_KERNELS=0 compiles every copy, to compare).
 static std::string dedupKernelsStep(bool logFusion) {
@@ -379,7 +385,7 @@ std::string disc::cudaEmulatedLowerToKernelsPipeline(bool runtimeChecks,
                                                      bool logFusion) {
   return lowerToLoopsPipeline(runtimeChecks, logFusion, "cuda-emulated") +
          ",convert-math-to-funcs," + hoistLoopTemporariesStep() +
-         forwardHostScalarsStep() +
+         forwardHostScalarsStep() + ifResultsToBuffersStep() +
          mapLoopsToGpuStep(logFusion) + ",disc-cuda-sort-loops," +
          cpuOutlineKernelsPipeline();
 }
@@ -399,7 +405,7 @@ std::string disc::cudaLowerToKernelsPipeline(bool runtimeChecks,
          // library call, after the mapping (which would take the nest's
          // step loops for column loops).
          ",convert-math-to-funcs," + hoistLoopTemporariesStep() +
-         forwardHostScalarsStep() +
+         forwardHostScalarsStep() + ifResultsToBuffersStep() +
          mapLoopsToGpuStep(logFusion) + ",disc-cuda-sort-loops,"
          "func.func(disc-row-blocks-to-gpu,convert-parallel-loops-to-gpu),"
          // Constants and index arithmetic move into the kernels (known

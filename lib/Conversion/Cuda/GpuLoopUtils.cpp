@@ -112,6 +112,18 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
   return ivs;
 }
 
+Value linearize(OpBuilder &b, Location loc, ValueRange ivs, ValueRange counts,
+                ValueRange lbs, ValueRange steps) {
+  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [iv, count, lb, step] : llvm::zip_equal(ivs, counts, lbs, steps)) {
+    Value index = b.createOrFold<arith::DivUIOp>(
+        loc, b.createOrFold<arith::SubIOp>(loc, iv, lb), step);
+    linear = b.createOrFold<arith::AddIOp>(
+        loc, b.createOrFold<arith::MulIOp>(loc, linear, count), index);
+  }
+  return linear;
+}
+
 bool writesMemory(Operation *op, function_ref<bool(Value)> exempt) {
   WalkResult result = op->walk([&](Operation *nested) {
     Value stored;

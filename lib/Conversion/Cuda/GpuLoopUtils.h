@@ -47,6 +47,13 @@ llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b,
                                            mlir::ValueRange lbs,
                                            mlir::ValueRange steps);
 
+/// The linear iteration of the induction variables `ivs` of a nest with
+/// lower bounds `lbs`, steps `steps` and trip counts `counts`, innermost
+/// dim fastest (the inverse of delinearize), folded where it can be.
+mlir::Value linearize(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::ValueRange ivs, mlir::ValueRange counts,
+                      mlir::ValueRange lbs, mlir::ValueRange steps);
+
 /// The identity of the reduction step `combine(acc, x)` when it is one
 /// associative, commutative op (float sums and products only when marked
 /// reassociable; float max/min from -inf/+inf), else null.

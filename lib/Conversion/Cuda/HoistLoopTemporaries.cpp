@@ -105,18 +105,13 @@ struct HoistLoopTemporariesPass
 
     // The iteration's slice: its linear index, outer loops first.
     OpBuilder b(alloc);
-    Value linear = c(b, 0);
-    unsigned next = 0;
-    for (scf::ParallelOp loop : parallels)
-      for (auto [iv, lb, step] :
-           llvm::zip(loop.getInductionVars(), loop.getLowerBound(),
-                     loop.getStep())) {
-        Value index = b.createOrFold<arith::DivUIOp>(
-            loc, b.createOrFold<arith::SubIOp>(loc, iv, lb), step);
-        linear = b.createOrFold<arith::AddIOp>(
-            loc, b.createOrFold<arith::MulIOp>(loc, linear, counts[next++]),
-            index);
-      }
+    SmallVector<Value> ivs, lbs, steps;
+    for (scf::ParallelOp loop : parallels) {
+      llvm::append_range(ivs, loop.getInductionVars());
+      llvm::append_range(lbs, loop.getLowerBound());
+      llvm::append_range(steps, loop.getStep());
+    }
+    Value linear = disc::cuda::linearize(b, loc, ivs, counts, lbs, steps);
     Value shift = b.createOrFold<arith::MulIOp>(loc, linear, sliceBytes);
     auto view = memref::ViewOp::create(b, loc, type, buffer, shift,
                                        alloc.getDynamicSizes());

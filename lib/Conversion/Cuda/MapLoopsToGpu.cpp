@@ -93,7 +93,6 @@ struct MapLoopsToGpuPass
     if (failed(checkSupported(func)))
       return failure();
     hostAllocasToAllocs(func);
-    ifResultsToBuffers(func);
     globalsToDeviceBuffers(func);
     copiesToLoops(func);
     if (failed(wrapHostMemoryAccesses(func)))
@@ -1080,175 +1079,6 @@ struct MapLoopsToGpuPass
     }
   }
 
-  /// The buffer for result `index` of host-level `ifOp` that each branch
-  /// can write, allocated before the if; `owned` gets the allocations the
-  /// branches yield as that result, with the index (the buffer replaces
-  /// them). A dynamic size is that of an allocation a branch yields (a
-  /// size defined before the if) or of a buffer defined before the if that
-  /// a branch yields, and must be provably the same for both branches (the
-  /// same value, or `memref.dim` of the other branch's buffer). Null when
-  /// the result has a layout or its sizes are not known that way.
-  Value resultBuffer(
-      scf::IfOp ifOp, unsigned index,
-      SmallVectorImpl<std::pair<memref::AllocOp, unsigned>> &owned) {
-    auto type = dyn_cast<MemRefType>(ifOp.getResult(index).getType());
-    if (!type || !type.getLayout().isIdentity())
-      return nullptr;
-    // Per branch: the allocation it yields, or the buffer from before the
-    // if (else null: a static type only).
-    SmallVector<memref::AllocOp, 2> allocs;
-    SmallVector<Value, 2> outside;
-    for (Block *block : {ifOp.thenBlock(), ifOp.elseBlock()}) {
-      Value yielded = block->getTerminator()->getOperand(index);
-      auto alloc = yielded.getDefiningOp<memref::AllocOp>();
-      bool ownable = alloc && alloc->getBlock() == block &&
-                     alloc.getType() == type &&
-                     alloc.getSymbolOperands().empty() &&
-                     llvm::count(block->getTerminator()->getOperands(),
-                                 yielded) == 1;
-      allocs.push_back(ownable ? alloc : nullptr);
-      outside.push_back(disc::cuda::definedOutside(yielded, ifOp) ? yielded
-                                                                  : nullptr);
-    }
-    OpBuilder b(ifOp);
-    SmallVector<Value> sizes;
-    SmallVector<Operation *> created;
-    if (!type.hasStaticShape()) {
-      for (auto [alloc, value] : llvm::zip(allocs, outside)) {
-        if (alloc && llvm::all_of(alloc.getDynamicSizes(), [&](Value size) {
-              return disc::cuda::definedOutside(size, ifOp);
-            })) {
-          sizes.assign(alloc.getDynamicSizes().begin(),
-                       alloc.getDynamicSizes().end());
-          break;
-        }
-        if (value) {
-          for (int64_t d = 0; d < type.getRank(); ++d)
-            if (type.isDynamicDim(d)) {
-              auto dim = memref::DimOp::create(b, ifOp.getLoc(), value, d);
-              created.push_back(dim);
-              sizes.push_back(dim);
-            }
-          break;
-        }
-      }
-      if (sizes.empty())
-        return nullptr;
-      // Two sizes are the same value, or dim d of one buffer.
-      auto same = [](Value a, Value b) {
-        if (a == b)
-          return true;
-        auto dimA = a.getDefiningOp<memref::DimOp>();
-        auto dimB = b.getDefiningOp<memref::DimOp>();
-        return dimA && dimB && dimA.getSource() == dimB.getSource() &&
-               dimA.getConstantIndex() &&
-               dimA.getConstantIndex() == dimB.getConstantIndex();
-      };
-      auto sizeOf = [](Value size, Value buffer, int64_t d) {
-        auto dim = size.getDefiningOp<memref::DimOp>();
-        return dim && dim.getSource() == buffer &&
-               dim.getConstantIndex() == d;
-      };
-      for (auto [alloc, value] : llvm::zip(allocs, outside)) {
-        unsigned k = 0;
-        for (int64_t d = 0; d < type.getRank(); ++d) {
-          if (!type.isDynamicDim(d))
-            continue;
-          Value size = sizes[k++];
-          bool known = alloc ? same(alloc.getDynamicSizes()[k - 1], size)
-                             : value && sizeOf(size, value, d);
-          if (!known) {
-            for (Operation *dim : created)
-              dim->erase();
-            return nullptr;
-          }
-        }
-      }
-    }
-    for (memref::AllocOp alloc : allocs)
-      if (alloc)
-        owned.push_back({alloc, index});
-    return memref::AllocOp::create(b, ifOp.getLoc(), type, sizes,
-                                   b.getI64IntegerAttr(64));
-  }
-
-  /// A host-level `scf.if` that yields buffers (a scatter of one update,
-  /// whose loop folded away, into a constant: the updated copy or the
-  /// constant) would have the host choose a buffer by a condition read
-  /// from device memory. Each such result becomes a buffer allocated
-  /// before the if that both branches write: an allocation a branch
-  /// yields is that buffer, any other yielded buffer is copied into it.
-  /// The if then has no buffer results, and runs with its loads in a
-  /// one-thread grid (wrapHostMemoryAccesses). Left as it is (the mapping
-  /// then names the use) when a result has a layout or unknown sizes, or a
-  /// branch allocates a buffer it does not yield.
-  void ifResultsToBuffers(func::FuncOp func) {
-    SmallVector<scf::IfOp> candidates;
-    for (Operation &op : func.getBody().front())
-      if (auto ifOp = dyn_cast<scf::IfOp>(op))
-        if (ifOp.elseBlock() &&
-            llvm::any_of(ifOp.getResultTypes(), llvm::IsaPred<MemRefType>))
-          candidates.push_back(ifOp);
-    for (scf::IfOp ifOp : candidates) {
-      SmallVector<Value> buffers(ifOp.getNumResults());
-      SmallVector<std::pair<memref::AllocOp, unsigned>> owned;
-      bool ok = true;
-      for (unsigned i = 0; i < ifOp.getNumResults() && ok; ++i)
-        if (isa<MemRefType>(ifOp.getResult(i).getType())) {
-          buffers[i] = resultBuffer(ifOp, i, owned);
-          ok = buffers[i] != nullptr;
-        }
-      auto isOwned = [&](Operation *op) {
-        return llvm::any_of(owned, [&](auto entry) {
-          return entry.first.getOperation() == op;
-        });
-      };
-      ok = ok && !ifOp->walk([&](memref::AllocOp alloc) {
-                       return isOwned(alloc) ? WalkResult::advance()
-                                             : WalkResult::interrupt();
-                     }).wasInterrupted();
-      if (!ok) {
-        for (Value buffer : buffers)
-          if (buffer)
-            buffer.getDefiningOp()->erase();
-        continue;
-      }
-      // Each branch writes the buffers and yields the other results.
-      SmallVector<Type> keptTypes;
-      for (auto [i, result] : llvm::enumerate(ifOp.getResults()))
-        if (!buffers[i])
-          keptTypes.push_back(result.getType());
-      for (Block *block : {ifOp.thenBlock(), ifOp.elseBlock()}) {
-        Operation *yield = block->getTerminator();
-        OpBuilder b(yield);
-        SmallVector<Value> kept;
-        for (auto [i, value] : llvm::enumerate(yield->getOperands())) {
-          if (!buffers[i])
-            kept.push_back(value);
-          else if (!isOwned(value.getDefiningOp()))
-            memref::CopyOp::create(b, yield->getLoc(), value, buffers[i]);
-        }
-        scf::YieldOp::create(b, yield->getLoc(), kept);
-        yield->erase();
-      }
-      for (auto [alloc, index] : owned) {
-        alloc.getResult().replaceAllUsesWith(buffers[index]);
-        alloc.erase();
-      }
-      OpBuilder b(ifOp);
-      auto rewritten =
-          scf::IfOp::create(b, ifOp.getLoc(), keptTypes, ifOp.getCondition(),
-                            /*withElseRegion=*/true);
-      rewritten.getThenRegion().takeBody(ifOp.getThenRegion());
-      rewritten.getElseRegion().takeBody(ifOp.getElseRegion());
-      unsigned next = 0;
-      for (auto [i, result] : llvm::enumerate(ifOp.getResults()))
-        result.replaceAllUsesWith(buffers[i] ? buffers[i]
-                                             : rewritten.getResult(next++));
-      ifOp.erase();
-    }
-  }
-
   /// `memref.copy` of the host code -> a parallel loop nest (rank > 0) or
   /// a load and store (rank 0).
   void copiesToLoops(func::FuncOp func) {
@@ -1348,8 +1178,8 @@ struct MapLoopsToGpuPass
           continue;
         }
         // An allocation of host sizes does not end a run: the grid goes
-        // after it, where the run ends (ifResultsToBuffers allocates the
-        // buffer an if writes after the loads its condition needs).
+        // after it, where the run ends (disc-if-results-to-buffers puts
+        // the buffer an if writes after the loads its condition needs).
         if (isa<memref::AllocOp>(op))
           continue;
         if (!pure)

@@ -718,13 +718,11 @@ func.func @constants(%out: memref<4xf32>, %out2: memref<4xf32>) -> memref<f32> {
 
 // -----
 
-// A host-level scf.if yielding buffers, chosen by a value read from device
-// memory (a scatter of one update, its loop folded away): each result
-// becomes a buffer allocated before the if that both branches write. The
-// allocation the then branch yields is that buffer; the operand the else
-// branch yields is copied into it (a loop). The if, with its loads, runs
-// in a one-thread grid; the host returns the buffer.
-// CHECK-LABEL: func.func @if_yielding_buffers
+// A host-level scf.if that writes a buffer (disc-if-results-to-buffers
+// made it so), chosen by a value read from device memory: the if, with its
+// loads and the else branch's copy (a loop), runs in a one-thread grid
+// after the allocation; the host returns the buffer.
+// CHECK-LABEL: func.func @if_writing_a_buffer
 // CHECK-SAME:    (%[[X:.*]]: memref<?xf32>, %[[I:.*]]: memref<index>, %[[U:.*]]: memref<f32>)
 // CHECK:         %[[N:.*]] = memref.dim %[[X]], %c0
 // CHECK:         %[[R:.*]] = memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?xf32>
@@ -738,27 +736,27 @@ func.func @constants(%out: memref<4xf32>, %out2: memref<4xf32>) -> memref<f32> {
 // CHECK:             memref.store %{{.*}}, %[[R]]
 // CHECK:           }
 // CHECK:         return %[[R]] : memref<?xf32>
-func.func @if_yielding_buffers(%x: memref<?xf32>, %i: memref<index>, %u: memref<f32>) -> memref<?xf32> {
+func.func @if_writing_a_buffer(%x: memref<?xf32>, %i: memref<index>, %u: memref<f32>) -> memref<?xf32> {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?xf32>
   %k = memref.load %i[] : memref<index>
   %in = arith.cmpi ult, %k, %n : index
-  %r = scf.if %in -> (memref<?xf32>) {
-    %copy = memref.alloc(%n) : memref<?xf32>
-    memref.copy %x, %copy : memref<?xf32> to memref<?xf32>
+  %r = memref.alloc(%n) {alignment = 64 : i64} : memref<?xf32>
+  scf.if %in {
+    memref.copy %x, %r : memref<?xf32> to memref<?xf32>
     %v = memref.load %u[] : memref<f32>
-    memref.store %v, %copy[%k] : memref<?xf32>
-    scf.yield %copy : memref<?xf32>
+    memref.store %v, %r[%k] : memref<?xf32>
   } else {
-    scf.yield %x : memref<?xf32>
+    memref.copy %x, %r : memref<?xf32> to memref<?xf32>
   }
   return %r : memref<?xf32>
 }
 
 // -----
 
-// Must NOT rewrite a branch that allocates a buffer it does not yield (it
-// would allocate inside a kernel): the host's use of the result is named.
+// An if still yielding buffers (disc-if-results-to-buffers left it: a
+// branch allocates a buffer it does not yield): the host's use of the
+// result is named.
 func.func @if_with_a_scratch_buffer(%x: memref<?xf32>, %i: memref<index>) -> memref<?xf32> {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?xf32>
@@ -777,8 +775,8 @@ func.func @if_with_a_scratch_buffer(%x: memref<?xf32>, %i: memref<index>) -> mem
 
 // -----
 
-// Must NOT rewrite branches whose buffers may differ in size (one buffer
-// could not hold both): the host's use of the result is named.
+// An if still yielding buffers (disc-if-results-to-buffers left it: the
+// branches' buffers may differ in size): the host's use is named.
 func.func @if_with_buffers_of_two_sizes(%x: memref<?xf32>, %y: memref<?xf32>, %i: memref<index>) -> memref<?xf32> {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?xf32>

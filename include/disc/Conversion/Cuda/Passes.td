@@ -240,6 +240,36 @@ def DiscHoistLoopTemporaries
                            "mlir::memref::MemRefDialect"];
 }
 
+def DiscIfResultsToBuffers
+    : Pass<"disc-if-results-to-buffers", "mlir::func::FuncOp"> {
+  let summary = "A host-level scf.if writes the buffers it would yield";
+  let description = [{
+    A host-level `scf.if` that yields buffers has the host choose a buffer
+    by its condition; on the GPU targets a condition read from device
+    memory (a scatter of one update whose loop folded away: the window
+    check picks the updated copy or the operand) cannot be known to the
+    host. For each `scf.if` of the function's body with an else branch and
+    buffer results, each buffer result becomes one `memref.alloc` made
+    before the if, which both branches write:
+
+    - an allocation a branch makes and yields once, of the result's type,
+      becomes that buffer;
+    - any other buffer a branch yields is copied into it (`memref.copy`).
+
+    The if keeps only its other results; disc-map-loops-to-gpu then runs
+    it, with its loads and copies, in a one-thread grid. Dynamic sizes
+    come from an allocation a branch yields (sizes defined before the if)
+    or from a buffer defined before the if (`memref.dim`), and must be
+    provably equal in both branches (the same value or the same dim of one
+    buffer). An if is left as it is (disc-map-loops-to-gpu then names the
+    host's use of its result) when a buffer result has a layout or sizes
+    not known that way, or when a branch allocates a buffer it does not
+    yield (that would allocate inside a kernel). Run by the cuda targets
+    only, right before the loop mapping.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def DiscCudaSortLoops : Pass<"disc-cuda-sort-loops", "mlir::ModuleOp"> {
   let summary = "Replace the sort library call with a bitonic sort per line, "
                 "one block per line";
