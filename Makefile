@@ -72,7 +72,7 @@ test-sanitize: setup
 	@scripts/test_sanitize.sh
 
 # The mutation fuzzer over compile + invocation (fuzz/disc_fuzz.py); CI runs
-# 60 s of it inside make test (python/tests/reliability/test_fuzz.py).
+# 30 s of it inside make test (python/tests/reliability/test_fuzz.py).
 FUZZ_SECONDS ?= 600
 fuzz: build
 	@$(PYTHON) fuzz/disc_fuzz.py --seconds $(FUZZ_SECONDS)

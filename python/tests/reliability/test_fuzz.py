@@ -33,7 +33,7 @@ def test_corpus_replays_clean(tmp_path):
 
 
 def test_bounded_fuzz_run(tmp_path):
-    seconds = os.environ.get("DISC_FUZZ_SECONDS", "60")
+    seconds = os.environ.get("DISC_FUZZ_SECONDS", "30")
     seed = os.environ.get("DISC_FUZZ_SEED", str(int(time.time()) // 86400))  # one per day
     code, out = _run("--seconds", seconds, "--seed", seed, "--findings",
                      os.path.join(ROOT, "fuzz", "findings"), timeout=float(seconds) + 600)
@@ -47,7 +47,7 @@ def test_bounded_differential_fuzz_run(tmp_path):
     same mutants and inputs (`--differential cuda-emulated`): a difference
     in outcome or results, or a CompileError of the cuda build that does
     not name the target, is a finding."""
-    seconds = os.environ.get("DISC_FUZZ_DIFF_SECONDS", "60")
+    seconds = os.environ.get("DISC_FUZZ_DIFF_SECONDS", "30")
     seed = os.environ.get("DISC_FUZZ_SEED", str(int(time.time()) // 86400))
     code, out = _run("--seconds", seconds, "--seed", seed, "--differential", "cuda-emulated",
                      "--findings", os.path.join(ROOT, "fuzz", "findings"),
@@ -88,7 +88,7 @@ def test_bounded_torch_fuzz_run():
     eager: a mismatch, an exception eager does not raise, a crash or a hang
     is a finding. A quarter of them are training programs (their gradients
     compared too)."""
-    seconds = os.environ.get("DISC_TORCH_FUZZ_SECONDS", "45")
+    seconds = os.environ.get("DISC_TORCH_FUZZ_SECONDS", "30")
     seed = os.environ.get("DISC_FUZZ_SEED", str(int(time.time()) // 86400))
     code, out = _run("--seconds", seconds, "--seed", seed, "--grad", "0.25", "--findings",
                      os.path.join(ROOT, "fuzz", "findings"), timeout=float(seconds) + 600,

@@ -180,6 +180,11 @@ def adamw_run_against_eager(model, batches, steps, allowed_fallback=()):
 def test_adamw_training_run_matches_eager_with_a_batch_change(name):
     """20 AdamW steps; the batch size changes at step 10 without a DISC
     recompilation; loss trajectory and final parameters as in eager."""
+    if disc.default_target() == "cuda-emulated" and name in ("resnet", "transformer"):
+        # CI time: their kernels are those of the zoo gradient test at
+        # every size, the optimizer's those of the mlp and audio runs; the
+        # CPU target runs all four (make test-python).
+        pytest.skip("resnet and transformer AdamW runs: the CPU target only")
     entry = zoo.ZOO[name]
     g = torch.Generator().manual_seed(0)
     batches = [entry.inputs(entry.sizes[0], g), entry.inputs(entry.sizes[1], g)]
