@@ -79,13 +79,13 @@ fuzz: build
 
 # The libFuzzer target over parse -> verify -> compile, coverage-guided
 # (clang, build-fuzz/: about 8 min from scratch on 2 cores):
-# scripts/fuzz_libfuzzer.sh. `make test` runs it for 60 s; a finding fails.
+# scripts/fuzz_libfuzzer.sh. `make test` runs it for 40 s; a finding fails.
 fuzz-libfuzzer: setup
 	@scripts/fuzz_libfuzzer.sh
 
 test-libfuzzer:
-	@echo "[test] libFuzzer: parse -> verify -> compile, 60 s"
-	@DISC_LIBFUZZER_SECONDS=60 scripts/fuzz_libfuzzer.sh
+	@echo "[test] libFuzzer: parse -> verify -> compile, 40 s"
+	@DISC_LIBFUZZER_SECONDS=40 scripts/fuzz_libfuzzer.sh
 
 # The portable wheel for CPython 3.12 (docs/cuda.md): MLIR/LLVM static,
 # oneDNN bundled; what scripts/gpu-check.sh installs on the GPU machine.

@@ -173,14 +173,18 @@ def _compare(actual, expected) -> Optional[str]:
 
 
 def _each_sample(op, dtype, dynamic, max_samples, results, requires_grad=False,
-                 device="cpu"):
+                 device="cpu", indices=None):
     """(result record, args, kwargs) per sample input of `op` (at most
-    max_samples) on `device`; each record, "skipped" until classified, is
-    appended to `results`."""
+    max_samples; only those at `indices` when given) on `device`; each
+    record, "skipped" until classified, is appended to `results`."""
     samples = op.sample_inputs(device, dtype, requires_grad=requires_grad)
+    if indices is not None:
+        max_samples = max(indices, default=-1) + 1
     for index, sample in enumerate(samples):
         if max_samples is not None and index >= max_samples:
             break
+        if indices is not None and index not in indices:
+            continue
         res = SampleResult(full_name(op), str(dtype).replace("torch.", ""), dynamic, index,
                            _describe(sample), "skipped")
         results.append(res)
@@ -193,12 +197,13 @@ def _error_detail(e: Exception) -> str:
 
 
 def run_samples(op, dtype: torch.dtype, dynamic: bool, max_samples: Optional[int] = None,
-                device: str = "cpu"):
-    """The SampleResults of `op`'s sample inputs (at most max_samples) on
-    `device` ("cuda": the partitions compile for the cuda target)."""
+                device: str = "cpu", indices=None):
+    """The SampleResults of `op`'s sample inputs (at most max_samples; only
+    those at `indices` when given) on `device` ("cuda": the partitions
+    compile for the cuda target)."""
     results = []
     for res, args, kwargs in _each_sample(op, dtype, dynamic, max_samples, results,
-                                          device=device):
+                                          device=device, indices=indices):
         try:
             with torch.no_grad():
                 expected = op(*args, **kwargs)

@@ -123,6 +123,11 @@ def zoo_gradients_against_eager(name, assert_grads_close, device="cpu", allowed_
 
 @pytest.mark.parametrize("name", sorted(zoo.ZOO))
 def test_zoo_gradients_match_eager_at_every_size_with_one_compilation(name):
+    if disc.default_target() == "cuda-emulated" and name in ("resnet", "transformer"):
+        # CI time (a minute of the cuda-emulated stage): their backward
+        # kernels' kinds are those of the other zoo models and of the op
+        # gradient tests; the CPU target runs all of them.
+        pytest.skip("resnet and transformer zoo gradients: the CPU target only")
     zoo_gradients_against_eager(name, lambda model, ref: _assert_grads_close(model, ref, 2e-4))
 
 
