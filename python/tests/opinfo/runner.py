@@ -178,10 +178,11 @@ def _each_sample(op, dtype, dynamic, max_samples, results, requires_grad=False,
     max_samples; only those at `indices` when given) on `device`; each
     record, "skipped" until classified, is appended to `results`."""
     samples = op.sample_inputs(device, dtype, requires_grad=requires_grad)
-    if indices is not None:
-        max_samples = max(indices, default=-1) + 1
+    if indices is None and max_samples is not None:
+        indices = range(max_samples)
+    last = None if indices is None else max(indices, default=-1)
     for index, sample in enumerate(samples):
-        if max_samples is not None and index >= max_samples:
+        if last is not None and index > last:
             break
         if indices is not None and index not in indices:
             continue

@@ -121,13 +121,18 @@ def zoo_gradients_against_eager(name, assert_grads_close, device="cpu", allowed_
     assert not new, new
 
 
+def _cpu_only_if_large(name, what):
+    """Skips the resnet and transformer under cuda-emulated (CI time, two
+    minutes of that stage): their kernels' kinds are those of the smaller
+    zoo models and of the op gradient tests, and the optimizer's those of
+    the mlp and audio runs; the CPU target runs every model."""
+    if disc.default_target() == "cuda-emulated" and name in ("resnet", "transformer"):
+        pytest.skip(f"resnet and transformer {what}: the CPU target only")
+
+
 @pytest.mark.parametrize("name", sorted(zoo.ZOO))
 def test_zoo_gradients_match_eager_at_every_size_with_one_compilation(name):
-    if disc.default_target() == "cuda-emulated" and name in ("resnet", "transformer"):
-        # CI time (a minute of the cuda-emulated stage): their backward
-        # kernels' kinds are those of the other zoo models and of the op
-        # gradient tests; the CPU target runs all of them.
-        pytest.skip("resnet and transformer zoo gradients: the CPU target only")
+    _cpu_only_if_large(name, "zoo gradients")
     zoo_gradients_against_eager(name, lambda model, ref: _assert_grads_close(model, ref, 2e-4))
 
 
@@ -185,11 +190,7 @@ def adamw_run_against_eager(model, batches, steps, allowed_fallback=()):
 def test_adamw_training_run_matches_eager_with_a_batch_change(name):
     """20 AdamW steps; the batch size changes at step 10 without a DISC
     recompilation; loss trajectory and final parameters as in eager."""
-    if disc.default_target() == "cuda-emulated" and name in ("resnet", "transformer"):
-        # CI time: their kernels are those of the zoo gradient test at
-        # every size, the optimizer's those of the mlp and audio runs; the
-        # CPU target runs all four (make test-python).
-        pytest.skip("resnet and transformer AdamW runs: the CPU target only")
+    _cpu_only_if_large(name, "AdamW runs")
     entry = zoo.ZOO[name]
     g = torch.Generator().manual_seed(0)
     batches = [entry.inputs(entry.sizes[0], g), entry.inputs(entry.sizes[1], g)]
