@@ -47,7 +47,7 @@ test-unit:
 
 test-python:
 	@echo "[test] pytest"
-	@$(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --durations=15 python/tests
+	@$(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist worksteal --durations=15 python/tests
 
 # The cuda target without a GPU (docs/cuda.md): the op suites run through
 # target cuda-emulated (the cuda grid mapping executed on the CPU, checked
@@ -62,7 +62,7 @@ CUDA_EMULATED_TESTS = python/tests/test_elementwise.py \
 test-cuda-emulated:
 	@echo "[test] cuda target without a GPU: cuda-emulated runs + cuda compiles"
 	@DISC_TARGET=cuda-emulated DISC_TEST_CUDA_COMPILE=1 \
-	  $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --durations=10 \
+	  $(PYTHON) -m pytest -q -n $(PYTEST_JOBS) --dist worksteal --durations=10 \
 	  $(CUDA_EMULATED_TESTS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: a build of its own in

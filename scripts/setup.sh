@@ -14,7 +14,7 @@ APT_PACKAGES=(
 # torch is pinned: 2.13.0 is the CPU build on this machine's disk; anything
 # else would download a multi-GB CUDA build.
 PIP_PACKAGES=(
-  "torch==2.13.0" "numpy" "pytest" "pytest-xdist" "nanobind>=2.0"
+  "torch==2.13.0" "numpy" "pytest" "pytest-xdist>=3.2" "nanobind>=2.0"
   "scikit-build-core>=0.10" "matplotlib" "tqdm" "expecttest" "redis"
 )
 
