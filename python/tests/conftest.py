@@ -233,10 +233,13 @@ def _seed():
     torch.manual_seed(0)
 
 
-# The longest tests first (CI time): pytest-xdist hands tests to its
-# workers in collection order, so long tests collected last (training/
-# sorts after every test_*.py) left one worker finishing them while the
-# other sat idle. Stable: the order within each group is unchanged.
+# The longest tests first (CI time), for `--dist worksteal` (the
+# Makefile's): a worker that runs out takes half of the other's queue, so
+# the run ends on short tests. Collected last (training/ sorts after every
+# test_*.py), the long tests kept one worker busy after the other had
+# finished. Under xdist's default `--dist load` this order is worse: the
+# first chunk of consecutive tests, every long one, goes to one worker.
+# Stable: the order within each group is unchanged.
 LONG_TESTS_FIRST = (
     "graphnet/test_graphnet_devset.py",
     "training/test_training.py",
